@@ -1,0 +1,38 @@
+# The GPU backend as one interface target, flashprobe::gpu, plus flashprobe_gpu_sources():
+# one source tree (.cu files) serves CUDA (nvcc) and HIP (hipcc as the C++ compiler, see DESIGN.md).
+add_library(flashprobe_gpu INTERFACE)
+add_library(flashprobe::gpu ALIAS flashprobe_gpu)
+
+if(FLASHPROBE_BACKEND STREQUAL "cuda")
+  find_package(CUDAToolkit REQUIRED)
+  target_link_libraries(flashprobe_gpu INTERFACE CUDA::cudart_static)
+  target_compile_definitions(flashprobe_gpu INTERFACE FLASHPROBE_BACKEND_CUDA=1)
+elseif(FLASHPROBE_BACKEND STREQUAL "hip")
+  if(NOT DEFINED GPU_TARGETS)
+    set(GPU_TARGETS "gfx90a;gfx940" CACHE STRING "AMD targets for the HIP build")
+  endif()
+  find_package(hip REQUIRED)
+  # hipcc compiles every .cpp as HIP for a default target unless told the language: host-only
+  # sources are plain C++ (-x c++); device sources get -x hip later on the line from hip::device.
+  add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-xc++>)
+  target_link_libraries(flashprobe_gpu INTERFACE hip::host)
+  target_compile_definitions(flashprobe_gpu INTERFACE FLASHPROBE_BACKEND_HIP=1)
+else()
+  target_compile_definitions(flashprobe_gpu INTERFACE FLASHPROBE_BACKEND_OFF=1)
+endif()
+
+# Mark .cu sources of a target as device code for the active backend.
+function(flashprobe_gpu_sources target)
+  if(FLASHPROBE_BACKEND STREQUAL "hip")
+    # Per source, not through hip::device: hip::device would compile every source of the target as
+    # HIP, and ROCm 5.2's clang crashes on host-only code such as GoogleTest in C++20 device passes.
+    set(_opts -xhip)
+    foreach(_arch ${GPU_TARGETS})
+      list(APPEND _opts --offload-arch=${_arch})
+    endforeach()
+    set_source_files_properties(${ARGN} TARGET_DIRECTORY ${target} PROPERTIES LANGUAGE CXX COMPILE_OPTIONS "${_opts}")
+  elseif(FLASHPROBE_BACKEND STREQUAL "cuda")
+    set_source_files_properties(${ARGN} TARGET_DIRECTORY ${target} PROPERTIES LANGUAGE CUDA)
+  endif()
+  target_sources(${target} PRIVATE ${ARGN})
+endfunction()

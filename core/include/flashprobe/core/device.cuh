@@ -1,0 +1,64 @@
+#pragma once
+// Device intrinsics under one spelling for CUDA and HIP (include from .cu files only).
+// Shuffles take an explicit width: on AMD the wave is 32 or 64 lanes, on NVIDIA a warp is 32, and a
+// reduction over a sub-group (a row of an MMA fragment, say) must name how many lanes it spans.
+#include "flashprobe/core/vendor.h"
+
+#define FP_HD __host__ __device__
+#define FP_DEV __device__ __forceinline__
+
+namespace fp_dev {
+
+#if defined(FP_VENDOR_HIP)
+// The wave size is a compile-time property of the code object on AMD (wave32 vs wave64).
+#if defined(__AMDGCN_WAVEFRONT_SIZE)
+inline constexpr int kWaveSize = __AMDGCN_WAVEFRONT_SIZE;
+#else
+inline constexpr int kWaveSize = 64;
+#endif
+#else
+inline constexpr int kWaveSize = 32;
+#endif
+
+FP_DEV int lane_id() { return static_cast<int>(threadIdx.x) % kWaveSize; }
+FP_DEV int wave_id() { return static_cast<int>(threadIdx.x) / kWaveSize; }
+FP_DEV void barrier() { __syncthreads(); }
+
+template <class T>
+FP_DEV T shfl_xor(T v, int lane_mask, int width = kWaveSize) {
+#if defined(FP_VENDOR_HIP)
+  return __shfl_xor(v, lane_mask, width);
+#else
+  return __shfl_xor_sync(0xffffffffu, v, lane_mask, width);
+#endif
+}
+
+template <class T>
+FP_DEV T shfl(T v, int src_lane, int width = kWaveSize) {
+#if defined(FP_VENDOR_HIP)
+  return __shfl(v, src_lane, width);
+#else
+  return __shfl_sync(0xffffffffu, v, src_lane, width);
+#endif
+}
+
+template <class T>
+FP_DEV T shfl_down(T v, unsigned delta, int width = kWaveSize) {
+#if defined(FP_VENDOR_HIP)
+  return __shfl_down(v, delta, width);
+#else
+  return __shfl_down_sync(0xffffffffu, v, delta, width);
+#endif
+}
+
+// A device path that must never run (wrong architecture for an atom, say): fail loudly.
+[[noreturn]] FP_DEV void trap() {
+#if defined(FP_VENDOR_HIP)
+  __builtin_trap();
+#else
+  __trap();
+#endif
+  __builtin_unreachable();
+}
+
+}  // namespace fp_dev

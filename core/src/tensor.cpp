@@ -1,0 +1,61 @@
+#include "flashprobe/core/tensor.h"
+
+#include <cstring>
+#include <random>
+
+#include "flashprobe/core/half.h"
+
+namespace flashprobe {
+
+double Tensor::get(std::int64_t i) const {
+  if (dtype == DType::f32) {
+    float f;
+    std::memcpy(&f, bytes.data() + 4 * i, 4);
+    return f;
+  }
+  std::uint16_t h;
+  std::memcpy(&h, bytes.data() + 2 * i, 2);
+  return from_bits16(dtype, h);
+}
+
+void Tensor::set(std::int64_t i, double v) {
+  if (dtype == DType::f32) {
+    const float f = static_cast<float>(v);
+    std::memcpy(bytes.data() + 4 * i, &f, 4);
+    return;
+  }
+  const std::uint16_t h = to_bits16(dtype, v);
+  std::memcpy(bytes.data() + 2 * i, &h, 2);
+}
+
+namespace {
+double nonzero_normal(std::mt19937_64& rng, std::normal_distribution<double>& nd, double mag, DType t) {
+  for (;;) {
+    const double v = round_to(t, mag * nd(rng));
+    if (v != 0.0) return v;
+  }
+}
+}  // namespace
+
+AttnInputs random_inputs(const AttnProblem& p, std::uint64_t seed, const InputDist& dist) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> nd(0.0, 1.0);
+  AttnInputs in{Tensor(p.dtype, p.q_span()), Tensor(p.dtype, p.k_span()), Tensor(p.dtype, p.v_span())};
+  for (std::int64_t i = 0; i < in.q.size(); ++i) in.q.set(i, nonzero_normal(rng, nd, dist.magnitude, p.dtype));
+  for (std::int64_t i = 0; i < in.v.size(); ++i) in.v.set(i, nonzero_normal(rng, nd, 1.0, p.dtype));
+  if (dist.key_jitter < 0) {
+    for (std::int64_t i = 0; i < in.k.size(); ++i) in.k.set(i, nonzero_normal(rng, nd, dist.magnitude, p.dtype));
+  } else {
+    std::vector<double> base(static_cast<std::size_t>(p.d));
+    for (auto& x : base) x = dist.magnitude * nd(rng);
+    const Strides ks = p.k_strides();
+    for (int b = 0; b < p.batch; ++b)
+      for (int j = 0; j < p.sk; ++j)
+        for (int h = 0; h < p.hkv; ++h)
+          for (int x = 0; x < p.d; ++x)
+            in.k.set(offset(ks, b, j, h, x), base[static_cast<std::size_t>(x)] + dist.key_jitter * nd(rng));
+  }
+  return in;
+}
+
+}  // namespace flashprobe

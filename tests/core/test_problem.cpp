@@ -1,0 +1,126 @@
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "flashprobe/core/error.h"
+#include "flashprobe/core/problem.h"
+#include "flashprobe/core/tensor.h"
+
+using namespace flashprobe;
+
+namespace {
+// The error messages for field `field`, or "" if there is none.
+std::string error_for(const AttnProblem& p, const std::string& field) {
+  for (auto& i : validate(p))
+    if (i.severity == ProblemIssue::Severity::error && i.field.rfind(field, 0) == 0) return i.message;
+  return "";
+}
+}  // namespace
+
+TEST(Problem, DefaultIsValid) { EXPECT_TRUE(validate(AttnProblem{}).empty()); }
+
+TEST(Problem, EachInvalidFieldGetsAMessageNamingTheValueAndWhatIsAllowed) {
+  struct Case { std::function<void(AttnProblem&)> edit; std::string field, needle; };
+  const std::vector<Case> cases{
+      {[](AttnProblem& p) { p.batch = 0; }, "batch", "batch=0"},
+      {[](AttnProblem& p) { p.hq = 6; p.hkv = 4; }, "hq", "hq=6 is not a multiple of hkv=4"},
+      {[](AttnProblem& p) { p.hkv = -1; }, "hkv", "hkv=-1"},
+      {[](AttnProblem& p) { p.sq = 0; }, "sq", "sq=0"},
+      {[](AttnProblem& p) { p.sk = -2; }, "sk", "sk=-2"},
+      {[](AttnProblem& p) { p.d = 0; }, "d", "d=0"},
+      {[](AttnProblem& p) { p.dv = -3; }, "dv", "dv=-3"},
+      {[](AttnProblem& p) { p.scale = -1; }, "scale", "scale=-1"},
+      {[](AttnProblem& p) { p.scale = NAN; }, "scale", "positive finite"},
+      {[](AttnProblem& p) { p.sk = 4; p.kv_offset = 5; }, "kv_offset", "kv_offset=5"},
+      {[](AttnProblem& p) { p.window_left = -2; }, "window_left", "window_left=-2"},
+      {[](AttnProblem& p) { p.window_right = -7; }, "window_right", "window_right=-7"},
+      {[](AttnProblem& p) { p.softcap = -1; }, "softcap", "softcap=-1"},
+      {[](AttnProblem& p) { p.hq = 2; p.alibi_slopes = {0.5}; }, "alibi_slopes", "one per query head"},
+      {[](AttnProblem& p) { p.batch = 2; p.seqlens_k = {1}; }, "seqlens_k", "one per batch"},
+      {[](AttnProblem& p) { p.sk = 4; p.seqlens_k = {5}; }, "seqlens_k", "seqlens_k[0]=5"},
+      {[](AttnProblem& p) { p.q = {128, 32, 64, 1}; p.sq = 2; }, "q.strides", "alias"},
+      {[](AttnProblem& p) { p.k = {0, 0, 0, 0}; p.v = {10, 0, 1, 1}; p.sk = 3; }, "v.strides", "positive"},
+      {[](AttnProblem& p) { p.o = {std::int64_t{1} << 62, 64, 64, 1}; p.batch = 4; }, "o.strides", "overflow"},
+  };
+  for (const auto& c : cases) {
+    AttnProblem p;
+    c.edit(p);
+    const auto msg = error_for(p, c.field);
+    EXPECT_NE(msg.find(c.needle), std::string::npos) << "field " << c.field << ": got '" << msg << "'";
+    EXPECT_THROW(require_valid(p), UsageError);
+  }
+}
+
+TEST(Problem, FusedQkvViewIsValidAndGappedStridesDoNotAlias) {
+  AttnProblem p;
+  p.batch = 2; p.sq = p.sk = 5; p.hq = p.hkv = 3; p.d = p.dv = 8;
+  const std::int64_t row = 3 * 3 * 8;  // q, k, v of one token side by side
+  p.q = {5 * row, row, 8, 1};
+  p.k = p.q;
+  p.v = p.q;
+  EXPECT_FALSE(has_errors(validate(p)));
+  EXPECT_EQ(p.q_span(), 1 * 5 * row + 4 * row + 2 * 8 + 7 + 1);
+}
+
+TEST(Problem, RowsWithoutKeysAreAWarningNotAnError) {
+  AttnProblem p;
+  p.sq = 4; p.sk = 8; p.window_left = 0; p.window_right = 0;
+  p.seqlens_k = {2};  // diag = 2 - 4: rows 0 and 1 align with keys -2 and -1
+  const auto issues = validate(p);
+  EXPECT_FALSE(has_errors(issues));
+  ASSERT_EQ(issues.size(), 1u);
+  EXPECT_EQ(issues[0].severity, ProblemIssue::Severity::warning);
+  EXPECT_NE(issues[0].message.find("2 query row(s)"), std::string::npos) << issues[0].message;
+}
+
+TEST(Problem, MaskFollowsBottomRightAndTopLeftAlignment) {
+  AttnProblem p;
+  p.sq = 2; p.sk = 5; p.causal = Causal::bottom_right;
+  EXPECT_TRUE(p.visible(0, 0, 3));
+  EXPECT_FALSE(p.visible(0, 0, 4));
+  EXPECT_TRUE(p.visible(0, 1, 4));
+  p.causal = Causal::top_left;
+  EXPECT_TRUE(p.visible(0, 0, 0));
+  EXPECT_FALSE(p.visible(0, 0, 1));
+  p.causal = Causal::bottom_right;
+  p.window_left = 1;
+  EXPECT_FALSE(p.visible(0, 1, 2));
+  EXPECT_TRUE(p.visible(0, 1, 3));
+}
+
+TEST(Problem, JsonRoundTripPreservesEveryField) {
+  AttnProblem p;
+  p.batch = 3; p.hq = 6; p.hkv = 2; p.sq = 7; p.sk = 19; p.d = 80; p.dv = 96;
+  p.dtype = DType::bf16; p.out_dtype = DType::f32; p.scale = 0.25; p.causal = Causal::top_left;
+  p.kv_offset = 12; p.window_left = 4; p.window_right = 0; p.softcap = 30;
+  p.alibi_slopes = {0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625};
+  p.seqlens_k = {19, 0, 7};
+  p.with_layout(TensorLayout::bhsd);
+  const nlohmann::json j = p;
+  const AttnProblem back = nlohmann::json::parse(j.dump()).get<AttnProblem>();
+  EXPECT_EQ(back, p);
+  EXPECT_EQ(back.id(), p.id());
+  EXPECT_NE(p.id().find("bhsd"), std::string::npos);
+}
+
+TEST(Problem, JsonReadingIsStrict) {
+  EXPECT_THROW(nlohmann::json::parse(R"({"hq": 2, "hk": 1})").get<AttnProblem>(), UsageError);
+  EXPECT_THROW(nlohmann::json::parse(R"({"hq": "two"})").get<AttnProblem>(), UsageError);
+  EXPECT_THROW(nlohmann::json::parse(R"({"dtype": "f8"})").get<AttnProblem>(), UsageError);
+  EXPECT_THROW(nlohmann::json::parse(R"({"causal": "diagonal"})").get<AttnProblem>(), UsageError);
+  const auto p = nlohmann::json::parse(R"({"d": 40, "causal": true, "dtype": "bfloat16"})").get<AttnProblem>();
+  EXPECT_EQ(p.dv, 40);
+  EXPECT_EQ(p.causal, Causal::bottom_right);
+  EXPECT_EQ(p.out_dtype, DType::bf16);
+}
+
+TEST(Problem, RandomInputsAreNeverZeroAndRoundedToTheDtype) {
+  AttnProblem p;
+  p.dtype = DType::bf16; p.sq = 3; p.sk = 9; p.d = 16; p.dv = 16;
+  const auto in = random_inputs(p, 42);
+  ASSERT_EQ(in.k.size(), p.k_span());
+  for (std::int64_t i = 0; i < in.k.size(); ++i) ASSERT_NE(in.k.get(i), 0.0);
+  const auto again = random_inputs(p, 42);
+  EXPECT_EQ(in.q.bytes, again.q.bytes);
+  EXPECT_NE(random_inputs(p, 43).q.bytes, in.q.bytes);
+}

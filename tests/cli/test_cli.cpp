@@ -3,14 +3,20 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <sys/wait.h>
 
 namespace {
 struct Result { int code; std::string out; };
+// The executable built beside this test, or $FLASHPROBE_EXE (a GPU machine runs copies elsewhere).
+std::string exe() {
+  const char* e = std::getenv("FLASHPROBE_EXE");
+  return e ? e : FLASHPROBE_EXE;
+}
 Result run(const std::string& args) {
-  const std::string cmd = std::string(FLASHPROBE_EXE) + " " + args + " 2>&1";
+  const std::string cmd = exe() + " " + args + " 2>&1";
   std::unique_ptr<FILE, int (*)(FILE*)> p(popen(cmd.c_str(), "r"), pclose);
   std::string out;
   std::array<char, 4096> buf{};

@@ -1,0 +1,155 @@
+#include "flashprobe/proptests/generators.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+namespace flashprobe::proptests {
+
+namespace {
+using rc::gen::element;
+using rc::gen::inRange;
+using rc::gen::weightedOneOf;
+
+// Sequence lengths: edge values weighted heavily, otherwise uniform within the (size-scaled) bound.
+rc::Gen<int> gen_len(int tile, int max, bool allow_zero) {
+  return rc::gen::withSize([=](int size) {
+    const int bound = std::max(8, max * std::max(size, 1) / 100);
+    std::vector<int> edges{1, 2, 3, 5, 7, tile - 1, tile, tile + 1, 2 * tile - 1, 2 * tile + 1};
+    if (allow_zero) edges.push_back(0);
+    edges.erase(std::remove_if(edges.begin(), edges.end(), [&](int v) { return v < 0 || v > max; }), edges.end());
+    return weightedOneOf<int>({{3, rc::gen::elementOf(edges)}, {2, inRange(1, bound + 1)}});
+  });
+}
+
+rc::Gen<int> gen_sq(const Domain& d) {
+  return weightedOneOf<int>({{2, rc::gen::just(1)},
+                             {2, inRange(2, std::max(3, d.tile_m))},  // the gap below one query tile
+                             {3, gen_len(d.tile_m, d.max_sq, false)}});
+}
+
+rc::Gen<std::pair<int, int>> gen_heads(const Domain& d) {
+  return rc::gen::mapcat(rc::gen::elementOf(std::vector<int>{1, 1, 2, 3, 5, 6, 8}), [=](int ratio) {
+    return rc::gen::map(inRange(1, std::max(2, d.max_hq / ratio + 1)), [=](int hkv) {
+      return std::make_pair(hkv * ratio, hkv);
+    });
+  });
+}
+
+int pick_dim(const Domain& d, int idx_or_odd) { return d.head_dims[static_cast<std::size_t>(idx_or_odd) % d.head_dims.size()]; }
+
+AttnProblem build(const Domain& d) {
+  AttnProblem p;
+  p.batch = *inRange(1, d.max_batch + 1);
+  const auto [hq, hkv] = *gen_heads(d);
+  p.hq = hq;
+  p.hkv = hkv;
+  p.sq = *gen_sq(d);
+  p.sk = *gen_len(d.tile_n, d.max_sk, d.sk_zero);
+  if (d.any_head_dim && *rc::gen::inRange(0, 4) == 0) p.d = *element(40, 59, 80, 96, 111, 8, 24);
+  else p.d = pick_dim(d, *inRange(0, static_cast<int>(d.head_dims.size())));
+  p.dv = p.d;
+  if (d.dv_differs && *inRange(0, 5) == 0) p.dv = d.any_head_dim ? *inRange(1, 160) : pick_dim(d, *inRange(0, 8));
+  p.dtype = *rc::gen::elementOf(d.dtypes);
+  p.out_dtype = p.dtype;
+  if (d.causal) {
+    const int c = *inRange(0, d.top_left ? 5 : 4);
+    p.causal = c < 2 ? Causal::none : c < 4 ? Causal::bottom_right : Causal::top_left;
+  }
+  if (d.kv_offset && p.sk > 0 && *inRange(0, 3) == 0) p.kv_offset = *inRange(0, p.sk + 1);
+  if (d.windows && *inRange(0, 5) == 0) {
+    p.window_left = *element(-1, 0, 1, 3, 16, 70);
+    p.window_right = p.causal != Causal::none ? *element(-1, 0) : *element(-1, 0, 2, 33);
+  }
+  if (d.softcap && *inRange(0, 6) == 0) p.softcap = *element(5.0, 30.0, 50.0);
+  if (d.alibi && *inRange(0, 6) == 0) {
+    p.alibi_slopes.resize(static_cast<std::size_t>(p.hq));
+    for (int h = 0; h < p.hq; ++h) p.alibi_slopes[static_cast<std::size_t>(h)] = std::ldexp(1.0, -(h % 8) - 1);
+  }
+  if (d.seqlens && p.sk > 0 && *inRange(0, 4) == 0) {
+    p.seqlens_k.resize(static_cast<std::size_t>(p.batch));
+    for (auto& l : p.seqlens_k) l = *weightedOneOf<int>({{1, rc::gen::just(0)}, {1, rc::gen::just(p.sk)}, {2, inRange(0, p.sk + 1)}});
+  }
+  if (d.strides) {
+    switch (*inRange(0, 4)) {
+      case 0: p.with_layout(TensorLayout::bhsd); break;
+      case 1:
+        if (p.hq == p.hkv && p.d == p.dv && p.sq == p.sk) {
+          // A fused QKV buffer [B, S, 3, H, D] viewed as three tensors.
+          const std::int64_t row = 3LL * p.hq * p.d;
+          p.q = {p.sq * row, row, p.d, 1};
+          p.k = p.q;
+          p.v = p.q;
+        }
+        break;
+      default: break;
+    }
+  }
+  if (*inRange(0, 8) == 0) p.scale = *element(0.5, 0.0625, 1.0);
+  return p;
+}
+}  // namespace
+
+rc::Gen<AttnProblem> gen_problem(const Domain& d) {
+  return rc::gen::suchThat(rc::gen::exec([d] { return build(d); }), [d](const AttnProblem& p) {
+    return !has_errors(validate(p)) && (!d.supports || d.supports(p));
+  });
+}
+
+rc::Gen<Case> gen_case(const Domain& d) {
+  return rc::gen::exec([d] {
+    Case c;
+    c.problem = *gen_problem(d);
+    c.seed = *rc::gen::arbitrary<std::uint64_t>();
+    c.inputs = *weightedOneOf<InputKind>({{6, rc::gen::just(InputKind::normal)},
+                                          {1, rc::gen::just(InputKind::large_magnitude)},
+                                          {1, rc::gen::just(InputKind::near_identical_keys)}});
+    return c;
+  });
+}
+
+std::string_view input_kind_name(InputKind k) {
+  switch (k) {
+    case InputKind::normal: return "normal";
+    case InputKind::large_magnitude: return "large";
+    case InputKind::near_identical_keys: return "nearkeys";
+  }
+  return "?";
+}
+
+std::string Case::id() const {
+  return problem.id() + "_in-" + std::string(input_kind_name(inputs)) + "_seed" + std::to_string(seed);
+}
+
+AttnInputs Case::make_inputs() const {
+  InputDist dist;
+  if (inputs == InputKind::large_magnitude) {
+    // Scores near the fp16 range: |q.k| * scale of order 1e3..1e4 before the softmax.
+    dist.magnitude = problem.dtype == DType::f16 ? 8.0 : 16.0;
+  } else if (inputs == InputKind::near_identical_keys) {
+    dist.key_jitter = 1.0 / 64;
+  }
+  return random_inputs(problem, seed, dist);
+}
+
+void apply_budget_from_env() {
+  if (std::getenv("RC_PARAMS")) return;
+  std::string params;
+  if (const char* c = std::getenv("FLASHPROBE_PROP_CASES")) params += " max_success=" + std::string(c);
+  if (const char* s = std::getenv("FLASHPROBE_PROP_MAX_SIZE")) params += " max_size=" + std::string(s);
+  if (const char* s = std::getenv("FLASHPROBE_PROP_SEED")) params += " seed=" + std::string(s);
+  if (!params.empty()) setenv("RC_PARAMS", params.c_str(), 1);
+}
+
+}  // namespace flashprobe::proptests
+
+namespace flashprobe {
+void showValue(const AttnProblem& p, std::ostream& os) {
+  os << p.id() << "\n  " << nlohmann::json(p).dump();
+}
+namespace proptests {
+void showValue(const Case& c, std::ostream& os) {
+  os << "case " << c.id() << "\n  problem: " << nlohmann::json(c.problem).dump();
+}
+}  // namespace proptests
+}  // namespace flashprobe

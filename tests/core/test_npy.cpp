@@ -48,8 +48,8 @@ TEST(Npy, ReadsAFileWrittenByNumpy) {
   std::string hdr = "{'descr': '<f2', 'fortran_order': False, 'shape': (1, 2), }";
   hdr.append(128 - 10 - hdr.size() - 1, ' ');
   hdr += '\n';
-  std::vector<std::uint8_t> b{0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<std::uint8_t>(hdr.size()), 0};
-  b.insert(b.end(), hdr.begin(), hdr.end());
+  std::string raw = std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(hdr.size()) + '\0' + hdr;
+  std::vector<std::uint8_t> b(raw.begin(), raw.end());
   for (std::uint16_t h : {to_f16_bits(1.5), to_f16_bits(-2.0)}) {
     b.push_back(static_cast<std::uint8_t>(h & 0xFF));
     b.push_back(static_cast<std::uint8_t>(h >> 8));

@@ -1,0 +1,81 @@
+/* flashprobe plug-in ABI, version 1: property-test your own attention kernel in-process.
+ *
+ * A plug-in is a shared library exporting one C function:
+ *
+ *     const fp_plugin_v1* flashprobe_plugin_v1(void);
+ *
+ * returning a descriptor that lives as long as the library. flashprobe calls `supports` for every
+ * generated problem and `launch` only for problems it accepted; all pointers in fp_tensors_v1 are
+ * device pointers (allocated with guard bands and poisoned by flashprobe), strides are in elements.
+ * `launch` must be asynchronous on `stream` or synchronous; flashprobe synchronizes and checks
+ * the last error after it. Return 0 on success, non-zero with a message in `err` on failure.
+ *
+ * Compatibility: a host accepts a descriptor whose abi_version equals FLASHPROBE_PLUGIN_ABI_VERSION
+ * and whose struct_size is at least the size it knows (fields are only ever appended).
+ *
+ * Example (see plugin/example/naive_plugin.cu):
+ *     static int supports(const fp_problem_v1* p, char* why, size_t n) { ... return 1; }
+ *     static int launch(const fp_problem_v1* p, const fp_tensors_v1* t, char* err, size_t n) { ... }
+ *     static const fp_plugin_v1 desc = {FLASHPROBE_PLUGIN_ABI_VERSION, sizeof(fp_plugin_v1),
+ *                                       "naive", "one thread per query row", supports, launch};
+ *     extern "C" const fp_plugin_v1* flashprobe_plugin_v1(void) { return &desc; }
+ */
+#ifndef FLASHPROBE_PLUGIN_H
+#define FLASHPROBE_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FLASHPROBE_PLUGIN_ABI_VERSION 1u
+
+enum fp_dtype_v1 { FP_DTYPE_F16 = 0, FP_DTYPE_BF16 = 1, FP_DTYPE_F32 = 2 };
+enum fp_causal_v1 { FP_CAUSAL_NONE = 0, FP_CAUSAL_BOTTOM_RIGHT = 1, FP_CAUSAL_TOP_LEFT = 2 };
+
+/* The attention problem; semantics as in flashprobe's DESIGN.md ("Attention semantics"). */
+typedef struct fp_problem_v1 {
+  int32_t batch, hq, hkv, sq, sk, d, dv;
+  int32_t dtype;     /* enum fp_dtype_v1, of Q, K, V */
+  int32_t out_dtype; /* enum fp_dtype_v1, of O; LSE is always f32 [batch, hq, sq] contiguous */
+  int64_t q_strides[4], k_strides[4], v_strides[4], o_strides[4]; /* [b, s, h, d], elements */
+  double scale;      /* already resolved: never 0 */
+  int32_t causal;    /* enum fp_causal_v1 */
+  int32_t kv_offset; /* tokens already in the cache (informational for attention) */
+  int32_t window_left, window_right; /* -1 = unbounded */
+  double softcap;    /* 0 = off */
+  const double* alibi_slopes;        /* host, hq entries, or NULL */
+  const int32_t* seqlens_k;          /* host, batch entries, or NULL */
+} fp_problem_v1;
+
+typedef struct fp_tensors_v1 {
+  const void* q;
+  const void* k;
+  const void* v;
+  void* o;
+  float* lse;
+  const int32_t* seqlens_k; /* device copy of problem->seqlens_k, or NULL */
+  const float* alibi_slopes; /* device copy as f32, or NULL */
+  void* stream;             /* cudaStream_t / hipStream_t */
+} fp_tensors_v1;
+
+typedef struct fp_plugin_v1 {
+  uint32_t abi_version; /* FLASHPROBE_PLUGIN_ABI_VERSION */
+  uint32_t struct_size; /* sizeof(fp_plugin_v1) */
+  const char* name;
+  const char* description;
+  /* 1 if the problem is supported; else 0 with the reason (naming the field) written to why. */
+  int (*supports)(const fp_problem_v1* p, char* why, size_t why_len);
+  /* 0 on success; else non-zero with a message written to err. */
+  int (*launch)(const fp_problem_v1* p, const fp_tensors_v1* t, char* err, size_t err_len);
+} fp_plugin_v1;
+
+typedef const fp_plugin_v1* (*fp_plugin_entry_v1)(void);
+#define FLASHPROBE_PLUGIN_ENTRY_V1 "flashprobe_plugin_v1"
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FLASHPROBE_PLUGIN_H */

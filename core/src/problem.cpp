@@ -188,8 +188,10 @@ std::vector<ProblemIssue> validate(const AttnProblem& p) {
   if (has_errors(out)) return out;  // the checks below need sane sizes
 
   check_strides(out, "q", p.q_strides(), p.batch, p.sq, p.hq, p.d);
-  check_strides(out, "k", p.k_strides(), p.batch, std::max(p.sk, 1), p.hkv, p.d);
-  check_strides(out, "v", p.v_strides(), p.batch, std::max(p.sk, 1), p.hkv, p.dv);
+  if (p.sk > 0) {  // with no keys K and V hold no element (their contiguous strides are then 0)
+    check_strides(out, "k", p.k_strides(), p.batch, p.sk, p.hkv, p.d);
+    check_strides(out, "v", p.v_strides(), p.batch, p.sk, p.hkv, p.dv);
+  }
   check_strides(out, "o", p.o_strides(), p.batch, p.sq, p.hq, p.dv);
 
   // Rows that see no key are legal (O = 0, LSE = -inf) but usually not what was meant: report them.

@@ -124,3 +124,11 @@ TEST(Problem, RandomInputsAreNeverZeroAndRoundedToTheDtype) {
   EXPECT_EQ(in.q.bytes, again.q.bytes);
   EXPECT_NE(random_inputs(p, 43).q.bytes, in.q.bytes);
 }
+
+TEST(Problem, NoKeysIsValidForAnyBatchAndLayout) {
+  // Sk = 0 makes the contiguous K/V strides 0; that must not be reported as aliasing.
+  AttnProblem p;
+  p.batch = 3; p.hq = 4; p.hkv = 2; p.sk = 0;
+  EXPECT_FALSE(has_errors(validate(p)));
+  EXPECT_FALSE(has_errors(validate(AttnProblem(p).with_layout(TensorLayout::bhsd))));
+}

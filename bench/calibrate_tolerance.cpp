@@ -1,0 +1,230 @@
+// Calibrates the tolerance model (oracle/TOLERANCE.md) from measurements: thousands of random
+// problems, each run through several correct simulated low-precision kernels (the false-failure
+// side) and through kernels with one planted bug each (the kill side). Prints a table and writes a
+// record with the false-failure rate and kill rates for a grid of (k, floor) and for the defaults.
+//
+//   calibrate_tolerance [--problems 3000] [--seed 1] [--max-macs 2e6] [--out calibration.json]
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "flashprobe/core/record.h"
+#include "flashprobe/oracle/check.h"
+#include "flashprobe/oracle/simulated.h"
+#include "problem_sampler.h"
+
+using namespace flashprobe;
+using namespace flashprobe::oracle;
+
+namespace {
+
+struct Sample {
+  int problem = 0;
+  std::string kernel, case_id, dtype;
+  bool correct = true, equivalent = false, pattern_ok = true;
+  double err = 0, emu = 0, eps_o = 0, ref_max = 0;            // O
+  double lse_err = 0, lse_emu = 0, lse_ref_max = 0;          // LSE
+};
+
+struct Params { double k, o_floor, lse_k, lse_floor; };
+
+bool o_ok(const Sample& s, const Params& t) { return s.err <= t.k * s.emu + t.o_floor * s.eps_o * s.ref_max; }
+bool lse_ok(const Sample& s, const Params& t) {
+  return s.lse_err <= t.lse_k * s.lse_emu + t.lse_floor * dtype_eps(DType::f32) * std::max(1.0, s.lse_ref_max);
+}
+bool passes(const Sample& s, const Params& t) { return s.pattern_ok && o_ok(s, t) && lse_ok(s, t); }
+double o_margin(const Sample& s, const Params& t) { return s.err / (t.k * s.emu + t.o_floor * s.eps_o * s.ref_max); }
+double lse_margin(const Sample& s, const Params& t) {
+  return s.lse_err / (t.lse_k * s.lse_emu + t.lse_floor * dtype_eps(DType::f32) * std::max(1.0, s.lse_ref_max));
+}
+
+std::vector<Sample> run_problem(int index, std::uint64_t seed, double max_macs) {
+  std::mt19937_64 rng(seed * 1000003u + static_cast<std::uint64_t>(index));
+  const AttnProblem p = bench::sample_problem(rng, max_macs);
+  InputDist dist;
+  const double mags[] = {0.5, 1.0, 1.0, 2.0, 3.0};
+  dist.magnitude = mags[std::uniform_int_distribution<int>(0, 4)(rng)];
+  if (std::bernoulli_distribution(0.1)(rng)) dist.key_jitter = 0.05;
+  const AttnInputs in = random_inputs(p, rng(), dist);
+  const Reference ref = reference(p, in), emu = emulate_low_precision(p, in);
+  const Metrics em = compare(p, ref, emu);
+
+  // Bugs are measured only where they change the output: each is compared with the correct kernel
+  // it was planted in (same code, bug flag off); bitwise-equal outputs mean "not observable here".
+  std::map<std::string, AttnOutputs> base;
+  auto base_for = [&](const SimConfig& bug) -> const AttnOutputs& {
+    SimConfig c;
+    c.block_k = bug.block_k;
+    const std::string key = std::to_string(c.block_k);
+    if (!base.count(key)) base[key] = run_simulated({"base", true, "", c}, p, in);
+    return base[key];
+  };
+
+  std::vector<Sample> out;
+  for (const auto& k : simulated_kernels()) {
+    const AttnOutputs o = run_simulated(k, p, in);
+    Sample s;
+    s.problem = index;
+    s.kernel = k.name;
+    s.case_id = p.id();
+    s.dtype = std::string(dtype_name(p.dtype));
+    s.correct = k.correct;
+    if (!k.correct) {
+      const AttnOutputs& b = base_for(k.cfg);
+      s.equivalent = b.o.bytes == o.o.bytes && std::memcmp(b.lse.data(), o.lse.data(), 4 * b.lse.size()) == 0;
+    }
+    const Metrics m = compare(p, ref, gather_output(p, o, {}));
+    s.pattern_ok = m.nonfinite_pattern_ok;
+    s.err = m.max_abs;
+    s.emu = em.max_abs;
+    s.eps_o = std::max(dtype_eps(p.dtype), dtype_eps(p.out_dtype));
+    s.ref_max = m.ref_max_abs;
+    s.lse_err = m.lse_max_abs;
+    s.lse_emu = em.lse_max_abs;
+    s.lse_ref_max = m.lse_ref_max_abs;
+    out.push_back(s);
+  }
+  return out;
+}
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())))];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int problems = 3000;
+  std::uint64_t seed = 1;
+  double max_macs = 2e6;
+  std::string out_path;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--problems") problems = std::stoi(argv[i + 1]);
+    else if (a == "--seed") seed = std::stoull(argv[i + 1]);
+    else if (a == "--max-macs") max_macs = std::stod(argv[i + 1]);
+    else if (a == "--out") out_path = argv[i + 1];
+    else {
+      std::cerr << "unknown option " << a << " (known: --problems --seed --max-macs --out)\n";
+      return 2;
+    }
+  }
+
+  std::vector<std::vector<Sample>> per(static_cast<std::size_t>(problems));
+  std::atomic<int> next{0};
+  auto worker = [&] {
+    for (int i; (i = next.fetch_add(1)) < problems;) per[static_cast<std::size_t>(i)] = run_problem(i, seed, max_macs);
+  };
+  const int nt = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (int t = 0; t < nt; ++t) pool.emplace_back(worker);
+  for (auto& t : pool) t.join();
+  std::vector<Sample> all;
+  for (auto& v : per) all.insert(all.end(), v.begin(), v.end());
+
+  const CheckOptions d;
+  const Params defaults{d.k, d.o_floor, d.lse_k, d.lse_floor};
+  nlohmann::json rec = record_header("calibration", false);
+  rec["config"] = {{"problems", problems}, {"seed", seed}, {"max_macs", max_macs},
+                   {"defaults", {{"k", d.k}, {"o_floor", d.o_floor}, {"lse_k", d.lse_k}, {"lse_floor", d.lse_floor}}}};
+
+  // The grid: false failures (correct kernels failing) and kill rates for each (k, floor).
+  nlohmann::json grid = nlohmann::json::array();
+  for (double k : {1.0, 1.5, 2.0, 3.0})
+    for (double fl : {0.0, 0.25, 0.5, 1.0, 2.0})
+      for (double lf : {8.0, 32.0, 64.0, 256.0}) {
+        const Params t{k, fl, 2.0, lf};
+        long long ff = 0, nc = 0, killed = 0, nb = 0;
+        for (const auto& s : all) {
+          if (s.correct) { ++nc; ff += !passes(s, t); }
+          else if (!s.equivalent) { ++nb; killed += !passes(s, t); }
+        }
+        grid.push_back({{"k", k}, {"o_floor", fl}, {"lse_k", 2.0}, {"lse_floor", lf}, {"correct_runs", nc},
+                        {"false_failures", ff}, {"bug_runs", nb}, {"killed", killed},
+                        {"kill_rate", nb ? double(killed) / double(nb) : 0.0}});
+      }
+  rec["grid"] = grid;
+
+  // Per correct kernel under the defaults: margins and what floor k = 2 alone would need.
+  nlohmann::json kernels = nlohmann::json::array();
+  std::printf("%-20s %7s %6s %9s %9s %9s %9s %11s\n", "correct kernel", "runs", "fails", "O p50", "O p99", "O max",
+              "LSE max", "err/emu max");
+  for (const auto& k : simulated_kernels()) {
+    if (!k.correct) continue;
+    std::vector<double> om, lm, ratio, need;
+    long long fails = 0;
+    std::string worst_case;
+    double worst = -1;
+    for (const auto& s : all) {
+      if (s.kernel != k.name) continue;
+      om.push_back(o_margin(s, defaults));
+      lm.push_back(lse_margin(s, defaults));
+      if (s.emu > 0) ratio.push_back(s.err / s.emu);
+      need.push_back(s.ref_max > 0 ? std::max(0.0, s.err - 2 * s.emu) / (s.eps_o * s.ref_max) : 0.0);
+      fails += !passes(s, defaults);
+      if (om.back() > worst) { worst = om.back(); worst_case = s.case_id; }
+    }
+    std::printf("%-20s %7zu %6lld %9.3f %9.3f %9.3f %9.3f %11.3f\n", k.name.c_str(), om.size(), fails,
+                quantile(om, 0.5), quantile(om, 0.99), quantile(om, 1.0), quantile(lm, 1.0), quantile(ratio, 1.0));
+    kernels.push_back({{"name", k.name}, {"what", k.what}, {"runs", om.size()}, {"false_failures", fails},
+                       {"o_margin_p50", quantile(om, 0.5)}, {"o_margin_p99", quantile(om, 0.99)},
+                       {"o_margin_max", quantile(om, 1.0)}, {"lse_margin_p99", quantile(lm, 0.99)},
+                       {"lse_margin_max", quantile(lm, 1.0)}, {"err_over_emulated_p99", quantile(ratio, 0.99)},
+                       {"err_over_emulated_max", quantile(ratio, 1.0)},
+                       {"floor_needed_at_k2_max", quantile(need, 1.0)}, {"worst_case", worst_case}});
+  }
+  rec["correct_kernels"] = kernels;
+
+  nlohmann::json bugs = nlohmann::json::array();
+  std::printf("\n%-20s %10s %8s %8s %10s %12s\n", "planted bug", "observable", "killed", "rate", "by O", "survivor");
+  for (const auto& k : simulated_kernels()) {
+    if (k.correct) continue;
+    std::map<std::string, std::pair<long long, long long>> by_dtype;  // observable, killed
+    long long obs = 0, killed = 0, by_o = 0, equivalent = 0;
+    std::vector<std::string> survivors;
+    std::vector<double> om;
+    for (const auto& s : all) {
+      if (s.kernel != k.name) continue;
+      if (s.equivalent) { ++equivalent; continue; }
+      ++obs;
+      const bool kill = !passes(s, defaults);
+      killed += kill;
+      by_o += !o_ok(s, defaults);
+      by_dtype[s.dtype].first++;
+      by_dtype[s.dtype].second += kill;
+      om.push_back(o_margin(s, defaults));
+      if (!kill && survivors.size() < 8) survivors.push_back(s.case_id);
+    }
+    nlohmann::json bd;
+    for (auto& [dt, c] : by_dtype)
+      bd[dt] = {{"observable", c.first}, {"killed", c.second}, {"kill_rate", c.first ? double(c.second) / double(c.first) : 0.0}};
+    std::printf("%-20s %10lld %8lld %8.3f %10lld %12s\n", k.name.c_str(), obs, killed, obs ? double(killed) / double(obs) : 0.0,
+                by_o, survivors.empty() ? "-" : survivors.front().c_str());
+    bugs.push_back({{"name", k.name}, {"what", k.what}, {"runs", obs + equivalent}, {"not_observable", equivalent},
+                    {"observable", obs}, {"killed", killed}, {"killed_by_o", by_o},
+                    {"kill_rate", obs ? double(killed) / double(obs) : 0.0}, {"o_margin_median", quantile(om, 0.5)},
+                    {"by_dtype", bd}, {"survivors", survivors}});
+  }
+  rec["planted_bugs"] = bugs;
+
+  long long ff = 0, nc = 0;
+  for (const auto& s : all)
+    if (s.correct) { ++nc; ff += !passes(s, defaults); }
+  rec["defaults_false_failures"] = ff;
+  rec["defaults_correct_runs"] = nc;
+  std::printf("\ndefaults k=%g o_floor=%g lse_k=%g lse_floor=%g: %lld false failures in %lld correct runs\n", d.k,
+              d.o_floor, d.lse_k, d.lse_floor, ff, nc);
+  if (!out_path.empty()) write_json_file(out_path, rec);
+  return 0;
+}

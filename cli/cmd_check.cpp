@@ -1,0 +1,150 @@
+// flashprobe check: judge a kernel's output, saved as NPY from any framework, against the oracle.
+//
+//   flashprobe check --problem p.json --q q.npy --k k.npy --v v.npy --o o.npy [--lse lse.npy]
+//                    [--json out.json] [--rows N] [--ref-o o64.npy]
+// NPY arrays are dense BSHD in C order: Q [B,Sq,Hq,D], K [B,Sk,Hkv,D], V [B,Sk,Hkv,Dv],
+// O [B,Sq,Hq,Dv], LSE [B,Hq,Sq] f32. Q/K/V have the problem's dtype (f16: <f2, bf16: <u2 or <i2 bit
+// patterns, f32: <f4), O its out_dtype. Exit 0 pass, 1 fail, 2 bad input.
+// --ref-o compares the oracle itself with another double-precision reference (e.g. PyTorch's float64
+// math SDPA) and fails when they differ by more than --ref-rtol relative to max|O|.
+#include <cmath>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "command.h"
+#include "flashprobe/core/error.h"
+#include "flashprobe/core/npy.h"
+#include "flashprobe/core/record.h"
+#include "flashprobe/oracle/check.h"
+
+namespace flashprobe::cli {
+namespace {
+
+struct Args {
+  std::string problem, q, k, v, o, lse, json, ref_o;
+  int rows = 0;
+  std::uint64_t seed = 0;
+  double ref_rtol = 1e-10;
+};
+
+std::string shape_str(const std::vector<std::int64_t>& s) {
+  std::string r = "[";
+  for (std::size_t i = 0; i < s.size(); ++i) r += (i ? "," : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+void expect_shape(const NpyArray& a, const std::string& path, const char* what, std::vector<std::int64_t> want) {
+  if (a.shape != want)
+    throw UsageError(path + ": " + what + " has shape " + shape_str(a.shape) + " but the problem needs " + shape_str(want));
+}
+
+NpyType npy_type_for(DType t) { return t == DType::f16 ? NpyType::f2 : t == DType::bf16 ? NpyType::u2 : NpyType::f4; }
+std::string npy_names_for(DType t) {
+  return t == DType::f16 ? "<f2" : t == DType::bf16 ? "<u2 or <i2 (bf16 bit patterns)" : "<f4";
+}
+
+// A tensor of dtype t from an NPY that must hold exactly that type.
+Tensor load_tensor(const std::string& path, const char* what, DType t, const char* dtype_field,
+                   const std::vector<std::int64_t>& shape) {
+  const NpyArray a = npy_load(path);
+  if (a.type != npy_type_for(t))
+    throw UsageError(path + ": " + what + " is stored as " + npy_type_descr(a.type) + " but the problem's " + dtype_field +
+                     " is " + std::string(dtype_name(t)) + ", which must be stored as " + npy_names_for(t));
+  expect_shape(a, path, what, shape);
+  Tensor out(t, a.numel());
+  out.bytes = a.data;
+  return out;
+}
+
+int run(const Args& a) {
+  AttnProblem p;
+  from_json(read_json_file(a.problem), p);
+  require_valid(p);
+  const AttnProblem dense = AttnProblem(p).with_layout(TensorLayout::bshd);
+  for (auto [s, d, name] : {std::tuple{p.q, dense.q, "q"}, {p.k, dense.k, "k"}, {p.v, dense.v, "v"}, {p.o, dense.o, "o"}})
+    if (!s.is_zero() && !(s == d))
+      throw UsageError(a.problem + ": " + name + "_strides/layout describe a non-BSHD layout, but NPY inputs are dense "
+                       "BSHD arrays; remove the strides (and \"layout\") from the problem");
+  p.q = p.k = p.v = p.o = Strides{};
+  if (a.o.empty() && a.ref_o.empty()) throw UsageError("check needs --o (the kernel's output) or --ref-o (a float64 reference)");
+
+  const std::int64_t B = p.batch, Sq = p.sq, Sk = p.sk, Hq = p.hq, Hkv = p.hkv, D = p.d, Dv = p.dv;
+  AttnInputs in{load_tensor(a.q, "Q", p.dtype, "dtype", {B, Sq, Hq, D}),
+                load_tensor(a.k, "K", p.dtype, "dtype", {B, Sk, Hkv, D}),
+                load_tensor(a.v, "V", p.dtype, "dtype", {B, Sk, Hkv, Dv})};
+
+  nlohmann::json rec = record_header("check");
+  rec["files"] = {{"problem", a.problem}, {"q", a.q}, {"k", a.k}, {"v", a.v}, {"o", a.o}, {"lse", a.lse}, {"ref_o", a.ref_o}};
+  bool pass = true;
+
+  if (!a.o.empty()) {
+    AttnOutputs out{load_tensor(a.o, "O", p.out_dtype, "out_dtype", {B, Sq, Hq, Dv}), {}};
+    if (!a.lse.empty()) {
+      const NpyArray l = npy_load(a.lse);
+      if (l.type != NpyType::f4 && l.type != NpyType::f8)
+        throw UsageError(a.lse + ": LSE is stored as " + npy_type_descr(l.type) + " but must be <f4 (or <f8)");
+      expect_shape(l, a.lse, "LSE", {B, Hq, Sq});
+      for (double v : l.to_doubles()) out.lse.push_back(static_cast<float>(v));
+    }
+    oracle::CheckOptions opt;
+    opt.max_rows = a.rows;
+    opt.seed = a.seed;
+    const oracle::CheckResult r = oracle::check(p, in, out, opt);
+    std::cout << r.summary() << "\n";
+    rec.update(r.to_json());
+    pass = r.pass;
+  }
+
+  if (!a.ref_o.empty()) {
+    const NpyArray ro = npy_load(a.ref_o);
+    if (ro.type == NpyType::u2 || ro.type == NpyType::i4)
+      throw UsageError(a.ref_o + ": the reference O is stored as " + npy_type_descr(ro.type) + "; use <f8 (or <f4)");
+    expect_shape(ro, a.ref_o, "reference O", {B, Sq, Hq, Dv});
+    const std::vector<double> other = ro.to_doubles();
+    const oracle::Reference ref = oracle::reference(p, in);  // dense BSHD: the same index order as the NPY
+    double max_abs = 0, scale = 0;
+    long long mismatched_nonfinite = 0;
+    for (std::size_t i = 0; i < other.size(); ++i) {
+      if (!std::isfinite(other[i]) || !std::isfinite(ref.o[i])) {
+        // torch gives NaN for rows that see no key; the oracle gives 0 (DESIGN.md): count, don't fail
+        mismatched_nonfinite += !(other[i] == ref.o[i]);
+        continue;
+      }
+      max_abs = std::max(max_abs, std::abs(other[i] - ref.o[i]));
+      scale = std::max(scale, std::abs(ref.o[i]));
+    }
+    const double rel = scale > 0 ? max_abs / scale : max_abs;
+    const bool agree = rel <= a.ref_rtol;
+    std::cout << (agree ? "AGREE " : "DIFFER ") << p.id() << "  oracle vs " << a.ref_o << ": max_abs " << max_abs
+              << " relative to max|O| " << rel << " (rtol " << a.ref_rtol << ")";
+    if (mismatched_nonfinite) std::cout << "  nonfinite in one only: " << mismatched_nonfinite;
+    std::cout << "\n";
+    rec["ref_o"] = {{"max_abs", max_abs}, {"rel", rel}, {"rtol", a.ref_rtol}, {"agree", agree},
+                    {"nonfinite_in_one_only", mismatched_nonfinite}};
+    if (a.o.empty()) rec["case_id"] = p.id();
+    pass = pass && agree;
+  }
+  if (!a.json.empty()) write_json_file(a.json, rec);
+  return pass ? 0 : 1;
+}
+
+CommandRegistration reg("check", [](CLI::App& app) -> RunFn {
+  auto* sub = app.add_subcommand("check", "Check a kernel's output (NPY files) against the CPU oracle; exit 0 pass, 1 fail");
+  auto a = std::make_shared<Args>();
+  sub->add_option("--problem", a->problem, "Problem JSON (fields of AttnProblem: batch, hq, hkv, sq, sk, d, dtype, ...)")->required();
+  sub->add_option("--q", a->q, "Q as NPY [B,Sq,Hq,D] in the problem's dtype")->required();
+  sub->add_option("--k", a->k, "K as NPY [B,Sk,Hkv,D]")->required();
+  sub->add_option("--v", a->v, "V as NPY [B,Sk,Hkv,Dv]")->required();
+  sub->add_option("--o", a->o, "The kernel's O as NPY [B,Sq,Hq,Dv] in out_dtype");
+  sub->add_option("--lse", a->lse, "The kernel's LSE as NPY [B,Hq,Sq] f32 (natural log; -inf for rows that see no key)");
+  sub->add_option("--json", a->json, "Write the check record here");
+  sub->add_option("--rows", a->rows, "Check at most N sampled query rows (0: all); NaN/Inf are scanned in every row")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--seed", a->seed, "Seed of the row sample");
+  sub->add_option("--ref-o", a->ref_o, "Another double-precision O (NPY <f8) to compare with the oracle itself");
+  sub->add_option("--ref-rtol", a->ref_rtol, "Largest |oracle - ref_o| / max|O| accepted by --ref-o (default 1e-10)");
+  return [a] { return run(*a); };
+});
+
+}  // namespace
+}  // namespace flashprobe::cli

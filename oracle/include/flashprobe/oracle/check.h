@@ -1,0 +1,102 @@
+#pragma once
+// Checking a kernel's output against the oracle, with the tolerance model of oracle/TOLERANCE.md.
+//
+// The idea (the FlashAttention test suite's): a correct fp16/bf16 kernel is not exact, so "close to
+// the double reference" needs a yardstick. The yardstick is the error of the low-precision emulation
+// (reference.h) on the same inputs: O passes when
+//     max|O_kernel - O_ref| <= k * max|O_emulated - O_ref| + atol,
+//     atol = o_floor * eps(coarser of dtype, out_dtype) * max|O_ref|
+// and LSE, when given, when
+//     max|LSE_kernel - LSE_ref| <= lse_k * max|LSE_emulated - LSE_ref| + lse_floor * 2^-23 * max(1, max|LSE_ref|)
+// over rows with a finite LSE. The defaults were measured (bench/calibrate_tolerance.cpp): see
+// TOLERANCE.md for the false-failure rate and the kill rate of planted bugs.
+// NaN/Inf: a NaN where the reference has none always fails; an Inf must match the reference (rounded
+// to the output type) in sign; a row that sees no key must have LSE = -inf.
+//
+// Example:
+//   AttnOutputs out = run_my_kernel(p, in);          // O in p.out_dtype at p.o_strides(), LSE f32
+//   CheckResult r = check(p, in, out);
+//   std::cout << r.summary() << "\n";                 // PASS b1_hq8_... O 1.2e-03 <= 2.9e-03 (margin 0.41) ...
+//   if (!r.pass) std::cerr << r.reason << "\n";
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "flashprobe/core/problem.h"
+#include "flashprobe/core/tensor.h"
+#include "flashprobe/oracle/reference.h"
+
+namespace flashprobe::oracle {
+
+struct CheckOptions {
+  // Tolerance (TOLERANCE.md derives and measures these).
+  double k = 2.0;           // times the emulated error, as in the FlashAttention tests
+  double o_floor = 1.0;     // atol in units of eps(coarser of dtype, out_dtype) * max|O_ref|
+  double lse_k = 2.0;       // times the emulated LSE error
+  double lse_floor = 64.0;  // LSE atol in units of 2^-23 * max(1, max|LSE_ref|)
+  bool check_lse = true;    // compare LSE when the kernel gave one
+  // Row sampling: 0 checks every query row. Else up to max_rows rows are drawn (seeded), always
+  // including the first and the last row and every row that sees no key; NaN/Inf are still scanned in
+  // every row of the output. Inputs holding NaN/Inf turn sampling off.
+  int max_rows = 0;
+  std::uint64_t seed = 0;
+};
+
+struct Metrics {
+  double max_abs = 0;      // max |x - ref| over elements where both are finite
+  double max_rel = 0;      // max |x - ref| / max(|ref|, 1e-2 * rms(ref))
+  double nmse = 0;         // sum (x - ref)^2 / sum ref^2
+  double cosine = 1;       // <x, ref> / (|x| |ref|)
+  double max_ulp = 0;      // max |x - ref| in units of the output type's ulp at ref
+  double ref_max_abs = 0;  // max |ref|, the scale of the floor
+  double lse_max_abs = 0;  // max |lse - lse_ref| over rows where both are finite
+  double lse_ref_max_abs = 0;
+  long long compared = 0;       // O elements compared
+  long long nan_count = 0;      // NaNs in the O examined (every row, sampled or not)
+  long long inf_count = 0;
+  long long lse_nan_count = 0;
+  long long lse_inf_count = 0;  // -inf for rows that see no key counts here too
+  bool nonfinite_pattern_ok = true;
+  std::string worst;            // where max_abs occurs: "b0 row12 h3 x5"
+  std::string nonfinite_detail; // the first NaN/Inf mismatch, if any
+};
+
+struct CheckResult {
+  bool pass = false;
+  std::string case_id;
+  AttnProblem problem;
+  Metrics o_metrics;         // the kernel against the double reference (O and LSE)
+  Metrics emulated_metrics;  // the low-precision emulation against the double reference
+  double o_bound = 0, o_margin = 0;  // margin = error / bound (<= 1 passes)
+  bool lse_checked = false;
+  double lse_bound = 0, lse_margin = 0;
+  int rows_checked = 0, rows_total = 0;
+  CheckOptions options;
+  std::string reason;  // empty when passing; else what failed, with numbers
+
+  std::string summary() const;     // one line, human readable
+  nlohmann::json to_json() const;  // the record payload (add record_header("check") around it)
+};
+
+// Kernel outputs: out.o in p.out_dtype at p.o_strides(); out.lse [B, Hq, Sq] f32, or empty (not checked).
+// Throws UsageError when the inputs or outputs do not fit the problem.
+CheckResult check(const AttnProblem& p, const AttnInputs& in, const AttnOutputs& out, const CheckOptions& opt = {});
+
+// The pieces, for callers with their own flow (the CLI's --ref-o, the calibration):
+// the kernel's output at the rows of `like` (same layout as a Reference; lse empty if out.lse is).
+Reference gather_output(const AttnProblem& p, const AttnOutputs& out, const std::vector<int>& rows);
+// Metrics of x against ref (same rows). The NaN/Inf pattern compares x with ref rounded to p.out_dtype.
+Metrics compare(const AttnProblem& p, const Reference& ref, const Reference& x);
+// The query rows check() examines for these options (empty = all rows).
+std::vector<int> rows_to_check(const AttnProblem& p, const AttnInputs& in, const CheckOptions& opt);
+// atol of O and LSE for a reference of this magnitude (see CheckOptions).
+double o_atol(const AttnProblem& p, double ref_max_abs, const CheckOptions& opt);
+double lse_atol(double lse_ref_max_abs, const CheckOptions& opt);
+// The output type's ulp at x (the spacing of representable values around |x|; subnormal spacing near 0).
+double ulp(DType t, double x);
+
+void to_json(nlohmann::json& j, const Metrics& m);
+
+}  // namespace flashprobe::oracle

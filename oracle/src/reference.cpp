@@ -1,0 +1,213 @@
+// The oracle's engine: one template for the double reference (T = double, exact P) and the
+// low-precision emulation (T = float, P rounded to the input type, O rounded to the output type).
+// The naive long-double implementation in tests/oracle is written independently of this file.
+#include "flashprobe/oracle/reference.h"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "element_reader.h"
+#include "flashprobe/core/error.h"
+#include "flashprobe/core/half.h"
+#include "parallel.h"
+
+namespace flashprobe::oracle {
+
+namespace {
+
+template <class T>
+using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// Query rows per Eigen product: big enough for the blocked GEMM to run near its peak, small enough
+// that causal blocks do not compute many masked scores.
+constexpr int kRowBlock = 64;
+
+using detail::parallel_for;
+using detail::threads_for;
+
+template <class T>
+class Engine {
+ public:
+  Engine(const AttnProblem& p, const AttnInputs& in, const std::vector<int>& qrows, Reference& out, bool emulate)
+      : p_(p), in_(in), qrows_(qrows), out_(out), emulate_(emulate), scale_(static_cast<T>(p.effective_scale())) {}
+
+  void run() {
+    const int R = static_cast<int>(qrows_.size());
+    const std::int64_t groups = std::int64_t{p_.batch} * p_.hkv;
+    const int blocks = (R + kRowBlock - 1) / kRowBlock;
+    double flops = 0;
+    for (int b = 0; b < p_.batch; ++b) flops += 2.0 * p_.hq * R * p_.keys(b) * (p_.d + p_.dv);
+    const int threads = threads_for(flops, groups * p_.group() * blocks);
+    if (threads == 1 || groups >= 2 * threads) {
+      parallel_for(groups, std::min<std::int64_t>(threads, groups), [&](std::int64_t g) {
+        Mat<T> K, V;
+        load_kv(static_cast<int>(g / p_.hkv), static_cast<int>(g % p_.hkv), K, V);
+        for (int hh = 0; hh < p_.group(); ++hh)
+          for (int blk = 0; blk < blocks; ++blk)
+            unit(static_cast<int>(g / p_.hkv), static_cast<int>(g % p_.hkv) * p_.group() + hh, blk, K, V);
+      });
+      return;
+    }
+    // Few (batch, kv head) groups: share one group's K/V among all threads, split its rows.
+    for (std::int64_t g = 0; g < groups; ++g) {
+      const int b = static_cast<int>(g / p_.hkv), kvh = static_cast<int>(g % p_.hkv);
+      Mat<T> K, V;
+      load_kv(b, kvh, K, V);
+      parallel_for(std::int64_t{p_.group()} * blocks, threads, [&](std::int64_t u) {
+        unit(b, kvh * p_.group() + static_cast<int>(u / blocks), static_cast<int>(u % blocks), K, V);
+      });
+    }
+  }
+
+ private:
+  void load_kv(int b, int kvh, Mat<T>& K, Mat<T>& V) const {
+    const int n = p_.keys(b);
+    const Strides ks = p_.k_strides(), vs = p_.v_strides();
+    const detail::ElementReader rk(in_.k), rv(in_.v);
+    K.resize(n, p_.d);
+    V.resize(n, p_.dv);
+    for (int j = 0; j < n; ++j) {
+      for (int x = 0; x < p_.d; ++x) K(j, x) = static_cast<T>(rk(offset(ks, b, j, kvh, x)));
+      for (int x = 0; x < p_.dv; ++x) V(j, x) = static_cast<T>(rv(offset(vs, b, j, kvh, x)));
+    }
+  }
+
+  // Result rows [blk * kRowBlock, ...) of batch b, query head h.
+  void unit(int b, int h, int blk, const Mat<T>& K, const Mat<T>& V) {
+    const int R = static_cast<int>(qrows_.size());
+    const int r0 = blk * kRowBlock, n = std::min(kRowBlock, R - r0);
+    std::vector<std::int64_t> lo(static_cast<std::size_t>(n)), hi(static_cast<std::size_t>(n));
+    std::int64_t L = std::numeric_limits<std::int64_t>::max(), H = -1;
+    for (int r = 0; r < n; ++r) {
+      p_.visible_range(b, qrows_[static_cast<std::size_t>(r0 + r)], lo[r], hi[r]);
+      if (lo[r] <= hi[r]) {
+        L = std::min(L, lo[r]);
+        H = std::max(H, hi[r]);
+      }
+    }
+    if (H < 0) {  // no row of this block sees a key
+      for (int r = 0; r < n; ++r) write_empty(b, h, r0 + r);
+      return;
+    }
+    const Eigen::Index len = H - L + 1;
+
+    const Strides qs = p_.q_strides();
+    const detail::ElementReader rq(in_.q);
+    Mat<T> Q(n, p_.d);
+    for (int r = 0; r < n; ++r)
+      for (int x = 0; x < p_.d; ++x) Q(r, x) = static_cast<T>(rq(offset(qs, b, qrows_[static_cast<std::size_t>(r0 + r)], h, x)));
+
+    Mat<T> S(n, len);
+    S.noalias() = Q * K.middleRows(L, len).transpose();
+
+    std::vector<T> m(static_cast<std::size_t>(n)), l(static_cast<std::size_t>(n));
+    const T cap = static_cast<T>(p_.softcap);
+    const bool alibi = !p_.alibi_slopes.empty();
+    const T slope = alibi ? static_cast<T>(p_.alibi_slopes[static_cast<std::size_t>(h)]) : T(0);
+    for (int r = 0; r < n; ++r) {
+      if (lo[r] > hi[r]) {
+        S.row(r).setZero();
+        continue;
+      }
+      const Eigen::Index a = lo[r] - L, w = hi[r] - lo[r] + 1;
+      auto s = S.row(r).segment(a, w).array();
+      s *= scale_;
+      if (cap != T(0)) s = cap * (s / cap).tanh();
+      if (alibi) {
+        const std::int64_t diag = qrows_[r0 + r] + p_.diag_offset(b);
+        for (Eigen::Index t = 0; t < w; ++t)
+          s(t) -= slope * static_cast<T>(std::abs(diag - (lo[r] + t)));
+      }
+      m[r] = s.maxCoeff();
+      s = (s - m[r]).exp();
+      l[r] = s.sum();  // from the unrounded probabilities, as FlashAttention kernels do
+      if (emulate_ && p_.dtype != DType::f32)
+        for (Eigen::Index t = 0; t < w; ++t) s(t) = static_cast<T>(round_to(p_.dtype, static_cast<double>(s(t))));
+      S.row(r).segment(0, a).setZero();
+      S.row(r).segment(a + w, len - a - w).setZero();
+    }
+
+    Mat<T> O(n, p_.dv);
+    O.noalias() = S * V.middleRows(L, len);
+
+    for (int r = 0; r < n; ++r) {
+      if (lo[r] > hi[r]) {
+        write_empty(b, h, r0 + r);
+        continue;
+      }
+      for (int x = 0; x < p_.dv; ++x) {
+        const T v = O(r, x) / l[r];
+        out_.o[out_.o_index(p_, b, r0 + r, h, x)] = emulate_ ? round_to(p_.out_dtype, static_cast<double>(v)) : v;
+      }
+      out_.lse[out_.lse_index(p_, b, h, r0 + r)] = static_cast<double>(m[r] + std::log(l[r]));
+    }
+  }
+
+  void write_empty(int b, int h, int r) {
+    for (int x = 0; x < p_.dv; ++x) out_.o[out_.o_index(p_, b, r, h, x)] = 0.0;
+    out_.lse[out_.lse_index(p_, b, h, r)] = -std::numeric_limits<double>::infinity();
+  }
+
+  const AttnProblem& p_;
+  const AttnInputs& in_;
+  const std::vector<int>& qrows_;
+  Reference& out_;
+  bool emulate_;
+  T scale_;
+};
+
+Reference compute(const AttnProblem& p, const AttnInputs& in, const std::vector<int>* rows, bool emulate) {
+  require_inputs_fit(p, in);
+  Reference out;
+  std::vector<int> all;
+  if (rows && rows->empty()) rows = nullptr;  // an empty list means every row, as in Reference::rows
+  if (rows) {
+    for (int r : *rows)
+      if (r < 0 || r >= p.sq)
+        throw UsageError("query row " + std::to_string(r) + " is out of range: rows must be in [0, sq=" +
+                         std::to_string(p.sq) + ")");
+    out.rows = *rows;
+  } else {
+    all.resize(static_cast<std::size_t>(p.sq));
+    for (int i = 0; i < p.sq; ++i) all[static_cast<std::size_t>(i)] = i;
+  }
+  const std::vector<int>& qrows = rows ? out.rows : all;
+  const std::size_t R = qrows.size();
+  out.o.assign(static_cast<std::size_t>(p.batch) * R * p.hq * p.dv, 0.0);
+  out.lse.assign(static_cast<std::size_t>(p.batch) * p.hq * R, 0.0);
+  if (R == 0) return out;
+  if (emulate) Engine<float>(p, in, qrows, out, true).run();
+  else Engine<double>(p, in, qrows, out, false).run();
+  return out;
+}
+
+}  // namespace
+
+void require_inputs_fit(const AttnProblem& p, const AttnInputs& in) {
+  require_valid(p);
+  auto fit = [&](const Tensor& t, const char* name, std::int64_t span) {
+    if (t.dtype != p.dtype)
+      throw UsageError(std::string(name) + " has dtype " + std::string(dtype_name(t.dtype)) + " but the problem says " +
+                       std::string(dtype_name(p.dtype)));
+    if (t.size() < span)
+      throw UsageError(std::string(name) + " holds " + std::to_string(t.size()) + " elements but the problem's " +
+                       "shape and strides need " + std::to_string(span));
+  };
+  fit(in.q, "Q", p.q_span());
+  fit(in.k, "K", p.k_span());
+  fit(in.v, "V", p.v_span());
+}
+
+Reference reference(const AttnProblem& p, const AttnInputs& in) { return compute(p, in, nullptr, false); }
+Reference reference_rows(const AttnProblem& p, const AttnInputs& in, const std::vector<int>& rows) {
+  return compute(p, in, &rows, false);
+}
+Reference emulate_low_precision(const AttnProblem& p, const AttnInputs& in) { return compute(p, in, nullptr, true); }
+Reference emulate_low_precision_rows(const AttnProblem& p, const AttnInputs& in, const std::vector<int>& rows) {
+  return compute(p, in, &rows, true);
+}
+
+}  // namespace flashprobe::oracle

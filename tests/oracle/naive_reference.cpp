@@ -1,0 +1,59 @@
+#include "naive_reference.h"
+
+#include <cmath>
+#include <limits>
+
+namespace flashprobe::test {
+
+NaiveResult naive_attention(const AttnProblem& p, const AttnInputs& in) {
+  NaiveResult r;
+  r.o.assign(static_cast<std::size_t>(p.batch) * p.sq * p.hq * p.dv, 0.0L);
+  r.lse.assign(static_cast<std::size_t>(p.batch) * p.hq * p.sq, -std::numeric_limits<long double>::infinity());
+  const long double scale = p.scale != 0 ? static_cast<long double>(p.scale) : 1.0L / std::sqrt(static_cast<long double>(p.d));
+  const Strides qs = p.q.is_zero() ? Strides{std::int64_t{p.sq} * p.hq * p.d, std::int64_t{p.hq} * p.d, p.d, 1} : p.q;
+  const Strides ks = p.k.is_zero() ? Strides{std::int64_t{p.sk} * p.hkv * p.d, std::int64_t{p.hkv} * p.d, p.d, 1} : p.k;
+  const Strides vs = p.v.is_zero() ? Strides{std::int64_t{p.sk} * p.hkv * p.dv, std::int64_t{p.hkv} * p.dv, p.dv, 1} : p.v;
+  auto at = [](const Strides& s, long long b, long long t, long long h, long long x) {
+    return b * s.b + t * s.s + h * s.h + x * s.d;
+  };
+  for (int b = 0; b < p.batch; ++b) {
+    const long long nk = p.seqlens_k.empty() ? p.sk : p.seqlens_k[static_cast<std::size_t>(b)];
+    const long long diag0 = p.causal == Causal::top_left ? 0 : nk - p.sq;  // key on the diagonal of row 0
+    for (int h = 0; h < p.hq; ++h) {
+      const int kvh = h / (p.hq / p.hkv);
+      for (int i = 0; i < p.sq; ++i) {
+        const long long diag = i + diag0;
+        std::vector<long double> s;
+        std::vector<long long> keys;
+        for (long long j = 0; j < nk; ++j) {
+          if (p.causal != Causal::none && j > diag) continue;
+          if (p.window_left >= 0 && j < diag - p.window_left) continue;
+          if (p.window_right >= 0 && j > diag + p.window_right) continue;
+          long double dot = 0;
+          for (int x = 0; x < p.d; ++x)
+            dot += static_cast<long double>(in.q.get(at(qs, b, i, h, x))) * static_cast<long double>(in.k.get(at(ks, b, j, kvh, x)));
+          long double v = scale * dot;
+          if (p.softcap != 0) v = static_cast<long double>(p.softcap) * std::tanh(v / static_cast<long double>(p.softcap));
+          if (!p.alibi_slopes.empty())
+            v -= static_cast<long double>(p.alibi_slopes[static_cast<std::size_t>(h)]) * std::fabs(static_cast<long double>(diag - j));
+          s.push_back(v);
+          keys.push_back(j);
+        }
+        if (s.empty()) continue;
+        long double m = s[0];
+        for (auto v : s) m = std::max(m, v);
+        long double l = 0;
+        for (auto& v : s) l += (v = std::exp(v - m));
+        for (int x = 0; x < p.dv; ++x) {
+          long double acc = 0;
+          for (std::size_t t = 0; t < s.size(); ++t) acc += s[t] * static_cast<long double>(in.v.get(at(vs, b, keys[t], kvh, x)));
+          r.o[((static_cast<std::size_t>(b) * p.sq + i) * p.hq + h) * p.dv + x] = acc / l;
+        }
+        r.lse[(static_cast<std::size_t>(b) * p.hq + h) * p.sq + i] = m + std::log(l);
+      }
+    }
+  }
+  return r;
+}
+
+}  // namespace flashprobe::test

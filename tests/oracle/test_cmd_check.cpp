@@ -1,0 +1,188 @@
+// `flashprobe check` end to end: NPY files written here, the real executable run, exit codes 0/1/2.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstring>
+#include <unistd.h>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <sys/wait.h>
+
+#include "flashprobe/core/npy.h"
+#include "flashprobe/core/record.h"
+#include "flashprobe/oracle/reference.h"
+#include "flashprobe/oracle/simulated.h"
+
+using namespace flashprobe;
+namespace fs = std::filesystem;
+
+namespace {
+struct Result { int code; std::string out; };
+Result run(const std::string& args) {
+  const std::string cmd = std::string(FLASHPROBE_EXE) + " " + args + " 2>&1";
+  std::unique_ptr<FILE, int (*)(FILE*)> p(popen(cmd.c_str(), "r"), pclose);
+  std::string out;
+  std::array<char, 4096> buf{};
+  while (fgets(buf.data(), buf.size(), p.get())) out += buf.data();
+  const int status = pclose(p.release());
+  return {WEXITSTATUS(status), out};
+}
+
+NpyArray npy_of(const Tensor& t, std::vector<std::int64_t> shape) {
+  NpyArray a;
+  a.type = t.dtype == DType::f16 ? NpyType::f2 : t.dtype == DType::bf16 ? NpyType::u2 : NpyType::f4;
+  a.shape = std::move(shape);
+  a.data = t.bytes;
+  return a;
+}
+
+// One case on disk: problem.json, q/k/v/o/lse.npy written from a correct simulated kernel.
+class CheckCli : public ::testing::Test {
+ protected:
+  void write_case(const AttnProblem& p) {
+    p_ = p;
+    dir_ = fs::temp_directory_path() / ("fp_check_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+    nlohmann::json j = p;
+    write_json_file(path("problem.json"), j);
+    in_ = random_inputs(p, 42);
+    out_ = oracle::run_simulated(oracle::simulated_kernel("flash_bk64_exp2"), p, in_);
+    const std::int64_t B = p.batch, Sq = p.sq, Sk = p.sk, Hq = p.hq, Hkv = p.hkv;
+    npy_save(path("q.npy"), npy_of(in_.q, {B, Sq, Hq, p.d}));
+    npy_save(path("k.npy"), npy_of(in_.k, {B, Sk, Hkv, p.d}));
+    npy_save(path("v.npy"), npy_of(in_.v, {B, Sk, Hkv, p.dv}));
+    save_o(out_.o);
+    NpyArray l;
+    l.type = NpyType::f4;
+    l.shape = {B, Hq, Sq};
+    l.data.resize(out_.lse.size() * 4);
+    std::memcpy(l.data.data(), out_.lse.data(), l.data.size());
+    npy_save(path("lse.npy"), l);
+  }
+  void save_o(const Tensor& o) { npy_save(path("o.npy"), npy_of(o, {p_.batch, p_.sq, p_.hq, p_.dv})); }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& f) const { return (dir_ / f).string(); }
+  std::string args(const std::string& extra = "") const {
+    return "check --problem " + path("problem.json") + " --q " + path("q.npy") + " --k " + path("k.npy") + " --v " +
+           path("v.npy") + " --o " + path("o.npy") + " --lse " + path("lse.npy") + " " + extra;
+  }
+  static AttnProblem gqa_causal(DType t) {
+    AttnProblem p;
+    p.batch = 2; p.hq = 4; p.hkv = 2; p.sq = 20; p.sk = 70; p.d = 40; p.dv = 40;
+    p.dtype = p.out_dtype = t;
+    p.causal = Causal::bottom_right;
+    return p;
+  }
+  fs::path dir_;
+  AttnProblem p_;
+  AttnInputs in_;
+  AttnOutputs out_;
+};
+}  // namespace
+
+TEST_F(CheckCli, CorrectOutputPassesWithExit0AndWritesARecord) {
+  write_case(gqa_causal(DType::f16));
+  const auto r = run(args("--json " + path("rec.json")));
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("PASS ", 0), 0u) << r.out;
+  const auto j = read_json_file(path("rec.json"));
+  EXPECT_EQ(j["schema"], "flashprobe.check/1");
+  EXPECT_EQ(j["pass"], true);
+  EXPECT_EQ(j["case_id"], p_.id());
+}
+
+TEST_F(CheckCli, OneCorruptedOutputElementFailsWithExit1) {
+  write_case(gqa_causal(DType::bf16));
+  Tensor o = out_.o;
+  const std::int64_t i = offset(p_.o_strides(), 1, 17, 2, 5);
+  o.set(i, o.get(i) + 0.125);
+  save_o(o);
+  const auto r = run(args());
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("b1 row17 h2 x5"), std::string::npos) << r.out;
+}
+
+TEST_F(CheckCli, Bf16SavedAsInt16IsAccepted) {
+  write_case(gqa_causal(DType::bf16));
+  for (const char* f : {"q.npy", "k.npy", "v.npy", "o.npy"}) {  // numpy of tensor.view(torch.int16)
+    std::ifstream in(path(f), std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    bytes.replace(bytes.find("<u2"), 3, "<i2");
+    std::ofstream(path(f), std::ios::binary) << bytes;
+  }
+  const auto r = run(args());
+  EXPECT_EQ(r.code, 0) << r.out;
+}
+
+TEST_F(CheckCli, RowSamplingStillCatchesNanAnywhere) {
+  write_case(gqa_causal(DType::f16));
+  EXPECT_EQ(run(args("--rows 3")).code, 0);
+  Tensor o = out_.o;
+  o.set(offset(p_.o_strides(), 0, 9, 1, 0), NAN);
+  save_o(o);
+  const auto r = run(args("--rows 3 --seed 5"));
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("nan 1"), std::string::npos) << r.out;
+}
+
+TEST_F(CheckCli, BadInputsExit2NamingTheFileAndTheProblem) {
+  write_case(gqa_causal(DType::f16));
+  // Missing file.
+  auto r = run("check --problem " + path("problem.json") + " --q " + path("nope.npy") + " --k " + path("k.npy") +
+               " --v " + path("v.npy") + " --o " + path("o.npy"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("nope.npy"), std::string::npos) << r.out;
+  // Q with the shape of O under another name: [B, Sq, Hq, D] is checked against the problem.
+  npy_save(path("q.npy"), npy_of(in_.q, {p_.batch, p_.hq, p_.sq, p_.d}));
+  r = run(args());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("q.npy: Q has shape [2,4,20,40] but the problem needs [2,20,4,40]"), std::string::npos) << r.out;
+  npy_save(path("q.npy"), npy_of(in_.q, {p_.batch, p_.sq, p_.hq, p_.d}));
+  // K stored as f32 for an f16 problem.
+  Tensor k32(DType::f32, in_.k.size());
+  for (std::int64_t i = 0; i < k32.size(); ++i) k32.set(i, in_.k.get(i));
+  npy_save(path("k.npy"), npy_of(k32, {p_.batch, p_.sk, p_.hkv, p_.d}));
+  r = run(args());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("k.npy: K is stored as <f4 but the problem's dtype is f16"), std::string::npos) << r.out;
+  npy_save(path("k.npy"), npy_of(in_.k, {p_.batch, p_.sk, p_.hkv, p_.d}));
+  // Truncated O.
+  fs::resize_file(path("o.npy"), fs::file_size(path("o.npy")) - 10);
+  r = run(args());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("o.npy"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("truncated"), std::string::npos) << r.out;
+  // A problem field that is not allowed.
+  write_json_file(path("problem.json"), nlohmann::json{{"batch", 2}, {"hq", 4}, {"hkv", 3}});
+  r = run(args());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("hq=4 is not a multiple of hkv=3"), std::string::npos) << r.out;
+}
+
+TEST_F(CheckCli, RefOMeasuresAgreementWithAnotherDoubleReference) {
+  write_case(gqa_causal(DType::bf16));
+  const oracle::Reference ref = oracle::reference(p_, in_);
+  NpyArray a;
+  a.type = NpyType::f8;
+  a.shape = {p_.batch, p_.sq, p_.hq, p_.dv};
+  a.data.resize(ref.o.size() * 8);
+  std::memcpy(a.data.data(), ref.o.data(), a.data.size());
+  npy_save(path("o64.npy"), a);
+  const std::string base = "check --problem " + path("problem.json") + " --q " + path("q.npy") + " --k " + path("k.npy") +
+                           " --v " + path("v.npy") + " --ref-o " + path("o64.npy");
+  auto r = run(base);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("AGREE", 0), 0u) << r.out;
+  double v;
+  std::memcpy(&v, a.data.data() + 8 * 100, 8);
+  v *= 1 + 1e-9;
+  std::memcpy(a.data.data() + 8 * 100, &v, 8);
+  npy_save(path("o64.npy"), a);
+  r = run(base);
+  EXPECT_EQ(r.code, 1) << r.out;
+}

@@ -9,6 +9,11 @@
 #include "flashprobe/kernels/params.h"
 #include "flashprobe/kernels/registry.h"
 
+namespace flashprobe::kernels {
+// The tensor-core kernel's entry (src/mma/mma_registry.cpp).
+KernelInfo make_mma_kernel();
+}  // namespace flashprobe::kernels
+
 namespace flashprobe::kernels::detail {
 
 // ref3pass: workspace = ref3pass_workspace_bytes(p) bytes (the f32 score matrix S).

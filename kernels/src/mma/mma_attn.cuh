@@ -51,26 +51,24 @@ struct MmaConfig {
   static_assert(Atom::kA % 2 == 0 && Atom::kB % 2 == 0, "16-bit operands come in register pairs");
 };
 
+// First C slot of each local row of an atom: where a lane finds that row's index.
 template <class Atom>
-struct AtomFacts {
-  static constexpr atoms::CRows<Atom> rows = atoms::derive_c_rows<Atom>();
-  static constexpr atoms::CToA<Atom> c2a = atoms::derive_c_to_a<Atom>();
-  static_assert(rows.consistent, "every lane must group its C slots into rows the same way");
-  static constexpr int R = rows.rows;  // rows of C a lane holds
-  // First slot of each local row: where a lane finds that row's index.
-  static constexpr int first_slot(int rr) {
-    for (int s = 0; s < Atom::kC; ++s)
-      if (rows.local[s] == rr) return s;
-    return 0;
-  }
-};
+constexpr int first_slot_of_row(const atoms::CRows<Atom>& rows, int rr) {
+  for (int s = 0; s < Atom::kC; ++s)
+    if (rows.local[s] == rr) return s;
+  return 0;
+}
 
 template <class Atom, class E, int D, int Waves, int Bn>
 __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
   using C = MmaConfig<Atom, D, Waves, Bn>;
-  using F = AtomFacts<Atom>;
-  constexpr int M = C::M, N = C::N, K = C::K, R = F::R;
-  constexpr bool kPInRegs = F::c2a.in_place;
+  // Derived from the atom's layout at compile time (local constexpr copies: device code may not
+  // odr-use host statics); indices into them are unrolled loop counters, so they fold away.
+  constexpr atoms::CRows<Atom> kRows = atoms::derive_c_rows<Atom>();
+  constexpr atoms::CToA<Atom> kC2A = atoms::derive_c_to_a<Atom>();
+  static_assert(kRows.consistent, "every lane must group its C slots into rows the same way");
+  constexpr int M = C::M, N = C::N, K = C::K, R = kRows.rows;
+  constexpr bool kPInRegs = kC2A.in_place;
 
   __shared__ std::uint16_t k_s[Bn * C::kLd];
   __shared__ std::uint16_t v_s[Bn * C::kLd];
@@ -111,7 +109,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
   float m_r[R], l_r[R];
 #pragma unroll
   for (int rr = 0; rr < R; ++rr) {
-    row_i[rr] = w0 + Atom::c(lane, F::first_slot(rr)).row;
+    row_i[rr] = w0 + Atom::c(lane, first_slot_of_row<Atom>(kRows, rr)).row;
     if (row_i[rr] < p.sq) visible_range<Bug::none>(p, b, row_i[rr], lo_r[rr], hi_r[rr]);
     else lo_r[rr] = 1, hi_r[rr] = 0;
     idiag_r[rr] = row_i[rr] + diag;
@@ -172,7 +170,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
     for (int nt = 0; nt < C::kNT; ++nt)
 #pragma unroll
       for (int q = 0; q < Atom::kC; ++q) {
-        const int rr = F::rows.local[q];
+        const int rr = kRows.local[q];
         const std::int64_t j = kv0 + nt * N + Atom::c(lane, q).col;
         float v = score(p, s[nt][q], h, idiag_r[rr], j);
         if (j < lo_r[rr] || j > hi_r[rr]) v = kNegInf;
@@ -183,7 +181,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
     for (int rr = 0; rr < R; ++rr)
 #pragma unroll
       for (int bit = 1; bit < Atom::kWave; bit <<= 1)
-        if (F::rows.lane_mask & bit) mnew[rr] = fmaxf(mnew[rr], fp_dev::shfl_xor(mnew[rr], bit, Atom::kWave));
+        if (kRows.lane_mask & bit) mnew[rr] = fmaxf(mnew[rr], fp_dev::shfl_xor(mnew[rr], bit, Atom::kWave));
 
     // Rescale what came before; a row whose max is still -inf has nothing to rescale (guarded, so a
     // fully masked tile gives no NaN).
@@ -198,7 +196,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
       for (int ot = 0; ot < C::kOT; ++ot)
 #pragma unroll
         for (int q = 0; q < Atom::kC; ++q)
-          if (F::rows.local[q] == rr) o[ot][q] *= alpha;
+          if (kRows.local[q] == rr) o[ot][q] *= alpha;
     }
     // P = exp(S - m); each lane sums its part of the row (combined across lanes once, at the end:
     // every lane of a row rescales by the same alpha, so partial sums stay consistent).
@@ -206,7 +204,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
     for (int nt = 0; nt < C::kNT; ++nt)
 #pragma unroll
       for (int q = 0; q < Atom::kC; ++q) {
-        const int rr = F::rows.local[q];
+        const int rr = kRows.local[q];
         const float pv = exp2f((s[nt][q] - muse[rr]) * kLog2e);
         s[nt][q] = pv;
         l_r[rr] += pv;
@@ -234,8 +232,8 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
         if constexpr (kPInRegs) {
           constexpr int kTilesPerK = K / N;
           af[r] = atoms::pack2(
-              to_bits<E>(s[pt * kTilesPerK + F::c2a.tile[2 * r]][F::c2a.slot[2 * r]]),
-              to_bits<E>(s[pt * kTilesPerK + F::c2a.tile[2 * r + 1]][F::c2a.slot[2 * r + 1]]));
+              to_bits<E>(s[pt * kTilesPerK + kC2A.tile[2 * r]][kC2A.slot[2 * r]]),
+              to_bits<E>(s[pt * kTilesPerK + kC2A.tile[2 * r + 1]][kC2A.slot[2 * r + 1]]));
         } else {
           const std::uint16_t* pw = p_s + wave * M * C::kPLd;
           const atoms::Coord a0 = Atom::a(lane, 2 * r), a1 = Atom::a(lane, 2 * r + 1);
@@ -261,18 +259,18 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
   for (int rr = 0; rr < R; ++rr)
 #pragma unroll
     for (int bit = 1; bit < Atom::kWave; bit <<= 1)
-      if (F::rows.lane_mask & bit) l_r[rr] += fp_dev::shfl_xor(l_r[rr], bit, Atom::kWave);
+      if (kRows.lane_mask & bit) l_r[rr] += fp_dev::shfl_xor(l_r[rr], bit, Atom::kWave);
 #pragma unroll
   for (int ot = 0; ot < C::kOT; ++ot)
 #pragma unroll
     for (int q = 0; q < Atom::kC; ++q) {
-      const int rr = F::rows.local[q];
+      const int rr = kRows.local[q];
       if (row_i[rr] >= p.sq) continue;
       const atoms::Coord c = Atom::c(lane, q);
       const float inv = l_r[rr] > 0.f ? 1.f / l_r[rr] : 0.f;
       store(p.o, offset4(p.os, b, row_i[rr], h, ot * N + c.col), p.out_dtype, o[ot][q] * inv);
     }
-  if ((lane & F::rows.lane_mask) == 0) {
+  if ((lane & kRows.lane_mask) == 0) {
 #pragma unroll
     for (int rr = 0; rr < R; ++rr)
       if (row_i[rr] < p.sq)

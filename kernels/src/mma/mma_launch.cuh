@@ -2,6 +2,7 @@
 // Host launch of the mma kernel for one atom, element type and head dim: the tile configuration
 // (kWaves waves of Atom::M query rows; kBn keys per K/V tile) and the grid.
 #include "flashprobe/core/vendor.h"
+#include "flashprobe/kernels/registry.h"
 #include "src/mma/mma_attn.cuh"
 
 namespace flashprobe::kernels::detail {

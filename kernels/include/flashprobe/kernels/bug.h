@@ -1,0 +1,24 @@
+#pragma once
+// Bug: the compile-time switch that turns a production kernel template into one of the mutants of
+// the catalogue (flashprobe/kernels/mutants.h). The production library instantiates Bug::none only;
+// flashprobe_mutants instantiates the others and is linked into test binaries only. Each value is a
+// real bug class; `if constexpr (bug == Bug::x)` marks the one place where a mutant differs.
+namespace flashprobe::kernels {
+
+enum class Bug {
+  none,
+  softmax_block_not_pow2,  // ref3pass: tree reduction over a block whose size is not a power of two
+  causal_top_left,         // tiled: bottom-right causal computed as top-left
+  kv_offset_ignored,       // decode: the causal diagonal ignores the tokens already in the cache
+  varlen_diag_global,      // tiled: the diagonal uses the padded sk instead of the batch's own keys
+  gqa_mod,                 // tiled: kv head h % Hkv instead of h / (Hq / Hkv)
+  tail_unmasked,           // tiled: keys past the end of the last K/V tile are not masked
+  masked_row_nan,          // tiled: no guard on a -inf running max (fully masked tile -> NaN)
+  combine_skips_empty,     // decode: the combine stops at the first empty split
+  missing_barrier,         // tiled: no barrier between the shared-memory tile writes and reads
+  bf16_truncate,           // ref3pass: f32 -> bf16 output by truncation instead of round-to-nearest-even
+  lse_scale_twice,         // tiled: the softmax scale applied again when forming the LSE
+  rowsum_f16,              // tiled: the softmax row sum accumulated in fp16
+};
+
+}  // namespace flashprobe::kernels

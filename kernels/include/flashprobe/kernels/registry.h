@@ -1,0 +1,71 @@
+#pragma once
+// The kernel registry: every attention kernel of this build, callable by name, each described as
+// data plus one launch function. The dispatcher (select.h), the runner (runner.h), the tests, the
+// property suites and the benchmarks all go through this table; a new kernel (the tensor-core "mma"
+// path, say) plugs in by adding one KernelInfo entry, and select() picks it up by name.
+//
+// Example:
+//   const KernelInfo* k = find_kernel("tiled");
+//   if (Support s = k->supports(device, problem); !s) std::cerr << s.reason;   // "d=72: tiled ..."
+//   std::size_t ws = k->workspace_bytes(problem);
+//   k->launch(problem, device_tensors, workspace, stream);   // asynchronous on `stream`
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "flashprobe/core/device_info.h"
+#include "flashprobe/core/problem.h"
+#include "flashprobe/core/vendor.h"
+#include "flashprobe/kernels/params.h"
+
+namespace flashprobe::kernels {
+
+// The stream type of the active backend; in a build without GPU backend launches throw NoDevice.
+#ifdef FP_HAVE_GPU_RUNTIME
+using Stream = fp_rt::Stream;
+#else
+using Stream = void*;
+#endif
+
+// Whether a kernel can run a problem on a device; when not, `reason` names the field and value
+// ("d=72: tiled is built for d in {64, 80, 96, 128, 256}").
+struct Support {
+  bool ok = true;
+  std::string reason;
+  explicit operator bool() const { return ok; }
+  static Support yes() { return {}; }
+  static Support no(std::string why) { return {false, std::move(why)}; }
+};
+
+struct KernelInfo {
+  std::string name;
+  std::string description;
+  std::function<Support(const DeviceInfo&, const AttnProblem&)> supports;
+  std::function<std::size_t(const AttnProblem&)> workspace_bytes;
+  // Enqueue the kernel(s) on `stream`; checks every launch (FP_CHECK_LAUNCH), does not synchronize.
+  // @pre supports(device, p); workspace holds workspace_bytes(p) bytes (any content: kernels never
+  //      read workspace they did not write in the same call).
+  std::function<void(const AttnProblem&, const DeviceTensors&, void* workspace, Stream)> launch;
+};
+
+// Every production kernel of this build, in the dispatcher's order of preference.
+const std::vector<KernelInfo>& kernels();
+// The kernel of that name, or nullptr.
+const KernelInfo* find_kernel(const std::string& name);
+// "ref3pass, tiled, decode": for error messages.
+std::string kernel_names();
+
+// Decode's key split: how many blocks share the keys of one query row. Exposed so tests can force
+// 1, odd and more-splits-than-keys counts through decode_with_splits().
+int decode_default_splits(const AttnProblem& p);
+// A KernelInfo running decode with exactly `splits` splits (>= 1), named "decode/splits=<n>".
+KernelInfo decode_with_splits(int splits);
+
+// Limits of the paths, shared by supports() and the tests.
+inline constexpr int kDecodeMaxSq = 8;    // decode keeps one block per query row; beyond this tiled wins
+inline constexpr int kDecodeMaxDim = 256; // q and o slices live in registers: 256/wave size per lane
+inline constexpr int kTiledDims[] = {64, 80, 96, 128, 256};
+inline constexpr int kMaxGridYZ = 65535;  // grid.y/z limit shared by CUDA and HIP
+
+}  // namespace flashprobe::kernels

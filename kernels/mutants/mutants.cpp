@@ -1,0 +1,87 @@
+// The mutant table: each catalogue entry bound to its kernel variant's launcher. supports() is the
+// production kernel's, narrowed where the mutant is instantiated for fewer shapes.
+#include "flashprobe/kernels/mutants.h"
+
+#include "flashprobe/core/error.h"
+#include "src/launchers.h"
+
+namespace flashprobe::kernels {
+namespace {
+
+using LaunchFn = void (*)(const Params&, void*, Stream);
+
+#ifdef FP_HAVE_GPU_RUNTIME
+template <Bug bug>
+void ref_mutant(const Params& p, void* ws, Stream s) { detail::launch_ref3pass<bug>(p, ws, s); }
+template <Bug bug>
+void tiled_mutant(const Params& p, void*, Stream s) { detail::launch_tiled<bug, kMutantTiledDim>(p, s); }
+template <Bug bug>
+void decode_mutant_splits(const Params& p, int splits, void* ws, Stream s) { detail::launch_decode<bug>(p, splits, ws, s); }
+
+LaunchFn launcher(Bug b) {
+  switch (b) {
+    case Bug::softmax_block_not_pow2: return ref_mutant<Bug::softmax_block_not_pow2>;
+    case Bug::bf16_truncate: return ref_mutant<Bug::bf16_truncate>;
+    case Bug::causal_top_left: return tiled_mutant<Bug::causal_top_left>;
+    case Bug::varlen_diag_global: return tiled_mutant<Bug::varlen_diag_global>;
+    case Bug::gqa_mod: return tiled_mutant<Bug::gqa_mod>;
+    case Bug::tail_unmasked: return tiled_mutant<Bug::tail_unmasked>;
+    case Bug::masked_row_nan: return tiled_mutant<Bug::masked_row_nan>;
+    case Bug::missing_barrier: return tiled_mutant<Bug::missing_barrier>;
+    case Bug::lse_scale_twice: return tiled_mutant<Bug::lse_scale_twice>;
+    case Bug::rowsum_f16: return tiled_mutant<Bug::rowsum_f16>;
+    default: return nullptr;  // decode mutants take a split count: see decode_launcher
+  }
+}
+using DecodeFn = void (*)(const Params&, int, void*, Stream);
+DecodeFn decode_launcher(Bug b) {
+  switch (b) {
+    case Bug::kv_offset_ignored: return decode_mutant_splits<Bug::kv_offset_ignored>;
+    case Bug::combine_skips_empty: return decode_mutant_splits<Bug::combine_skips_empty>;
+    default: return nullptr;
+  }
+}
+#endif
+
+Mutant make(const MutantMeta& m) {
+  const KernelInfo* base = find_kernel(m.kernel);
+  if (!base) throw std::logic_error("mutant " + m.name + " names unknown kernel " + m.kernel);
+  KernelInfo k = *base;
+  k.name = "mutant/" + m.name;
+  k.description = m.description;
+  if (m.kernel == "tiled") {
+    auto base_supports = base->supports;
+    k.supports = [base_supports](const DeviceInfo& dev, const AttnProblem& p) {
+      if (p.d != kMutantTiledDim)
+        return Support::no("d=" + std::to_string(p.d) + ": tiled mutants are built for d=" + std::to_string(kMutantTiledDim) + " only");
+      return base_supports(dev, p);
+    };
+  }
+  const Bug bug = m.bug;
+  const std::string kernel = m.kernel;
+  k.launch = [bug, kernel, name = k.name](const AttnProblem& p, const DeviceTensors& t, void* ws, Stream s) {
+#ifdef FP_HAVE_GPU_RUNTIME
+    (void)name;
+    const Params prm = make_params(p, t);
+    if (kernel == "decode") decode_launcher(bug)(prm, decode_default_splits(p), ws, s);
+    else launcher(bug)(prm, ws, s);
+#else
+    (void)bug, (void)kernel, (void)p, (void)t, (void)ws, (void)s;
+    throw NoDevice("no GPU device: this build has no GPU backend, " + name + " cannot launch");
+#endif
+  };
+  return {m, std::move(k)};
+}
+
+}  // namespace
+
+const std::vector<Mutant>& mutants() {
+  static const std::vector<Mutant> table = [] {
+    std::vector<Mutant> v;
+    for (auto& m : mutant_catalogue()) v.push_back(make(m));
+    return v;
+  }();
+  return table;
+}
+
+}  // namespace flashprobe::kernels

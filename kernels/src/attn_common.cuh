@@ -1,0 +1,67 @@
+#pragma once
+// Device-side attention semantics shared by every kernel: the mask interval of a query row, the
+// score transform (scale, soft-cap, ALiBi) and the GQA head map — the device mirror of
+// AttnProblem::visible_range / diag_offset / kv_head (core/problem.h), written once so that the
+// kernels cannot disagree with each other. Mutants change exactly one line here via `bug`.
+#include <cmath>
+#include <cstdint>
+
+#include "flashprobe/core/device.cuh"
+#include "flashprobe/kernels/bug.h"
+#include "flashprobe/kernels/params.h"
+
+namespace flashprobe::kernels::dev {
+
+inline constexpr float kLog2e = 1.4426950408889634f;  // kernels run softmax in base 2: exp(x) = exp2(x*log2e)
+inline constexpr float kLn2 = 0.6931471805599453f;     // and convert the LSE back to natural log
+inline constexpr float kNegInf = -__builtin_huge_valf();
+
+FP_DEV int keys_of(const Params& p, int b) { return p.seqlens ? p.seqlens[b] : p.sk; }
+
+FP_DEV std::int64_t offset4(const DevStrides& s, std::int64_t b, std::int64_t t, std::int64_t h, std::int64_t x) {
+  return b * s.b + t * s.s + h * s.h + x * s.d;
+}
+
+// The diagonal of batch b: key j lies on the diagonal of query i when j = i + diag.
+template <Bug bug>
+FP_DEV std::int64_t diag_of(const Params& p, int b) {
+  if (p.causal == CausalMode::top_left) return 0;
+  if constexpr (bug == Bug::causal_top_left) {
+    if (p.causal == CausalMode::bottom_right) return 0;
+  }
+  if constexpr (bug == Bug::kv_offset_ignored) return std::int64_t{keys_of(p, b)} - p.kv_offset - p.sq;
+  if constexpr (bug == Bug::varlen_diag_global) return std::int64_t{p.sk} - p.sq;
+  return std::int64_t{keys_of(p, b)} - p.sq;
+}
+
+// Visible keys of row i of batch b: the interval [lo, hi] (empty when lo > hi). With
+// cap_at_keys = false the upper end ignores the key count (only the tail_unmasked mutant does that).
+template <Bug bug>
+FP_DEV void visible_range(const Params& p, int b, int i, std::int64_t& lo, std::int64_t& hi, bool cap_at_keys = true) {
+  const std::int64_t diag = i + diag_of<bug>(p, b);
+  lo = 0;
+  hi = cap_at_keys ? std::int64_t{keys_of(p, b)} - 1 : INT64_MAX;
+  if (p.causal != CausalMode::none) hi = diag < hi ? diag : hi;
+  if (p.window_left >= 0) lo = diag - p.window_left > lo ? diag - p.window_left : lo;
+  if (p.window_right >= 0) hi = diag + p.window_right < hi ? diag + p.window_right : hi;
+}
+
+template <Bug bug>
+FP_DEV int kv_head(const Params& p, int h) {
+  if constexpr (bug == Bug::gqa_mod) return h % p.hkv;
+  return h / p.group;
+}
+
+// The score of query i (at diagonal position i + diag) against key j, from the raw dot product:
+// scale, then soft-cap cap*tanh(s/cap), then ALiBi s -= slope[h] * |i + diag - j|.
+FP_DEV float score(const Params& p, float dot, int h, std::int64_t i_diag, std::int64_t j) {
+  float s = dot * p.scale;
+  if (p.softcap > 0.f) s = p.softcap * tanhf(s / p.softcap);
+  if (p.alibi) {
+    const std::int64_t dist = i_diag >= j ? i_diag - j : j - i_diag;
+    s -= p.alibi[h] * static_cast<float>(dist);
+  }
+  return s;
+}
+
+}  // namespace flashprobe::kernels::dev

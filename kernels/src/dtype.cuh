@@ -1,0 +1,70 @@
+#pragma once
+// Device element types: loads to f32 and stores from f32 for f16, bf16 and f32 tensors.
+// This is the only kernel header with a vendor #if (the fp16 header's name); everything else is
+// spelled once for CUDA and HIP.
+//   f16:  __half2float / __float2half_rn (round to nearest even) from the vendor's fp16 header.
+//   bf16: by bits — a bf16 is the high half of an f32, so widening is a shift and narrowing is
+//         round-to-nearest-even on the dropped 16 bits (NaN kept quiet, overflow to Inf).
+#include <cstdint>
+
+#include "flashprobe/core/device.cuh"
+#include "flashprobe/core/dtype.h"
+#if defined(FP_VENDOR_HIP)
+#include <hip/hip_fp16.h>
+#else
+#include <cuda_fp16.h>
+#endif
+
+namespace flashprobe::kernels::dev {
+
+// Element tags: kernels are templates over the input tag; the output type is a run-time switch
+// (one store per output element, so the branch costs nothing).
+struct F16 {
+  using storage = std::uint16_t;
+  static constexpr DType kType = DType::f16;
+};
+struct BF16 {
+  using storage = std::uint16_t;
+  static constexpr DType kType = DType::bf16;
+};
+struct F32 {
+  using storage = float;
+  static constexpr DType kType = DType::f32;
+};
+
+FP_DEV float f16_to_f32(std::uint16_t bits) { return __half2float(__ushort_as_half(bits)); }
+FP_DEV std::uint16_t f32_to_f16(float x) { return __half_as_ushort(__float2half_rn(x)); }
+FP_DEV float bf16_to_f32(std::uint16_t bits) { return __uint_as_float(static_cast<std::uint32_t>(bits) << 16); }
+FP_DEV std::uint16_t f32_to_bf16_rne(float x) {
+  const std::uint32_t u = __float_as_uint(x);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((u >> 16) | 0x40u);  // quiet NaN
+  // Add half an ulp of bf16 minus one, plus the lowest kept bit: ties go to the even neighbour.
+  return static_cast<std::uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+// The classic bug (used only by the bf16_truncate mutant): drop the low bits, always toward zero.
+FP_DEV std::uint16_t f32_to_bf16_truncate(float x) { return static_cast<std::uint16_t>(__float_as_uint(x) >> 16); }
+
+// Round to what fp16 can hold, as an f32 (used by the rowsum_f16 mutant).
+FP_DEV float round_f16(float x) { return f16_to_f32(f32_to_f16(x)); }
+
+template <class E>
+FP_DEV float load(const void* base, std::int64_t i) {
+  const auto* p = static_cast<const typename E::storage*>(base);
+  if constexpr (E::kType == DType::f16) return f16_to_f32(p[i]);
+  else if constexpr (E::kType == DType::bf16) return bf16_to_f32(p[i]);
+  else return p[i];
+}
+
+// Store v as element i of a tensor of run-time type t.
+template <bool kTruncateBf16 = false>
+FP_DEV void store(void* base, std::int64_t i, DType t, float v) {
+  if (t == DType::f32) {
+    static_cast<float*>(base)[i] = v;
+  } else if (t == DType::f16) {
+    static_cast<std::uint16_t*>(base)[i] = f32_to_f16(v);
+  } else {
+    static_cast<std::uint16_t*>(base)[i] = kTruncateBf16 ? f32_to_bf16_truncate(v) : f32_to_bf16_rne(v);
+  }
+}
+
+}  // namespace flashprobe::kernels::dev

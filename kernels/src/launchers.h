@@ -1,0 +1,33 @@
+#pragma once
+// Host entry points of the device code, one per kernel template and Bug value. Production .cu files
+// instantiate Bug::none; kernels/mutants/*.cu instantiate the mutants (test binaries only). In a
+// build without GPU backend none of these exist and the registry never calls them.
+#include <cstddef>
+
+#include "flashprobe/kernels/bug.h"
+#include "flashprobe/kernels/kv_append.h"
+#include "flashprobe/kernels/params.h"
+#include "flashprobe/kernels/registry.h"
+
+namespace flashprobe::kernels {
+// The tensor-core kernel's entry (src/mma/mma_registry.cpp).
+KernelInfo make_mma_kernel();
+}  // namespace flashprobe::kernels
+
+namespace flashprobe::kernels::detail {
+
+// ref3pass: workspace = ref3pass_workspace_bytes(p) bytes (the f32 score matrix S).
+std::size_t ref3pass_workspace_bytes(const AttnProblem& p);
+template <Bug bug>
+void launch_ref3pass(const Params& p, void* workspace, Stream s);
+
+// tiled: D = Dv = dim; one function per dim so each lives in its own translation unit.
+template <Bug bug, int D>
+void launch_tiled(const Params& p, Stream s);
+
+// decode: `splits` key splits; workspace = decode_workspace_bytes(p, splits).
+std::size_t decode_workspace_bytes(const AttnProblem& p, int splits);
+template <Bug bug>
+void launch_decode(const Params& p, int splits, void* workspace, Stream s);
+
+}  // namespace flashprobe::kernels::detail

@@ -1,0 +1,282 @@
+#pragma once
+// mma: FlashAttention-2 forward on the matrix unit, written once over an atom (probes' kernel-facing
+// atoms, flashprobe/atoms/*.cuh). Porting to a new target means adding an atom, not editing this.
+//
+// One block per (query tile of kWaves * Atom::M rows, head, batch); each wave owns Atom::M rows.
+//   Q  -> registers, in the atom's A layout (loaded once through Atom::a)
+//   K, V tiles of kBn keys -> shared memory/LDS, read into B fragments through Atom::b
+//   S = Q K^T on the matrix unit: kBn / N accumulator tiles per wave, in the C layout (Atom::c)
+//   online softmax on the accumulators: a row's max and sum combine exactly the lanes that
+//     derive_c_rows<Atom>() says share that row (shuffle-xor over its lane bits), per local row
+//   P = exp(S - m) converted to the input type and fed back as the A operand of O += P V: in
+//     registers when derive_c_to_a<Atom>() proves every A slot of P lives in the same lane's C
+//     fragment (NVIDIA mma.sync), else through a per-wave staging area in shared memory (AMD WMMA and
+//     MFMA, whose C and A layouts are transposed across lanes)
+//   O accumulators in the C layout; at the end O /= l and LSE = m + log(l) (natural log), empty
+//     rows O = 0 and LSE = -inf.
+// Masking: the key tiles outside the block's visible range [lo(first row), hi(last row)] are never
+// loaded (causal/window early exit); inside, each score is masked against its own row's interval,
+// which also covers the tail of the last tile (keys past keys(b) are zero-filled and masked).
+#include <cstdint>
+
+#include "flashprobe/atoms/atom_layout.cuh"
+#include "flashprobe/core/device.cuh"
+#include "src/attn_common.cuh"
+#include "src/dtype.cuh"
+
+namespace flashprobe::kernels::dev {
+
+template <class E>
+FP_DEV std::uint16_t to_bits(float x) {
+  if constexpr (E::kType == DType::f16) return f32_to_f16(x);
+  else return f32_to_bf16_rne(x);
+}
+
+template <class Atom, int D, int Waves, int Bn>
+struct MmaConfig {
+  static constexpr int M = Atom::M, N = Atom::N, K = Atom::K;
+  static constexpr int kWaves = Waves, kBn = Bn;
+  static constexpr int kBm = Waves * M;                // query rows per block
+  static constexpr int kThreads = Waves * Atom::kWave;
+  static constexpr int kKT = D / K;                    // k-steps of S = Q K^T
+  static constexpr int kNT = Bn / N;                   // S accumulator tiles per wave
+  static constexpr int kPT = Bn / K;                   // k-steps of O += P V
+  static constexpr int kOT = D / N;                    // O accumulator tiles per wave
+  // Shared rows are padded by 8 elements (16 bytes) so that the lanes of a fragment load, which
+  // walk down rows, do not all land in one bank.
+  static constexpr int kLd = D + 8;
+  static constexpr int kPLd = Bn + 8;
+  static_assert(D % K == 0 && D % N == 0, "head dim must be a multiple of the atom's K and N");
+  static_assert(Bn % N == 0 && Bn % K == 0, "key tile must be a multiple of the atom's N and K");
+  static_assert(Atom::kA % 2 == 0 && Atom::kB % 2 == 0, "16-bit operands come in register pairs");
+};
+
+// First C slot of each local row of an atom: where a lane finds that row's index.
+template <class Atom>
+constexpr int first_slot_of_row(const atoms::CRows<Atom>& rows, int rr) {
+  for (int s = 0; s < Atom::kC; ++s)
+    if (rows.local[s] == rr) return s;
+  return 0;
+}
+
+template <class Atom, class E, int D, int Waves, int Bn>
+__global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
+  using C = MmaConfig<Atom, D, Waves, Bn>;
+  // Derived from the atom's layout at compile time (local constexpr copies: device code may not
+  // odr-use host statics); indices into them are unrolled loop counters, so they fold away.
+  constexpr atoms::CRows<Atom> kRows = atoms::derive_c_rows<Atom>();
+  constexpr atoms::CToA<Atom> kC2A = atoms::derive_c_to_a<Atom>();
+  static_assert(kRows.consistent, "every lane must group its C slots into rows the same way");
+  constexpr int M = C::M, N = C::N, K = C::K, R = kRows.rows;
+  constexpr bool kPInRegs = kC2A.in_place;
+
+  __shared__ std::uint16_t k_s[Bn * C::kLd];
+  __shared__ std::uint16_t v_s[Bn * C::kLd];
+  __shared__ std::uint16_t p_s[kPInRegs ? 1 : Waves * M * C::kPLd];
+
+  const int lane = static_cast<int>(threadIdx.x) % Atom::kWave;
+  const int wave = static_cast<int>(threadIdx.x) / Atom::kWave;
+  const int tid = static_cast<int>(threadIdx.x);
+  const int h = static_cast<int>(blockIdx.y), b = static_cast<int>(blockIdx.z);
+  const int hk = kv_head<Bug::none>(p, h);
+  const int i0 = static_cast<int>(blockIdx.x) * C::kBm;  // block's first query row
+  const int w0 = i0 + wave * M;                           // wave's first query row
+  const int keys = keys_of(p, b);
+  const std::int64_t diag = diag_of<Bug::none>(p, b);
+  const auto* qg = static_cast<const std::uint16_t*>(p.q);
+  const auto* kg = static_cast<const std::uint16_t*>(p.k);
+  const auto* vg = static_cast<const std::uint16_t*>(p.v);
+
+  // Q in registers, A layout; rows past Sq are zero (they see no key and are never stored).
+  std::uint32_t qf[C::kKT][Atom::kA / 2];
+#pragma unroll
+  for (int kk = 0; kk < C::kKT; ++kk)
+#pragma unroll
+    for (int r = 0; r < Atom::kA / 2; ++r) {
+      std::uint16_t e[2];
+#pragma unroll
+      for (int u = 0; u < 2; ++u) {
+        const atoms::Coord a = Atom::a(lane, 2 * r + u);
+        const int i = w0 + a.row;
+        e[u] = i < p.sq ? qg[offset4(p.qs, b, i, h, kk * K + a.col)] : std::uint16_t{0};
+      }
+      qf[kk][r] = atoms::pack2(e[0], e[1]);
+    }
+
+  // Per local row: its query index, visible key interval and diagonal position; softmax state.
+  int row_i[R];
+  std::int64_t lo_r[R], hi_r[R], idiag_r[R];
+  float m_r[R], l_r[R];
+#pragma unroll
+  for (int rr = 0; rr < R; ++rr) {
+    row_i[rr] = w0 + Atom::c(lane, first_slot_of_row<Atom>(kRows, rr)).row;
+    if (row_i[rr] < p.sq) visible_range<Bug::none>(p, b, row_i[rr], lo_r[rr], hi_r[rr]);
+    else lo_r[rr] = 1, hi_r[rr] = 0;
+    idiag_r[rr] = row_i[rr] + diag;
+    m_r[rr] = kNegInf;
+    l_r[rr] = 0.f;
+  }
+  // The block's key range: lo and hi are non-decreasing in the row, so the first and last valid
+  // rows bound it.
+  std::int64_t blo = 1, bhi = 0;
+  const int last = (i0 + C::kBm < p.sq ? i0 + C::kBm : p.sq) - 1;
+  if (i0 <= last) {
+    std::int64_t t0, t1;
+    visible_range<Bug::none>(p, b, i0, blo, t0);
+    visible_range<Bug::none>(p, b, last, t1, bhi);
+  }
+
+  float o[C::kOT][Atom::kC];
+#pragma unroll
+  for (int ot = 0; ot < C::kOT; ++ot)
+#pragma unroll
+    for (int s = 0; s < Atom::kC; ++s) o[ot][s] = 0.f;
+
+  for (std::int64_t kv0 = blo > 0 ? (blo / Bn) * Bn : 0; blo <= bhi && kv0 <= bhi; kv0 += Bn) {
+    fp_dev::barrier();  // the previous tile's readers are done before it is overwritten
+    for (int idx = tid; idx < Bn * D; idx += C::kThreads) {
+      const int jj = idx / D, x = idx % D;
+      const std::int64_t j = kv0 + jj;
+      const bool in = j < keys;
+      k_s[jj * C::kLd + x] = in ? kg[offset4(p.ks, b, j, hk, x)] : std::uint16_t{0};
+      v_s[jj * C::kLd + x] = in ? vg[offset4(p.vs, b, j, hk, x)] : std::uint16_t{0};
+    }
+    fp_dev::barrier();
+
+    // S = Q K^T: B[k][n] = K[key n][dim k].
+    float s[C::kNT][Atom::kC];
+#pragma unroll
+    for (int nt = 0; nt < C::kNT; ++nt) {
+#pragma unroll
+      for (int q = 0; q < Atom::kC; ++q) s[nt][q] = 0.f;
+#pragma unroll
+      for (int kk = 0; kk < C::kKT; ++kk) {
+        std::uint32_t bf[Atom::kB / 2];
+#pragma unroll
+        for (int r = 0; r < Atom::kB / 2; ++r) {
+          const atoms::Coord b0 = Atom::b(lane, 2 * r), b1 = Atom::b(lane, 2 * r + 1);
+          bf[r] = atoms::pack2(k_s[(nt * N + b0.col) * C::kLd + kk * K + b0.row],
+                               k_s[(nt * N + b1.col) * C::kLd + kk * K + b1.row]);
+        }
+        Atom::mma(s[nt], qf[kk], bf);
+      }
+    }
+
+    // Scores, mask, and the new row maxima (per lane, then across the lanes of each row).
+    float mnew[R];
+#pragma unroll
+    for (int rr = 0; rr < R; ++rr) mnew[rr] = m_r[rr];
+#pragma unroll
+    for (int nt = 0; nt < C::kNT; ++nt)
+#pragma unroll
+      for (int q = 0; q < Atom::kC; ++q) {
+        const int rr = kRows.local[q];
+        const std::int64_t j = kv0 + nt * N + Atom::c(lane, q).col;
+        float v = score(p, s[nt][q], h, idiag_r[rr], j);
+        if (j < lo_r[rr] || j > hi_r[rr]) v = kNegInf;
+        s[nt][q] = v;
+        mnew[rr] = fmaxf(mnew[rr], v);
+      }
+#pragma unroll
+    for (int rr = 0; rr < R; ++rr)
+#pragma unroll
+      for (int bit = 1; bit < Atom::kWave; bit <<= 1)
+        if (kRows.lane_mask & bit) mnew[rr] = fmaxf(mnew[rr], fp_dev::shfl_xor(mnew[rr], bit, Atom::kWave));
+
+    // Rescale what came before; a row whose max is still -inf has nothing to rescale (guarded, so a
+    // fully masked tile gives no NaN).
+    float muse[R];
+#pragma unroll
+    for (int rr = 0; rr < R; ++rr) {
+      const float alpha = m_r[rr] == kNegInf ? 0.f : exp2f((m_r[rr] - mnew[rr]) * kLog2e);
+      m_r[rr] = mnew[rr];
+      muse[rr] = mnew[rr] == kNegInf ? 0.f : mnew[rr];
+      l_r[rr] *= alpha;
+#pragma unroll
+      for (int ot = 0; ot < C::kOT; ++ot)
+#pragma unroll
+        for (int q = 0; q < Atom::kC; ++q)
+          if (kRows.local[q] == rr) o[ot][q] *= alpha;
+    }
+    // P = exp(S - m); each lane sums its part of the row (combined across lanes once, at the end:
+    // every lane of a row rescales by the same alpha, so partial sums stay consistent).
+#pragma unroll
+    for (int nt = 0; nt < C::kNT; ++nt)
+#pragma unroll
+      for (int q = 0; q < Atom::kC; ++q) {
+        const int rr = kRows.local[q];
+        const float pv = exp2f((s[nt][q] - muse[rr]) * kLog2e);
+        s[nt][q] = pv;
+        l_r[rr] += pv;
+      }
+
+    if constexpr (!kPInRegs) {
+      // Stage P in the input type through shared memory: written in the C layout, read in the A layout.
+      std::uint16_t* pw = p_s + wave * M * C::kPLd;
+#pragma unroll
+      for (int nt = 0; nt < C::kNT; ++nt)
+#pragma unroll
+        for (int q = 0; q < Atom::kC; ++q) {
+          const atoms::Coord c = Atom::c(lane, q);
+          pw[c.row * C::kPLd + nt * N + c.col] = to_bits<E>(s[nt][q]);
+        }
+      fp_dev::barrier();
+    }
+
+    // O += P V: A = P (rows x keys), B[k][n] = V[key k][dim n].
+#pragma unroll
+    for (int pt = 0; pt < C::kPT; ++pt) {
+      std::uint32_t af[Atom::kA / 2];
+#pragma unroll
+      for (int r = 0; r < Atom::kA / 2; ++r) {
+        if constexpr (kPInRegs) {
+          constexpr int kTilesPerK = K / N;
+          af[r] = atoms::pack2(
+              to_bits<E>(s[pt * kTilesPerK + kC2A.tile[2 * r]][kC2A.slot[2 * r]]),
+              to_bits<E>(s[pt * kTilesPerK + kC2A.tile[2 * r + 1]][kC2A.slot[2 * r + 1]]));
+        } else {
+          const std::uint16_t* pw = p_s + wave * M * C::kPLd;
+          const atoms::Coord a0 = Atom::a(lane, 2 * r), a1 = Atom::a(lane, 2 * r + 1);
+          af[r] = atoms::pack2(pw[a0.row * C::kPLd + pt * K + a0.col], pw[a1.row * C::kPLd + pt * K + a1.col]);
+        }
+      }
+#pragma unroll
+      for (int ot = 0; ot < C::kOT; ++ot) {
+        std::uint32_t bf[Atom::kB / 2];
+#pragma unroll
+        for (int r = 0; r < Atom::kB / 2; ++r) {
+          const atoms::Coord b0 = Atom::b(lane, 2 * r), b1 = Atom::b(lane, 2 * r + 1);
+          bf[r] = atoms::pack2(v_s[(pt * K + b0.row) * C::kLd + ot * N + b0.col],
+                               v_s[(pt * K + b1.row) * C::kLd + ot * N + b1.col]);
+        }
+        Atom::mma(o[ot], af, bf);
+      }
+    }
+  }
+
+  // Finish: combine the row sums across the row's lanes, normalize, store O and the LSE.
+#pragma unroll
+  for (int rr = 0; rr < R; ++rr)
+#pragma unroll
+    for (int bit = 1; bit < Atom::kWave; bit <<= 1)
+      if (kRows.lane_mask & bit) l_r[rr] += fp_dev::shfl_xor(l_r[rr], bit, Atom::kWave);
+#pragma unroll
+  for (int ot = 0; ot < C::kOT; ++ot)
+#pragma unroll
+    for (int q = 0; q < Atom::kC; ++q) {
+      const int rr = kRows.local[q];
+      if (row_i[rr] >= p.sq) continue;
+      const atoms::Coord c = Atom::c(lane, q);
+      const float inv = l_r[rr] > 0.f ? 1.f / l_r[rr] : 0.f;
+      store(p.o, offset4(p.os, b, row_i[rr], h, ot * N + c.col), p.out_dtype, o[ot][q] * inv);
+    }
+  if ((lane & kRows.lane_mask) == 0) {
+#pragma unroll
+    for (int rr = 0; rr < R; ++rr)
+      if (row_i[rr] < p.sq)
+        p.lse[(static_cast<std::int64_t>(b) * p.hq + h) * p.sq + row_i[rr]] =
+            l_r[rr] > 0.f ? m_r[rr] + logf(l_r[rr]) : kNegInf;
+  }
+}
+
+}  // namespace flashprobe::kernels::dev

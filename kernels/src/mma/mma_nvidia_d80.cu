@@ -1,0 +1,12 @@
+// The NVIDIA mma kernel (mma.sync m16n8k16) for D = Dv = 80, f16 and bf16 (one dim per translation unit).
+#include "flashprobe/atoms/sm80_mma.cuh"
+#include "src/mma/mma_launch.cuh"
+#include "src/mma/mma_launchers.h"
+
+namespace flashprobe::kernels::detail {
+template <>
+void launch_mma_nvidia<80>(const Params& p, Stream s) {
+  if (p.dtype == DType::bf16) launch_mma_atom<atoms::SM80_16x8x16_F32BF16BF16F32_TN, dev::BF16, 80>(p, s);
+  else launch_mma_atom<atoms::SM80_16x8x16_F32F16F16F32_TN, dev::F16, 80>(p, s);
+}
+}  // namespace flashprobe::kernels::detail

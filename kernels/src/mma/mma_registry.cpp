@@ -1,0 +1,94 @@
+// The mma kernel's registry entry: which devices and problems it takes (pure host code, in every
+// build) and its launch, which picks the atom of the device's architecture family.
+#include <algorithm>
+#include <string>
+
+#include "flashprobe/core/error.h"
+#include "flashprobe/kernels/registry.h"
+#include "src/mma/mma_launchers.h"
+
+namespace flashprobe::kernels {
+
+namespace {
+
+// The atom family of a device: "sm80" (mma.sync m16n8k16, sm_80 and later), "gfx11" (RDNA3 WMMA),
+// "gfx12" (RDNA4 WMMA), "cdna" (MFMA 32x32x8 on gfx908/gfx90a/gfx94x), or "" (none).
+std::string atom_family(const DeviceInfo& dev) {
+  if (dev.vendor == "nvidia") return dev.arch_number >= 80 ? "sm80" : "";
+  if (dev.arch.rfind("gfx11", 0) == 0) return "gfx11";
+  if (dev.arch.rfind("gfx12", 0) == 0) return "gfx12";
+  if (dev.arch == "gfx908" || dev.arch == "gfx90a" || dev.arch.rfind("gfx94", 0) == 0) return "cdna";
+  return "";
+}
+
+bool dim_ok(const std::string& family, int d) {
+  static constexpr int kDims[] = {64, 80, 96, 128, 256};
+  if (std::find(std::begin(kDims), std::end(kDims), d) == std::end(kDims)) return false;
+  return family != "cdna" || d % 32 == 0;  // MFMA 32x32x8: the O tiles are 32 columns wide
+}
+
+Support mma_supports(const DeviceInfo& dev, const AttnProblem& p) {
+  for (auto& i : validate(p))
+    if (i.severity == ProblemIssue::Severity::error) return Support::no("invalid problem: " + i.field + ": " + i.message);
+  const std::string fam = atom_family(dev);
+  if (fam.empty())
+    return Support::no("arch=" + (dev.arch.empty() ? std::string("none") : dev.arch) +
+                       ": mma has no matrix atom for it (sm_80+, gfx11, gfx12, gfx908/gfx90a/gfx94x)");
+  if (p.dtype == DType::f32) return Support::no("dtype=f32: mma reads f16 or bf16 inputs");
+  if (p.d != p.dv) return Support::no("d=" + std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + ": mma needs d == dv");
+  if (!dim_ok(fam, p.d))
+    return Support::no("d=" + std::to_string(p.d) + ": mma on " + dev.arch + " is built for d in " +
+                       (fam == "cdna" ? "{64, 96, 128, 256}" : "{64, 80, 96, 128, 256}"));
+  if (p.hq > kMaxGridYZ || p.batch > kMaxGridYZ)
+    return Support::no("hq=" + std::to_string(p.hq) + ", batch=" + std::to_string(p.batch) + " exceed the grid limit " +
+                       std::to_string(kMaxGridYZ));
+  return Support::yes();
+}
+
+#ifdef FP_HAVE_GPU_RUNTIME
+template <template <int> class Launch, class... Args>
+void by_dim(int d, Args&&... args) {
+  switch (d) {
+    case 64: Launch<64>::run(args...); return;
+    case 80: Launch<80>::run(args...); return;
+    case 96: Launch<96>::run(args...); return;
+    case 128: Launch<128>::run(args...); return;
+    case 256: Launch<256>::run(args...); return;
+  }
+  throw UsageError("d=" + std::to_string(d) + ": mma is built for d in {64, 80, 96, 128, 256}");
+}
+template <int D>
+struct NvidiaLaunch {
+  static void run(const Params& p, Stream s) { detail::launch_mma_nvidia<D>(p, s); }
+};
+template <int D>
+struct AmdLaunch {
+  static void run(const Params& p, const std::string& fam, Stream s) { detail::launch_mma_amd<D>(p, fam, s); }
+};
+#endif
+
+}  // namespace
+
+KernelInfo make_mma_kernel() {
+  return {"mma",
+          "tensor-core FlashAttention-2 driven by an atom: mma.sync m16n8k16 on NVIDIA, WMMA on gfx11/gfx12, "
+          "MFMA 32x32x8 on CDNA; f16/bf16, d = dv in {64, 80, 96, 128, 256}",
+          mma_supports, [](const AttnProblem&) { return std::size_t{0}; },
+          [](const AttnProblem& p, const DeviceTensors& t, void* ws, Stream s) {
+            (void)ws;
+#ifdef FP_HAVE_GPU_RUNTIME
+            const Params prm = make_params(p, t);
+#if defined(FP_VENDOR_HIP)
+            static const std::string family = atom_family(require_device());  // one device per process
+            by_dim<AmdLaunch>(p.d, prm, family, s);
+#else
+            by_dim<NvidiaLaunch>(p.d, prm, s);
+#endif
+#else
+            (void)p, (void)t, (void)s;
+            throw NoDevice("no GPU device: this build has no GPU backend, mma cannot launch");
+#endif
+          }};
+}
+
+}  // namespace flashprobe::kernels

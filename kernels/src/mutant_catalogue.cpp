@@ -1,0 +1,64 @@
+#include "flashprobe/kernels/mutant_catalogue.h"
+
+namespace flashprobe::kernels {
+
+const std::vector<MutantMeta>& mutant_catalogue() {
+  static const std::vector<MutantMeta> c{
+      {"softmax_block_not_pow2", Bug::softmax_block_not_pow2, "ref3pass",
+       "softmax tree reduction over a block of sk threads without rounding up to a power of two",
+       "a softmax whose block size followed the row length dropped the third of 3 elements: every generated "
+       "token came out the same",
+       "oracle agreement with sk in {3, 5, 7} (any sk < 256 that is not a power of two)"},
+      {"causal_top_left", Bug::causal_top_left, "tiled",
+       "bottom-right causal mask computed with the diagonal at 0 (top-left)",
+       "kernels that implemented torch's is_causal alignment where the KV-cache convention was asked for",
+       "oracle agreement, causal with sk != sq"},
+      {"kv_offset_ignored", Bug::kv_offset_ignored, "decode",
+       "causal diagonal computed from the new tokens only, ignoring the kv_offset tokens already cached",
+       "decode kernels masking with the chunk's own positions after a KV-cache append",
+       "oracle agreement, causal with kv_offset > 0"},
+      {"varlen_diag_global", Bug::varlen_diag_global, "tiled",
+       "causal diagonal from the padded sk instead of the batch's own key count",
+       "varlen / paged-cache kernels aligning every batch element to the longest sequence",
+       "oracle agreement, causal with per-batch key lengths below sk"},
+      {"gqa_mod", Bug::gqa_mod, "tiled", "query head h reads kv head h % Hkv instead of h / (Hq / Hkv)",
+       "GQA ports that interleaved the query heads of a group the wrong way",
+       "oracle agreement, GQA with hkv >= 2 and group >= 2"},
+      {"tail_unmasked", Bug::tail_unmasked, "tiled",
+       "keys past keys(b) in the last K/V tile are not masked (zero-filled keys get score 0)",
+       "off-by-one in the tail tile when sk is not a multiple of the tile width",
+       "oracle agreement, non-causal with sk % 32 != 0"},
+      {"masked_row_nan", Bug::masked_row_nan, "tiled",
+       "online softmax with no guard on a -inf running max: a fully masked tile gives exp(-inf - -inf) = NaN",
+       "FlashAttention ports producing NaN for rows whose first tiles are masked (sliding windows, padding)",
+       "finite output / oracle agreement with a sliding window or rows that see no key"},
+      {"combine_skips_empty", Bug::combine_skips_empty, "decode",
+       "split-K combine stops at the first split with lse = -inf, losing the later splits",
+       "split-KV decode kernels mishandling splits that hold no visible key",
+       "oracle agreement, decode with a window or causal mask that empties the first splits"},
+      {"missing_barrier", Bug::missing_barrier, "tiled",
+       "no barrier between writing a K/V tile to shared memory and reading it",
+       "shared-memory race after a refactor removed a __syncthreads (caught by racecheck, shows as wrong output)",
+       "oracle agreement over many tiles (long sk); compute-sanitizer racecheck"},
+      {"bf16_truncate", Bug::bf16_truncate, "ref3pass",
+       "f32 -> bf16 output by dropping the low 16 bits instead of round-to-nearest-even",
+       "hand-written bf16 conversions that truncate (biased toward zero by half an ulp on average)",
+       "oracle agreement of bf16 outputs (bias over many elements)"},
+      {"lse_scale_twice", Bug::lse_scale_twice, "tiled",
+       "the softmax scale applied again to the running max when forming the LSE",
+       "kernels that fold scale*log2(e) into the exponent and re-apply the scale when writing LSE",
+       "LSE agreement (O is unaffected: only an LSE check kills it)"},
+      {"rowsum_f16", Bug::rowsum_f16, "tiled", "the softmax row sum accumulated in fp16",
+       "half-precision accumulators for the softmax denominator",
+       "oracle agreement with long rows (sk >= 1000)"},
+  };
+  return c;
+}
+
+const MutantMeta* find_mutant_meta(const std::string& name) {
+  for (auto& m : mutant_catalogue())
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+}  // namespace flashprobe::kernels

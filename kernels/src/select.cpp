@@ -1,0 +1,126 @@
+#include "flashprobe/kernels/select.h"
+
+#include <sstream>
+
+namespace flashprobe::kernels {
+namespace {
+
+[[maybe_unused]] std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == ';' || c == ',' || c == ' ') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+// "sm_90" -> 90; -1 when not an sm_NN name.
+int sm_number(const std::string& arch) {
+  if (arch.rfind("sm_", 0) != 0) return -1;
+  try {
+    return std::stoi(arch.substr(3));
+  } catch (...) {
+    return -1;
+  }
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+}  // namespace
+
+BinaryTargets binary_targets() {
+#if defined(FLASHPROBE_KERNEL_VENDOR) && defined(FLASHPROBE_KERNEL_ARCHS)
+  return {FLASHPROBE_KERNEL_VENDOR, split_list(FLASHPROBE_KERNEL_ARCHS)};
+#else
+  return {};
+#endif
+}
+
+std::string binary_runs_on(const BinaryTargets& bin, const DeviceInfo& dev) {
+  if (bin.vendor.empty()) return "this binary has no GPU code (built with FLASHPROBE_GPU=off)";
+  if (dev.arch.empty()) return "no GPU device";
+  if (dev.vendor != bin.vendor)
+    return "the binary has " + bin.vendor + " code (" + join(bin.archs) + ") but the device is " +
+           (dev.vendor.empty() ? std::string("of unknown vendor") : dev.vendor) + " " + dev.arch;
+  if (bin.vendor == "amd") {
+    for (auto& a : bin.archs)
+      if (a == dev.arch) return {};
+    return "no code object for " + dev.arch + " in this binary (it has " + join(bin.archs) +
+           "); rebuild with -DGPU_TARGETS=" + dev.arch;
+  }
+  const int dev_sm = sm_number(dev.arch);
+  if (dev_sm < 0) return "device arch '" + dev.arch + "' is not an sm_NN name";
+  for (auto& a : bin.archs) {
+    const bool real_only = a.ends_with("-real"), virtual_only = a.ends_with("-virtual");
+    int n = -1;
+    try {
+      n = std::stoi(a);
+    } catch (...) {
+      continue;
+    }
+    // SASS for sm_N runs on the same major version with an equal or newer minor.
+    if (!virtual_only && n / 10 == dev_sm / 10 && dev_sm >= n) return {};
+    // PTX for compute_N is JIT-compiled by the driver for any newer architecture.
+    if (!real_only && dev_sm >= n) return {};
+  }
+  return "no code for " + dev.arch + " in this binary (it has CUDA architectures " + join(bin.archs) +
+         "); rebuild with -DCMAKE_CUDA_ARCHITECTURES=" + std::to_string(dev_sm);
+}
+
+const std::vector<std::string>& preference_order() {
+  // mma: the tensor-core path of issue 8, preferred wherever it supports the problem.
+  static const std::vector<std::string> order{"mma", "decode", "tiled", "ref3pass"};
+  return order;
+}
+
+std::string Selection::describe() const {
+  std::ostringstream s;
+  s << (kernel ? kernel->name + ": " : std::string("none: ")) << reason;
+  for (auto& r : rejected) s << "\n  not " << r.kernel << ": " << r.reason;
+  return s.str();
+}
+
+Selection select(const DeviceInfo& dev, const AttnProblem& p) { return select(dev, p, binary_targets(), kernels()); }
+
+Selection select(const DeviceInfo& dev, const AttnProblem& p, const BinaryTargets& bin,
+                 const std::vector<KernelInfo>& table) {
+  Selection sel;
+  if (auto why = binary_runs_on(bin, dev); !why.empty()) {
+    sel.reason = why;
+    return sel;
+  }
+  for (auto& name : preference_order()) {
+    const KernelInfo* k = nullptr;
+    for (auto& e : table)
+      if (e.name == name) k = &e;
+    if (!k) {
+      sel.rejected.push_back({name, "not in this build"});
+      continue;
+    }
+    if (Support s = k->supports(dev, p); !s) {
+      sel.rejected.push_back({name, s.reason});
+      continue;
+    }
+    sel.kernel = k;
+    if (name == "mma") sel.reason = "tensor-core path supports the problem on " + dev.arch;
+    else if (name == "decode") sel.reason = "sq=" + std::to_string(p.sq) + " <= " + std::to_string(kDecodeMaxSq) + ": keys split across blocks";
+    else if (name == "tiled") sel.reason = "d=" + std::to_string(p.d) + ", " + std::string(dtype_name(p.dtype)) + ": scalar FlashAttention-2";
+    else if (name == "ref3pass") sel.reason = "fallback: no faster path supports the problem";
+    else sel.reason = "first supported kernel in the order of preference";
+    return sel;
+  }
+  sel.reason = "no kernel supports the problem";
+  return sel;
+}
+
+}  // namespace flashprobe::kernels

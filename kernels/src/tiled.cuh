@@ -1,0 +1,177 @@
+#pragma once
+// tiled: scalar FlashAttention-2 forward. One block per (query tile of kBm rows, head, batch); K/V
+// tiles of kBn keys pass through shared memory/LDS (converted to f32 once, on the way in); the
+// online-softmax state (running max m, row sum l, output accumulator o) stays in registers; S and P
+// never touch global memory.
+//
+// Thread layout: kTpr consecutive threads share one query row, thread c of the row owning dims
+// c, c + kTpr, c + 2*kTpr, ... (kDpt = D / kTpr of them). A row's dot product is kDpt FMAs per thread
+// plus a shuffle-xor reduction of width kTpr; kTpr is a power of two that divides every wave size
+// (32 and 64), so a row never straddles waves and the code is the same in wave32 and wave64.
+// The interleaved ownership makes a row's kTpr threads read kTpr consecutive shared words (no bank
+// conflicts), while the rows of a wave read the same key row (a broadcast).
+//
+// Masking: the block's key range is [lo(first row), hi(last row)] (both ends are non-decreasing in
+// the row index), so tiles outside it are never loaded (the causal / window early exit); inside it
+// each score is masked against its own row's interval, which also masks the tail of the last tile
+// (keys past keys(b) are zero-filled in shared memory and masked).
+#include "flashprobe/core/device.cuh"
+#include "src/attn_common.cuh"
+#include "src/dtype.cuh"
+
+namespace flashprobe::kernels::dev {
+
+// Tile sizes per head dim. All give 256 threads (8 waves of 32, 4 of 64) and at most 32 KB of
+// static shared memory (two f32 tiles kBn x D), under the 48 KB every CUDA and AMD target gives
+// without opt-in, so two blocks fit per SM/CU. Registers per thread: q and o slices (2 * kDpt) plus
+// kBn scores — kDpt <= 16 and kBn <= 32 keep that near 70 live floats (no spills at D = 256).
+template <int D>
+struct TiledConfig;
+template <>
+struct TiledConfig<64> {  // 4 threads per row: 16 dims each; 64 rows share each K/V tile
+  static constexpr int kTpr = 4, kBm = 64, kBn = 32;
+};
+template <>
+struct TiledConfig<80> {  // 80 = 8 x 10: not a power of two, so 8 threads x 10 dims
+  static constexpr int kTpr = 8, kBm = 32, kBn = 32;
+};
+template <>
+struct TiledConfig<96> {  // 8 x 12
+  static constexpr int kTpr = 8, kBm = 32, kBn = 32;
+};
+template <>
+struct TiledConfig<128> {  // 8 x 16
+  static constexpr int kTpr = 8, kBm = 32, kBn = 32;
+};
+template <>
+struct TiledConfig<256> {  // 16 x 16; kBn halves to keep the two f32 tiles at 32 KB
+  static constexpr int kTpr = 16, kBm = 16, kBn = 16;
+};
+
+template <int D>
+struct Tiled : TiledConfig<D> {
+  using Cfg = TiledConfig<D>;
+  static constexpr int kDpt = D / Cfg::kTpr;
+  static constexpr int kThreads = Cfg::kBm * Cfg::kTpr;
+  static constexpr int kTileElems = Cfg::kBn * D;
+  static_assert(D % Cfg::kTpr == 0, "each thread of a row owns the same number of dims");
+  static_assert((Cfg::kTpr & (Cfg::kTpr - 1)) == 0 && Cfg::kTpr <= 32,
+                "a row's threads must be a power of two that divides the wave (32 or 64)");
+  static_assert(kThreads == 256, "__launch_bounds__ below assumes 256 threads");
+  static_assert(2 * kTileElems * 4 <= 32 * 1024, "two f32 tiles must fit in 32 KB");
+};
+inline constexpr int kTiledThreads = 256;
+
+template <int D, class E, Bug bug>
+__global__ __launch_bounds__(kTiledThreads) void tiled_fwd(Params p) {
+  using T = Tiled<D>;
+  constexpr int kTpr = T::kTpr, kBm = T::kBm, kBn = T::kBn, kDpt = T::kDpt;
+  __shared__ float k_tile[T::kTileElems];
+  __shared__ float v_tile[T::kTileElems];
+
+  const int tid = static_cast<int>(threadIdx.x);
+  const int r = tid / kTpr;  // row within the tile
+  const int c = tid % kTpr;  // this thread's dims: c + x * kTpr
+  const int tile = static_cast<int>(blockIdx.x);
+  const int h = static_cast<int>(blockIdx.y);
+  const int b = static_cast<int>(blockIdx.z);
+  const int i = tile * kBm + r;
+  // Rows past Sq still run the loop (they take part in barriers and shuffles) but see no key.
+  const bool row_ok = i < p.sq;
+  const int hk = kv_head<bug>(p, h);
+  const int keys = keys_of(p, b);
+
+  std::int64_t lo = 0, hi = -1;
+  if (row_ok) visible_range<bug>(p, b, i, lo, hi, /*cap_at_keys=*/bug != Bug::tail_unmasked);
+  const std::int64_t i_diag = i + diag_of<bug>(p, b);
+
+  // The block's key range: tiles outside it are masked for every row (early exit).
+  const int last_row = (tile + 1) * kBm <= p.sq ? (tile + 1) * kBm - 1 : p.sq - 1;
+  std::int64_t blo, bhi, unused;
+  visible_range<bug>(p, b, tile * kBm, blo, unused);
+  visible_range<bug>(p, b, last_row, unused, bhi);
+
+  float q[kDpt], o[kDpt];
+#pragma unroll
+  for (int x = 0; x < kDpt; ++x) {
+    q[x] = row_ok ? load<E>(p.q, offset4(p.qs, b, i, h, c + x * kTpr)) : 0.f;
+    o[x] = 0.f;
+  }
+  float m = kNegInf;  // running max, in log2 units
+  float l = 0.f;      // running row sum of exp2(s - m)
+
+  for (std::int64_t j0 = blo < 0 ? 0 : blo / kBn * kBn; j0 <= bhi; j0 += kBn) {
+    // Cooperative load of the K and V tiles; keys past keys(b) are zero-filled (never read from
+    // global memory: they may lie past the end of the tensor) and masked below.
+    for (int e = tid; e < T::kTileElems; e += kTiledThreads) {
+      const int jj = e / D, x = e % D;
+      const std::int64_t j = j0 + jj;
+      const bool in = j < keys;
+      k_tile[e] = in ? load<E>(p.k, offset4(p.ks, b, j, hk, x)) : 0.f;
+      v_tile[e] = in ? load<E>(p.v, offset4(p.vs, b, j, hk, x)) : 0.f;
+    }
+    if constexpr (bug != Bug::missing_barrier) fp_dev::barrier();  // tile written -> tile read
+
+    float s[kBn];
+#pragma unroll
+    for (int jj = 0; jj < kBn; ++jj) {
+      float dot = 0.f;
+#pragma unroll
+      for (int x = 0; x < kDpt; ++x) dot += q[x] * k_tile[jj * D + c + x * kTpr];
+      // Butterfly over the row's kTpr threads: every thread ends with the same (bitwise) sum.
+#pragma unroll
+      for (int w = kTpr / 2; w > 0; w /= 2) dot += fp_dev::shfl_xor(dot, w, kTpr);
+      s[jj] = dot;
+    }
+    float m_tile = kNegInf;
+#pragma unroll
+    for (int jj = 0; jj < kBn; ++jj) {
+      const std::int64_t j = j0 + jj;
+      s[jj] = (j >= lo && j <= hi) ? score(p, s[jj], h, i_diag, j) * kLog2e : kNegInf;
+      m_tile = fmaxf(m_tile, s[jj]);
+    }
+    const float m_new = fmaxf(m, m_tile);
+    // A row that has seen no visible key yet has m_new = -inf, and exp2(-inf - -inf) is NaN. With
+    // 0 as the reference every term is exp2(-inf) = 0 and the state stays (m, l, o) = (-inf, 0, 0).
+    const float m_ref = (bug != Bug::masked_row_nan && m_new == kNegInf) ? 0.f : m_new;
+    const float alpha = exp2f(m - m_ref);
+    l *= alpha;
+#pragma unroll
+    for (int x = 0; x < kDpt; ++x) o[x] *= alpha;
+#pragma unroll
+    for (int jj = 0; jj < kBn; ++jj) {
+      const float pj = exp2f(s[jj] - m_ref);
+      if constexpr (bug == Bug::rowsum_f16) l = round_f16(l + pj);
+      else l += pj;
+#pragma unroll
+      for (int x = 0; x < kDpt; ++x) o[x] += pj * v_tile[jj * D + c + x * kTpr];
+    }
+    m = m_new;
+    fp_dev::barrier();  // tile read -> next tile written
+  }
+
+  if (!row_ok) return;
+  // l == 0: the row saw no key: O = 0, LSE = -inf (DESIGN.md).
+  const float inv = l == 0.f ? 0.f : 1.f / l;
+#pragma unroll
+  for (int x = 0; x < kDpt; ++x) store(p.o, offset4(p.os, b, i, h, c + x * kTpr), p.out_dtype, o[x] * inv);
+  if (c == 0) {
+    float lse = kNegInf;
+    if (l != 0.f) lse = (bug == Bug::lse_scale_twice ? (m * p.scale + log2f(l)) : (m + log2f(l))) * kLn2;
+    p.lse[(std::int64_t{b} * p.hq + h) * p.sq + i] = lse;
+  }
+}
+
+}  // namespace flashprobe::kernels::dev
+
+namespace flashprobe::kernels::detail {
+template <Bug bug, int D>
+void launch_tiled(const Params& p, Stream s) {
+  using T = dev::Tiled<D>;
+  const dim3 grid(static_cast<unsigned>((p.sq + T::kBm - 1) / T::kBm), static_cast<unsigned>(p.hq),
+                  static_cast<unsigned>(p.batch));
+  if (p.dtype == DType::bf16) dev::tiled_fwd<D, dev::BF16, bug><<<grid, dev::kTiledThreads, 0, s>>>(p);
+  else dev::tiled_fwd<D, dev::F16, bug><<<grid, dev::kTiledThreads, 0, s>>>(p);
+  FP_CHECK_LAUNCH("tiled_fwd");
+}
+}  // namespace flashprobe::kernels::detail

@@ -1,0 +1,129 @@
+#pragma once
+// Kernel-facing atoms: one matrix instruction on one target as data plus one function.
+//
+// An atom type provides
+//   kName               the name the probe registry uses (probes/, `flashprobe list atoms`)
+//   M, N, K, kWave      the tile D[MxN] += A[MxK] * B[KxN] one wave computes
+//   kA, kB, kC          elements per lane of A, B and C/D
+//   a(lane, slot), b(lane, slot), c(lane, slot) -> Coord{row, col}
+//                       the register layout: which matrix element a lane's slot holds (A: row = m,
+//                       col = k; B: row = k, col = n; C/D: row = m, col = n)
+//   mma(d, a, b)        d += a * b, fragments as 32-bit registers, slot s in register s / 2,
+//                       low half for even s (the packing of PTX .f16x2 and of AMD vector types)
+// Kernels place data in registers only through a(), b(), c() — never with lane arithmetic of their
+// own — and the CPU test tests/probes/test_atom_layouts.cpp asserts these functions equal the layout
+// the probe registry declares (and, for NVIDIA, the one the H100 probe derived): one source of truth.
+//
+// Derived facts (compile time, this header): which lanes share a row of C (the shuffle-xor masks a
+// row reduction needs), which local row a C slot belongs to, and whether a C fragment can be reused
+// as an A fragment in place (FlashAttention's P = softmax(S) fed to P·V without shared memory).
+#include <cstdint>
+
+// Layout functions are constexpr and callable on the host (CPU tests, the probe registry) and on
+// the device (kernels); this header needs no GPU compiler.
+#if defined(__CUDACC__) || defined(__HIP__)
+#define FP_ATOM_HD __host__ __device__
+#else
+#define FP_ATOM_HD
+#endif
+
+namespace flashprobe::atoms {
+
+struct Coord {
+  int row, col;
+  constexpr bool operator==(const Coord&) const = default;
+};
+
+// Row structure of an atom's C layout, derived from c(): `rows` local rows per lane, slot s belongs
+// to local row `local[s]`, and lanes that differ only in the bits of `lane_mask` hold the same rows.
+template <class Atom>
+struct CRows {
+  static constexpr int kMaxSlots = 64;
+  int rows = 0;
+  int local[kMaxSlots] = {};
+  int lane_mask = 0;  // OR of the single-bit xor masks that keep every slot's row
+  bool consistent = false;
+};
+
+template <class Atom>
+constexpr CRows<Atom> derive_c_rows() {
+  CRows<Atom> r;
+  // Local row index of each slot: order of first appearance of its row in lane 0.
+  int seen[CRows<Atom>::kMaxSlots] = {};
+  for (int s = 0; s < Atom::kC; ++s) {
+    const int row = Atom::c(0, s).row;
+    int idx = -1;
+    for (int q = 0; q < r.rows; ++q)
+      if (seen[q] == row) idx = q;
+    if (idx < 0) {
+      seen[r.rows] = row;
+      idx = r.rows++;
+    }
+    r.local[s] = idx;
+  }
+  // Every lane must group its slots the same way (slot s and t share a row iff local[s] == local[t]).
+  bool ok = true;
+  for (int l = 0; l < Atom::kWave; ++l)
+    for (int s = 0; s < Atom::kC; ++s)
+      for (int t = 0; t < Atom::kC; ++t)
+        if ((Atom::c(l, s).row == Atom::c(l, t).row) != (r.local[s] == r.local[t])) ok = false;
+  // Single-bit lane masks that map every (lane, slot) to a lane holding the same row in that slot.
+  for (int m = 1; m < Atom::kWave; m <<= 1) {
+    bool keeps = true;
+    for (int l = 0; l < Atom::kWave; ++l)
+      for (int s = 0; s < Atom::kC; ++s)
+        if (Atom::c(l ^ m, s).row != Atom::c(l, s).row) keeps = false;
+    if (keeps) r.lane_mask |= m;
+  }
+  // Completeness: lanes holding the same row in some slot differ only inside lane_mask, so a
+  // shuffle-xor tree over those bits combines exactly the lanes of a row.
+  for (int l = 0; l < Atom::kWave; ++l)
+    for (int l2 = 0; l2 < Atom::kWave; ++l2)
+      for (int s = 0; s < Atom::kC; ++s)
+        if (Atom::c(l, s).row == Atom::c(l2, s).row && ((l ^ l2) & ~r.lane_mask) != 0) ok = false;
+  r.consistent = ok;
+  return r;
+}
+
+// Where element (row, col) of an MxK A fragment of k-step `ks` sits in a row of C tiles of width N
+// (P = S reused as A): for each A slot, the C tile and slot in the SAME lane, if that holds for
+// every lane (then the conversion is register moves only), else `in_place = false`.
+template <class Atom>
+struct CToA {
+  static constexpr int kMaxSlots = 64;
+  static constexpr int kTilesPerK = (Atom::K + Atom::N - 1) / Atom::N;
+  bool in_place = false;
+  int tile[kMaxSlots] = {};  // C tile offset within the k-step (0 .. K/N - 1)
+  int slot[kMaxSlots] = {};
+};
+
+template <class Atom>
+constexpr CToA<Atom> derive_c_to_a() {
+  CToA<Atom> r;
+  if (Atom::K % Atom::N != 0) return r;
+  bool ok = true;
+  for (int s = 0; s < Atom::kA; ++s) {
+    int found_t = -1, found_c = -1;
+    // Candidate from lane 0, then verified for every lane.
+    const Coord a0 = Atom::a(0, s);
+    for (int t = 0; t < Atom::K / Atom::N; ++t)
+      for (int cs = 0; cs < Atom::kC; ++cs) {
+        const Coord c0 = Atom::c(0, cs);
+        if (c0.row == a0.row && t * Atom::N + c0.col == a0.col) {
+          found_t = t;
+          found_c = cs;
+        }
+      }
+    if (found_t < 0) { ok = false; break; }
+    for (int l = 0; l < Atom::kWave; ++l) {
+      const Coord a = Atom::a(l, s), c = Atom::c(l, found_c);
+      if (c.row != a.row || found_t * Atom::N + c.col != a.col) ok = false;
+    }
+    r.tile[s] = found_t;
+    r.slot[s] = found_c;
+  }
+  r.in_place = ok;
+  return r;
+}
+
+}  // namespace flashprobe::atoms

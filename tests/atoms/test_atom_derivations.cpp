@@ -1,0 +1,93 @@
+// What the mma kernel derives from an atom's layout at compile time: the lanes that share a row of
+// C (its row-reduction shuffles), the local row of each C slot, and whether P can be reused from the
+// C fragment as the A operand in registers. Checked per atom against hand-worked values, so a layout
+// edit that would silently change the kernel's reductions fails here first.
+#include <gtest/gtest.h>
+
+#include "flashprobe/atoms/amd_layout.h"
+#include "flashprobe/atoms/sm80_layout.h"
+
+using namespace flashprobe::atoms;
+
+TEST(AtomDerivations, Sm80RowsAreSharedByTheFourLanesOfAGroup) {
+  constexpr auto r = derive_c_rows<SM80_16x8x16_Layout>();
+  static_assert(r.consistent);
+  EXPECT_EQ(r.rows, 2);           // rows groupID and groupID + 8
+  EXPECT_EQ(r.lane_mask, 0b11);   // lanes 4g .. 4g+3: shuffle-xor 1 and 2
+  EXPECT_EQ(r.local[0], r.local[1]);
+  EXPECT_EQ(r.local[2], r.local[3]);
+  EXPECT_NE(r.local[0], r.local[2]);
+}
+
+TEST(AtomDerivations, Sm80PReusesTheAccumulatorsInRegisters) {
+  constexpr auto c2a = derive_c_to_a<SM80_16x8x16_Layout>();
+  static_assert(c2a.in_place);
+  // a_i of P's k-step comes from C tile (i >> 2) and slot (i & 3): the FlashAttention-2 identity.
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(c2a.tile[i], i >> 2) << i;
+    EXPECT_EQ(c2a.slot[i], i & 3) << i;
+  }
+}
+
+TEST(AtomDerivations, Gfx11RowsSpanHalfAWaveAndPNeedsSharedMemory) {
+  constexpr auto r = derive_c_rows<GFX11_WMMA_16x16x16_Layout>();
+  static_assert(r.consistent);
+  EXPECT_EQ(r.rows, 8);
+  EXPECT_EQ(r.lane_mask, 0b1111);  // lanes 0-15 hold even rows, 16-31 odd rows
+  EXPECT_FALSE(derive_c_to_a<GFX11_WMMA_16x16x16_Layout>().in_place);
+}
+
+TEST(AtomDerivations, Gfx12AndCdnaRows) {
+  constexpr auto g12 = derive_c_rows<GFX12_WMMA_16x16x16_Layout>();
+  static_assert(g12.consistent);
+  EXPECT_EQ(g12.rows, 8);
+  EXPECT_EQ(g12.lane_mask, 0b1111);
+  constexpr auto mf = derive_c_rows<CDNA_MFMA_32x32x8_Layout>();
+  static_assert(mf.consistent);
+  EXPECT_EQ(mf.rows, 16);
+  EXPECT_EQ(mf.lane_mask, 0b11111);  // 32 lanes share a row: lanes 0-31 and 32-63 hold other rows
+  EXPECT_FALSE(derive_c_to_a<CDNA_MFMA_32x32x8_Layout>().in_place);
+  EXPECT_FALSE(derive_c_to_a<GFX12_WMMA_16x16x16_Layout>().in_place);
+}
+
+// A deliberately broken layout: lane 0 holds one row in all its slots, lane 4 four different rows,
+// so no per-slot row state and no shuffle tree fits every lane.
+struct BrokenLayout {
+  static constexpr int M = 16, N = 8, K = 16, kWave = 32, kA = 8, kB = 4, kC = 4;
+  static constexpr Coord a(int lane, int i) { return SM80_16x8x16_Layout::a(lane, i); }
+  static constexpr Coord b(int lane, int i) { return SM80_16x8x16_Layout::b(lane, i); }
+  static constexpr Coord c(int lane, int i) { return {(lane + (lane >> 2) * i) % 16, 2 * (lane & 3) + (i & 1)}; }
+};
+
+TEST(AtomDerivations, InconsistentRowStructureIsDetected) {
+  constexpr auto r = derive_c_rows<BrokenLayout>();
+  EXPECT_FALSE(r.consistent);
+  EXPECT_FALSE(derive_c_to_a<BrokenLayout>().in_place);
+}
+
+TEST(AtomDerivations, EveryLayoutCoversItsTilesExactlyOnce) {
+  auto covers = [](auto layout, int rows, int cols, int slots, auto f) {
+    std::vector<int> hit(static_cast<std::size_t>(rows * cols), 0);
+    for (int l = 0; l < decltype(layout)::kWave; ++l)
+      for (int s = 0; s < slots; ++s) {
+        const Coord c = f(l, s);
+        if (c.row < 0 || c.row >= rows || c.col < 0 || c.col >= cols) return false;
+        ++hit[static_cast<std::size_t>(c.row * cols + c.col)];
+      }
+    const int expect = hit[0];
+    for (int h : hit)
+      if (h != expect) return false;
+    return true;
+  };
+  using S = SM80_16x8x16_Layout;
+  EXPECT_TRUE(covers(S{}, S::M, S::K, S::kA, S::a));
+  EXPECT_TRUE(covers(S{}, S::K, S::N, S::kB, S::b));
+  EXPECT_TRUE(covers(S{}, S::M, S::N, S::kC, S::c));
+  using G = GFX11_WMMA_16x16x16_Layout;  // A/B twice (replicated lanes), C once
+  EXPECT_TRUE(covers(G{}, G::M, G::K, G::kA, G::a));
+  EXPECT_TRUE(covers(G{}, G::M, G::N, G::kC, G::c));
+  using X = CDNA_MFMA_32x32x8_Layout;
+  EXPECT_TRUE(covers(X{}, X::M, X::K, X::kA, X::a));
+  EXPECT_TRUE(covers(X{}, X::K, X::N, X::kB, X::b));
+  EXPECT_TRUE(covers(X{}, X::M, X::N, X::kC, X::c));
+}

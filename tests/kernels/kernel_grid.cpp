@@ -1,0 +1,172 @@
+#include "kernel_grid.h"
+
+#include <cmath>
+
+namespace flashprobe::kernels::testing {
+namespace {
+
+AttnProblem make(int batch, int hq, int hkv, int sq, int sk, int d) {
+  AttnProblem p;
+  p.batch = batch;
+  p.hq = hq;
+  p.hkv = hkv;
+  p.sq = sq;
+  p.sk = sk;
+  p.d = p.dv = d;
+  p.dtype = p.out_dtype = DType::f16;
+  return p;
+}
+
+std::vector<double> alibi(int hq) {  // the geometric slopes of the ALiBi paper: 2^(-8(h+1)/H)
+  std::vector<double> s;
+  for (int h = 0; h < hq; ++h) s.push_back(std::pow(2.0, -8.0 * (h + 1) / hq));
+  return s;
+}
+
+std::vector<GridCase> build() {
+  std::vector<GridCase> g;
+  std::uint64_t seed = 1000;
+  auto add = [&](std::string feature, AttnProblem p, InputDist dist = {}) { g.push_back({std::move(feature), std::move(p), dist, seed++}); };
+
+  // Key counts at and around every tile edge, for decode rows (1, 3), a row count inside the first
+  // query tile (17) and one past it (70); causal and not.
+  for (int sk : kGridSk)
+    for (int sq : {1, 3, 17, 70})
+      for (Causal c : {Causal::none, Causal::bottom_right}) {
+        AttnProblem p = make(1, 2, 1, sq, sk, 64);
+        p.causal = c;
+        add("sk_edge", p);
+      }
+  // Query counts in the gap between 1 and the tile heights (16, 32, 64) and just past them.
+  for (int sq : {2, 5, 8, 9, 15, 16, 31, 33, 63, 65})
+    for (int d : {64, 128}) {
+      AttnProblem p = make(2, 2, 2, sq, 100, d);
+      p.causal = Causal::bottom_right;
+      add("sq_gap", p);
+    }
+  // GQA groups of 3 and 6 with two kv heads (h % Hkv and h / group differ).
+  for (auto [hq, hkv] : {std::pair{6, 2}, std::pair{12, 2}, std::pair{6, 1}})
+    for (int sq : {1, 4, 40}) {
+      AttnProblem p = make(2, hq, hkv, sq, 77, 64);
+      p.causal = sq == 40 ? Causal::bottom_right : Causal::none;
+      add("gqa", p);
+    }
+  // Every head dim of tiled, and odd ones for the other paths.
+  for (int d : {64, 80, 96, 128, 256, 72, 40})
+    for (int sq : {1, 37})
+      for (int sk : {50, 129}) add("head_dim", make(1, 2, 1, sq, sk, d));
+  {
+    AttnProblem p = make(1, 2, 2, 5, 33, 64);
+    p.dv = 96;  // d != dv: ref3pass and decode only
+    add("dv_ne_d", p);
+    p.sq = 40;
+    add("dv_ne_d", p);
+  }
+  // KV cache: kv_offset tokens already cached, the new ones attend with bottom-right alignment.
+  for (auto [sq, off] : {std::pair{1, 99}, std::pair{4, 96}, std::pair{10, 90}, std::pair{40, 60}}) {
+    AttnProblem p = make(2, 4, 2, sq, off + sq, 64);
+    p.kv_offset = off;
+    p.causal = Causal::bottom_right;
+    add("kv_offset", p);
+  }
+  // Top-left causal: more queries than keys (rows with no key) and fewer.
+  for (auto [sq, sk] : {std::pair{40, 20}, std::pair{20, 40}, std::pair{3, 9}}) {
+    AttnProblem p = make(1, 2, 1, sq, sk, 64);
+    p.causal = Causal::top_left;
+    add("causal_top_left", p);
+  }
+  // Bottom-right with more queries than keys: the first rows see nothing.
+  for (int sq : {3, 50}) {
+    AttnProblem p = make(1, 2, 1, sq, 2, 64);
+    p.causal = Causal::bottom_right;
+    add("empty_rows", p);
+  }
+  // Per-batch key lengths, zeros included (padded caches / varlen).
+  for (int sq : {1, 5, 20})
+    for (Causal c : {Causal::none, Causal::bottom_right}) {
+      AttnProblem p = make(3, 2, 1, sq, 100, 64);
+      p.causal = c;
+      p.seqlens_k = {0, 37, 100};
+      add("seqlens", p);
+    }
+  // Sliding windows (left, right), with and without causal.
+  for (auto [wl, wr] : {std::pair{4, 0}, std::pair{16, 16}, std::pair{0, 0}, std::pair{32, -1}, std::pair{-1, 8}})
+    for (int sq : {1, 6, 40}) {
+      AttnProblem p = make(1, 2, 1, sq, 129, 64);
+      p.window_left = wl;
+      p.window_right = wr;
+      p.causal = wr == 0 ? Causal::bottom_right : Causal::none;
+      add("window", p);
+    }
+  // Soft-cap (scores pushed into the tanh's bend by larger inputs) and ALiBi.
+  for (double cap : {5.0, 30.0})
+    for (int sq : {1, 40}) {
+      AttnProblem p = make(1, 4, 2, sq, 90, 64);
+      p.softcap = cap;
+      p.causal = Causal::bottom_right;
+      add("softcap", p, InputDist{3.0, -1});
+    }
+  for (int sq : {1, 40})
+    for (Causal c : {Causal::none, Causal::bottom_right}) {
+      AttnProblem p = make(2, 4, 2, sq, 90, 64);
+      p.alibi_slopes = alibi(4);
+      p.causal = c;
+      add("alibi", p);
+    }
+  {
+    AttnProblem p = make(1, 4, 1, 40, 130, 64);
+    p.alibi_slopes = alibi(4);
+    p.softcap = 20;
+    p.window_left = 50;
+    p.causal = Causal::bottom_right;
+    p.scale = 0.3;
+    add("all_features", p, InputDist{2.0, -1});
+    p.sq = 3;
+    add("all_features", p, InputDist{2.0, -1});
+  }
+  // Layouts: BHSD, a fused QKV buffer [B, S, 3, H, D] (q, k, v share strides), padded O.
+  for (int sq : {1, 33}) {
+    AttnProblem p = make(2, 3, 3, sq, 70, 64);
+    p.with_layout(TensorLayout::bhsd);
+    add("bhsd", p);
+    AttnProblem f = make(2, 3, 3, sq, sq, 64);
+    const std::int64_t row = 3LL * f.hq * f.d;
+    f.q = f.k = f.v = Strides{row * sq, row, f.d, 1};
+    f.causal = Causal::bottom_right;
+    add("fused_qkv", f);
+    AttnProblem o = make(1, 2, 1, sq, 70, 64);
+    o.o = Strides{std::int64_t{sq} * 2 * 80, 2 * 80, 80, 1};  // head stride 80 > dv: gaps in O
+    add("padded_o", o);
+  }
+  // Long rows: the row sum gets large (fp16 accumulation shows), many tiles pass through shared memory.
+  for (int sq : {1, 64}) {
+    AttnProblem p = make(1, 2, 1, sq, 2048, 64);
+    add("long_row", p, InputDist{0.5, -1});
+  }
+  {
+    AttnProblem p = make(1, 2, 1, 4, 1000, 64);  // nearly identical keys: a nearly uniform softmax
+    add("near_uniform", p, InputDist{1.0, 0.01});
+    p.sq = 48;
+    add("near_uniform", p, InputDist{1.0, 0.01});
+  }
+  return g;
+}
+
+}  // namespace
+
+AttnProblem GridCase::with_dtype(DType t) const {
+  AttnProblem q = p;
+  q.dtype = t;
+  // Mixed output types on a few features: bf16 in -> f32 out, f32 in -> bf16 out.
+  if (feature == "padded_o" && t == DType::bf16) q.out_dtype = DType::f32;
+  else if (feature == "padded_o" && t == DType::f32) q.out_dtype = DType::bf16;
+  else q.out_dtype = t;
+  return q;
+}
+
+const std::vector<GridCase>& kernel_grid() {
+  static const std::vector<GridCase> g = build();
+  return g;
+}
+
+}  // namespace flashprobe::kernels::testing

@@ -1,0 +1,46 @@
+// The GPU grid itself, checked on the CPU: every case is a valid problem and the grid covers every
+// feature and edge value the kernels issue requires (so the GPU run cannot silently shrink).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "kernel_grid.h"
+
+namespace flashprobe::kernels::testing {
+namespace {
+
+TEST(KernelGrid, EveryCaseIsValidAndUnique) {
+  std::set<std::string> ids;
+  for (auto& c : kernel_grid())
+    for (DType t : {DType::f16, DType::bf16, DType::f32}) {
+      const AttnProblem p = c.with_dtype(t);
+      EXPECT_FALSE(has_errors(validate(p))) << c.id(t);
+      EXPECT_TRUE(ids.insert(c.id(t)).second) << "duplicate case " << c.id(t);
+    }
+}
+
+TEST(KernelGrid, CoversTheRequiredEdges) {
+  const auto& g = kernel_grid();
+  auto any = [&](auto pred) { return std::any_of(g.begin(), g.end(), [&](const GridCase& c) { return pred(c.p); }); };
+  for (int sk : kGridSk) EXPECT_TRUE(any([&](const AttnProblem& p) { return p.sk == sk; })) << "sk=" << sk;
+  for (int sq : {2, 5, 9, 15, 31, 33, 63}) EXPECT_TRUE(any([&](const AttnProblem& p) { return p.sq == sq; })) << "sq=" << sq;
+  for (int d : {64, 80, 96, 128, 256}) EXPECT_TRUE(any([&](const AttnProblem& p) { return p.d == d; })) << "d=" << d;
+  EXPECT_TRUE(any([](const AttnProblem& p) { return p.hkv >= 2 && p.group() == 3; }));
+  EXPECT_TRUE(any([](const AttnProblem& p) { return p.hkv >= 2 && p.group() == 6; }));
+  EXPECT_TRUE(any([](const AttnProblem& p) { return p.kv_offset > 0 && p.sq <= 8; }));
+  EXPECT_TRUE(any([](const AttnProblem& p) { return p.kv_offset > 0 && p.sq > 8; }));
+  EXPECT_TRUE(any([](const AttnProblem& p) {
+    return std::find(p.seqlens_k.begin(), p.seqlens_k.end(), 0) != p.seqlens_k.end();
+  }));
+  EXPECT_TRUE(any([](const AttnProblem& p) { return p.window_left >= 0 && p.window_right >= 0; }));
+  EXPECT_TRUE(any([](const AttnProblem& p) { return p.softcap > 0; }));
+  EXPECT_TRUE(any([](const AttnProblem& p) { return !p.alibi_slopes.empty(); }));
+  EXPECT_TRUE(any([](const AttnProblem& p) { return p.causal == Causal::top_left && p.sq > p.sk; }));
+  EXPECT_TRUE(any([](const AttnProblem& p) { return p.q == p.k && !p.q.is_zero(); }));  // fused QKV
+  EXPECT_TRUE(any([](const AttnProblem& p) { return p.id().find("_bhsd") != std::string::npos; }));
+  EXPECT_TRUE(any([](const AttnProblem& p) { return p.sk >= 1000; }));
+}
+
+}  // namespace
+}  // namespace flashprobe::kernels::testing

@@ -1,0 +1,293 @@
+// Every kernel against the oracle on the deterministic grid (kernel_grid.h), fp16 and bf16 (and f32
+// for ref3pass): agreement with the double-precision oracle, guard bands intact, every output element
+// written, inputs untouched; decode with forced split counts; bitwise determinism; KV append then
+// attend; and every mutant killed by at least one case. Skips without a GPU.
+//
+// One run tells everything: each test prints a summary (cases run, passed, the failing case ids
+// with the oracle's summary) and, when FLASHPROBE_RECORD_DIR is set, writes JSON records there
+// (record_header("kernel_grid") + one record per case).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <map>
+
+#include "../common/gpu_skip.h"
+#include "flashprobe/core/device_info.h"
+#include "flashprobe/core/error.h"
+#include "flashprobe/core/record.h"
+#include "flashprobe/kernels/kv_append.h"
+#include "flashprobe/kernels/mutants.h"
+#include "flashprobe/kernels/registry.h"
+#include "flashprobe/kernels/runner.h"
+#include "flashprobe/kernels/select.h"
+#include "flashprobe/oracle/check.h"
+#include "kernel_grid.h"
+
+namespace flashprobe::kernels {
+namespace {
+
+using testing::GridCase;
+using testing::kernel_grid;
+
+std::vector<DType> dtypes_for(const std::string& kernel) {
+  if (kernel == "ref3pass") return {DType::f16, DType::bf16, DType::f32};
+  return {DType::f16, DType::bf16};
+}
+
+// Collects per-case records and failures of one test; prints a summary and writes the record file.
+struct Report {
+  std::string name;
+  nlohmann::json cases = nlohmann::json::array();
+  int run = 0, passed = 0, unsupported = 0;
+  std::vector<std::string> failures;
+
+  void add(const std::string& kernel, const std::string& case_id, bool pass, nlohmann::json rec, const std::string& why) {
+    ++run;
+    if (pass) ++passed;
+    else failures.push_back(kernel + " " + case_id + ": " + why);
+    rec["kernel"] = kernel;
+    rec["case"] = case_id;
+    rec["pass"] = pass;
+    cases.push_back(std::move(rec));
+  }
+  ~Report() {
+    std::cout << "[" << name << "] " << run << " case(s) run, " << passed << " passed, " << failures.size()
+              << " failed, " << unsupported << " refused by supports()\n";
+    for (std::size_t i = 0; i < failures.size() && i < 40; ++i) std::cout << "  FAIL " << failures[i] << "\n";
+    if (failures.size() > 40) std::cout << "  ... " << failures.size() - 40 << " more\n";
+    if (const char* dir = std::getenv("FLASHPROBE_RECORD_DIR")) {
+      nlohmann::json j = record_header("kernel_grid");
+      j["test"] = name;
+      j["run"] = run;
+      j["passed"] = passed;
+      j["cases"] = cases;
+      std::filesystem::create_directories(dir);
+      write_json_file(std::string(dir) + "/kernel_grid_" + name + ".json", j);
+    }
+  }
+};
+
+// Runs one kernel on one case and judges it: oracle agreement plus the runner's findings.
+struct Outcome {
+  bool pass = false;
+  std::string why;
+  nlohmann::json rec;
+  RunResult run;
+};
+Outcome judge(const KernelInfo& k, const AttnProblem& p, const AttnInputs& in) {
+  Outcome r;
+  r.run = run_kernel(k, p, in);
+  const oracle::CheckResult c = oracle::check(p, in, r.run.out);
+  r.rec = c.to_json();
+  r.rec["run_findings"] = r.run.describe();
+  r.pass = c.pass && r.run.clean();
+  if (!c.pass) r.why = c.summary();
+  if (!r.run.clean()) r.why += (r.why.empty() ? "" : "; ") + r.run.describe();
+  return r;
+}
+
+void run_grid(const KernelInfo& k, Report& rep) {
+  const DeviceInfo dev = require_device();
+  for (const GridCase& c : kernel_grid())
+    for (DType t : dtypes_for(k.name)) {
+      const AttnProblem p = c.with_dtype(t);
+      if (!k.supports(dev, p)) {
+        ++rep.unsupported;
+        continue;
+      }
+      const AttnInputs in = random_inputs(p, c.seed, c.dist);
+      Outcome o = judge(k, p, in);
+      rep.add(k.name, c.id(t), o.pass, std::move(o.rec), o.why);
+    }
+}
+
+class KernelGrid : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(KernelGrid, AgreesWithOracleOnEveryCase) {
+  FP_SKIP_WITHOUT_GPU();
+  const KernelInfo* k = find_kernel(GetParam());
+  ASSERT_NE(k, nullptr);
+  Report rep{GetParam()};
+  run_grid(*k, rep);
+  EXPECT_GT(rep.run, 0);
+  EXPECT_TRUE(rep.failures.empty()) << rep.failures.size() << " failing case(s), first: " << rep.failures.front();
+}
+INSTANTIATE_TEST_SUITE_P(Kernels, KernelGrid, ::testing::Values("ref3pass", "tiled", "decode"));
+
+// Decode with forced split counts: 1, even, odd, and more splits than keys (empty splits), on the
+// cases where splits matter: edge key counts, windows that empty the first splits, zero-length keys.
+TEST(DecodeSplits, AnySplitCountAgrees) {
+  FP_SKIP_WITHOUT_GPU();
+  const DeviceInfo dev = require_device();
+  Report rep{"decode_splits"};
+  for (int splits : {1, 2, 3, 5, 7, 64}) {
+    const KernelInfo k = decode_with_splits(splits);
+    for (const GridCase& c : kernel_grid()) {
+      if (c.feature != "sk_edge" && c.feature != "window" && c.feature != "seqlens" && c.feature != "kv_offset") continue;
+      const AttnProblem p = c.with_dtype(DType::f16);
+      if (!k.supports(dev, p)) continue;
+      const AttnInputs in = random_inputs(p, c.seed, c.dist);
+      Outcome o = judge(k, p, in);
+      rep.add(k.name, c.id(DType::f16), o.pass, std::move(o.rec), o.why);
+    }
+  }
+  EXPECT_GT(rep.run, 0);
+  EXPECT_TRUE(rep.failures.empty()) << rep.failures.size() << " failing case(s), first: " << rep.failures.front();
+}
+
+// Two runs of the same kernel on the same inputs give the same bits (O and LSE).
+TEST(Determinism, TwoRunsAreBitwiseEqual) {
+  FP_SKIP_WITHOUT_GPU();
+  const DeviceInfo dev = require_device();
+  Report rep{"determinism"};
+  for (auto& k : kernels())
+    for (std::size_t i = 0; i < kernel_grid().size(); i += 7) {  // every 7th case: all features, a fraction of the time
+      const GridCase& c = kernel_grid()[i];
+      const AttnProblem p = c.with_dtype(DType::bf16);
+      if (!k.supports(dev, p)) continue;
+      const AttnInputs in = random_inputs(p, c.seed, c.dist);
+      const RunResult a = run_kernel(k, p, in), b = run_kernel(k, p, in);
+      const bool same = a.out.o.bytes == b.out.o.bytes &&
+                        std::memcmp(a.out.lse.data(), b.out.lse.data(), a.out.lse.size() * sizeof(float)) == 0;
+      rep.add(k.name, c.id(DType::bf16), same, {{"bitwise_equal", same}}, "two runs differ");
+    }
+  EXPECT_GT(rep.run, 0);
+  EXPECT_TRUE(rep.failures.empty()) << rep.failures.front();
+}
+
+// The dispatcher's choice on this device runs and agrees (select() never picks code the binary lacks).
+TEST(Dispatch, SelectedKernelRunsOnThisDevice) {
+  FP_SKIP_WITHOUT_GPU();
+  const DeviceInfo dev = require_device();
+  EXPECT_EQ(binary_runs_on(binary_targets(), dev), "") << "this test binary has no code for " << dev.arch;
+  Report rep{"dispatch"};
+  for (std::size_t i = 0; i < kernel_grid().size(); i += 5) {
+    const GridCase& c = kernel_grid()[i];
+    const AttnProblem p = c.with_dtype(DType::f16);
+    const Selection s = select(dev, p);
+    ASSERT_TRUE(s) << c.id(DType::f16) << ": " << s.describe();
+    const AttnInputs in = random_inputs(p, c.seed, c.dist);
+    Outcome o = judge(*s.kernel, p, in);
+    o.rec["selection"] = s.describe();
+    rep.add(s.kernel->name, c.id(DType::f16), o.pass, std::move(o.rec), o.why);
+  }
+  EXPECT_TRUE(rep.failures.empty()) << rep.failures.front();
+}
+
+// KV append then attend: the appended cache equals the full K/V bitwise on [0, offset + s_new),
+// leaves the rest of the cache alone, and attention over it equals attention over the full
+// sequence — bitwise for the same kernel, and within the oracle's bound.
+TEST(KvAppend, AppendThenAttendEqualsFullSequence) {
+  FP_SKIP_WITHOUT_GPU();
+  Report rep{"kv_append"};
+  struct Cfg {
+    int s_new;
+    std::vector<int> offsets;
+    int s_cache;
+    DType t;
+  };
+  const std::vector<Cfg> cfgs{{1, {7, 7}, 8, DType::f16},     {1, {0, 99}, 100, DType::bf16},
+                              {7, {90, 3}, 97, DType::f16},   {40, {60, 0}, 100, DType::bf16},
+                              {3, {5, 5}, 20, DType::f32},    {64, {65, 1}, 129, DType::f16}};
+  for (const Cfg& cfg : cfgs) {
+    KvAppendProblem a;
+    a.batch = 2;
+    a.hkv = 2;
+    a.d = a.dv = 64;
+    a.s_new = cfg.s_new;
+    a.s_cache = cfg.s_cache;
+    a.dtype = cfg.t;
+    a.offsets = cfg.offsets;
+    // The full sequence the cache should end up holding, as an attention problem over the cache.
+    AttnProblem p;
+    p.batch = 2;
+    p.hq = 4;
+    p.hkv = 2;
+    p.sq = cfg.s_new;
+    p.sk = cfg.s_cache;
+    p.d = p.dv = 64;
+    p.dtype = p.out_dtype = cfg.t;
+    p.causal = Causal::bottom_right;
+    p.seqlens_k = {cfg.offsets[0] + cfg.s_new, cfg.offsets[1] + cfg.s_new};
+    const AttnInputs full = random_inputs(p, 4242 + static_cast<std::uint64_t>(cfg.s_new));
+    // The cache before: positions [offset, offset + s_new) poisoned (NaN bits), the rest as in full.
+    Tensor kc = full.k, vc = full.v, kn(cfg.t, std::int64_t{2} * cfg.s_new * 2 * 64), vn = kn;
+    const Strides cs = a.k_cache_strides(), ns = a.k_new_strides();
+    const std::size_t es = dtype_size(cfg.t);
+    for (int b = 0; b < 2; ++b)
+      for (int t = 0; t < cfg.s_new; ++t)
+        for (int h = 0; h < 2; ++h)
+          for (int x = 0; x < 64; ++x) {
+            const auto src = offset(cs, b, a.offset(b) + t, h, x), dst = offset(ns, b, t, h, x);
+            kn.set(dst, full.k.get(src));
+            vn.set(dst, full.v.get(src));
+            std::memset(kc.bytes.data() + src * es, 0xFF, es);
+            std::memset(vc.bytes.data() + src * es, 0xFF, es);
+          }
+    const KvAppendResult r = run_kv_append(a, kn, vn, kc, vc);
+    const std::string cid = "append_sn" + std::to_string(cfg.s_new) + "_off" + std::to_string(cfg.offsets[0]) + "," +
+                            std::to_string(cfg.offsets[1]) + "_" + std::string(dtype_name(cfg.t));
+    const bool cache_ok = r.k_cache.bytes == full.k.bytes && r.v_cache.bytes == full.v.bytes && r.guard_damage.empty();
+    rep.add("kv_append", cid, cache_ok, {{"cache_equals_full", cache_ok}}, "cache after append differs from the full K/V or guard damage");
+    // Attend over the appended cache with every kernel that supports the problem.
+    const DeviceInfo dev = require_device();
+    for (auto& k : kernels()) {
+      if (!k.supports(dev, p)) continue;
+      const AttnInputs cached{full.q, r.k_cache, r.v_cache};
+      Outcome o = judge(k, p, cached);
+      const RunResult direct = run_kernel(k, p, full);
+      const bool same = direct.out.o.bytes == o.run.out.o.bytes;
+      o.rec["bitwise_equal_to_full_sequence"] = same;
+      rep.add(k.name, cid + ":" + p.id(), o.pass && same, std::move(o.rec), o.why + (same ? "" : " (differs from the full sequence)"));
+    }
+  }
+  EXPECT_TRUE(rep.failures.empty()) << rep.failures.front();
+}
+
+// Every mutant must fail at least one case of the grid; the first killing case is printed.
+TEST(Mutants, EveryMutantIsKilledByTheGrid) {
+  FP_SKIP_WITHOUT_GPU();
+  const DeviceInfo dev = require_device();
+  Report rep{"mutants"};
+  std::vector<std::string> survivors;
+  for (const Mutant& m : mutants()) {
+    std::string killer, why;
+    int tried = 0;
+    for (const GridCase& c : kernel_grid()) {
+      for (DType t : dtypes_for(m.meta.kernel)) {
+        const AttnProblem p = c.with_dtype(t);
+        if (!m.kernel.supports(dev, p)) continue;
+        ++tried;
+        const AttnInputs in = random_inputs(p, c.seed, c.dist);
+        Outcome o;
+        try {
+          o = judge(m.kernel, p, in);
+        } catch (const GpuError& e) {  // a mutant that faults is killed too (the context may be gone after this)
+          o.pass = false;
+          o.why = e.what();
+        }
+        if (!o.pass) {
+          killer = c.id(t);
+          why = o.why;
+          break;
+        }
+      }
+      if (!killer.empty()) break;
+    }
+    std::cout << (killer.empty() ? "SURVIVED " : "killed   ") << m.meta.name << " (" << m.meta.kernel << ", " << tried
+              << " case(s) tried)" << (killer.empty() ? "" : " by " + killer + ": " + why.substr(0, 200)) << "\n";
+    nlohmann::json rec{{"mutant", m.meta.name},       {"base_kernel", m.meta.kernel}, {"killed", !killer.empty()},
+                       {"killed_by", killer},         {"why", why},                   {"cases_tried", tried},
+                       {"mirrors", m.meta.mirrors},   {"must_be_killed_by", m.meta.killed_by}};
+    // For the report a killed mutant is a "pass" of this test.
+    rep.add(m.kernel.name, killer.empty() ? "(none)" : killer, !killer.empty(), rec, "survived the whole grid: " + m.meta.killed_by);
+    if (killer.empty()) survivors.push_back(m.meta.name);
+  }
+  EXPECT_TRUE(survivors.empty()) << survivors.size() << " mutant(s) survived, first: " << survivors.front();
+}
+
+}  // namespace
+}  // namespace flashprobe::kernels

@@ -1,0 +1,177 @@
+// Params building, the host runner's poison accounting and the KV-append validation: host logic
+// that decides what the kernels see and what a GPU run reports.
+#include <cmath>
+#include <cstring>
+#include <gtest/gtest.h>
+
+#include "flashprobe/core/error.h"
+#include "flashprobe/kernels/kv_append.h"
+#include "flashprobe/kernels/params.h"
+#include "flashprobe/kernels/runner.h"
+
+namespace flashprobe::kernels {
+namespace {
+
+AttnProblem base() {
+  AttnProblem p;
+  p.batch = 2;
+  p.hq = 6;
+  p.hkv = 2;
+  p.sq = 5;
+  p.sk = 9;
+  p.d = 80;
+  p.dv = 48;
+  return p;
+}
+
+int dummy;  // any non-null address serves as a "device pointer" for make_params
+
+TEST(Params, StridesSizesAndScale) {
+  AttnProblem p = base();
+  p.with_layout(TensorLayout::bhsd);
+  const Params r = make_params(p, {&dummy, &dummy, &dummy, &dummy, nullptr, nullptr, nullptr});
+  EXPECT_EQ(r.qs.b, p.q_strides().b);
+  EXPECT_EQ(r.qs.h, 5 * 80);  // BHSD: the head stride spans a whole sequence
+  EXPECT_EQ(r.qs.s, 80);
+  EXPECT_EQ(r.ks.s, 80);
+  EXPECT_EQ(r.vs.h, 9 * 48);
+  EXPECT_EQ(r.os.d, 1);
+  EXPECT_EQ(r.group, 3);
+  EXPECT_EQ(r.sq, 5);
+  EXPECT_EQ(r.sk, 9);
+  EXPECT_EQ(r.dv, 48);
+  EXPECT_FLOAT_EQ(r.scale, static_cast<float>(1.0 / std::sqrt(80.0)));
+  EXPECT_EQ(r.causal, CausalMode::none);
+  EXPECT_EQ(r.alibi, nullptr);
+  EXPECT_EQ(r.seqlens, nullptr);
+}
+
+TEST(Params, FusedQkvStridesPassThrough) {
+  // One [B, S, 3, H, D] buffer: q, k and v are views with the same strides and different bases.
+  AttnProblem p = base();
+  p.sk = p.sq;
+  p.dv = p.d;
+  p.hkv = p.hq;
+  const std::int64_t row = 3LL * p.hq * p.d;
+  p.q = p.k = p.v = {row * p.sq, row, p.d, 1};
+  const Params r = make_params(p, {&dummy, &dummy, &dummy, &dummy, nullptr, nullptr, nullptr});
+  EXPECT_EQ(r.qs.s, row);
+  EXPECT_EQ(r.ks.b, row * p.sq);
+  EXPECT_EQ(r.os.s, std::int64_t{p.hq} * p.dv);  // O stays contiguous BSHD
+}
+
+TEST(Params, MaskFeatures) {
+  AttnProblem p = base();
+  p.causal = Causal::top_left;
+  p.window_left = 3;
+  p.window_right = 0;
+  p.softcap = 30;
+  p.scale = 0.25;
+  p.kv_offset = 4;
+  p.alibi_slopes = {0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625};
+  p.seqlens_k = {9, 0};
+  const float slopes[6] = {};
+  const int lens[2] = {};
+  const Params r = make_params(p, {&dummy, &dummy, &dummy, &dummy, nullptr, slopes, lens});
+  EXPECT_EQ(r.causal, CausalMode::top_left);
+  EXPECT_EQ(r.window_left, 3);
+  EXPECT_EQ(r.window_right, 0);
+  EXPECT_FLOAT_EQ(r.softcap, 30.f);
+  EXPECT_FLOAT_EQ(r.scale, 0.25f);
+  EXPECT_EQ(r.kv_offset, 4);
+  EXPECT_EQ(r.alibi, slopes);
+  EXPECT_EQ(r.seqlens, lens);
+  p.causal = Causal::bottom_right;
+  EXPECT_EQ(make_params(p, {&dummy, &dummy, &dummy, &dummy, nullptr, slopes, lens}).causal, CausalMode::bottom_right);
+}
+
+TEST(Params, MissingOrUnexpectedDevicePointersAreUsageErrors) {
+  AttnProblem p = base();
+  p.alibi_slopes.assign(6, 0.5);
+  EXPECT_THROW(make_params(p, {&dummy, &dummy, &dummy, &dummy, nullptr, nullptr, nullptr}), UsageError);
+  p.alibi_slopes.clear();
+  const float slopes[6] = {};
+  EXPECT_THROW(make_params(p, {&dummy, &dummy, &dummy, &dummy, nullptr, slopes, nullptr}), UsageError);
+  p.seqlens_k = {1, 2};
+  try {
+    make_params(p, {&dummy, &dummy, &dummy, &dummy, nullptr, nullptr, nullptr});
+    FAIL() << "expected UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("seqlens_k"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Params, InvalidProblemIsRejected) {
+  AttnProblem p = base();
+  p.hq = 5;
+  EXPECT_THROW(make_params(p, {&dummy, &dummy, &dummy, &dummy, nullptr, nullptr, nullptr}), UsageError);
+}
+
+TEST(Runner, UnwrittenCountsOnlyLogicalElements) {
+  // O with a padded head stride: the gaps are not part of O and stay poison legitimately.
+  AttnProblem p = base();
+  p.out_dtype = DType::bf16;
+  p.o = {std::int64_t{p.sq} * p.hq * 64, std::int64_t{p.hq} * 64, 64, 1};  // dv = 48 of 64 used
+  Tensor o(p.out_dtype, p.o_span());
+  std::memset(o.bytes.data(), 0xFF, o.bytes.size());
+  const std::int64_t logical = std::int64_t{p.batch} * p.sq * p.hq * p.dv;
+  std::string first;
+  EXPECT_EQ(count_unwritten_o(p, o, &first), logical);
+  EXPECT_EQ(first, "o[b=0,i=0,h=0,x=0]");
+  for (std::int64_t k = 0; k < o.size(); ++k) o.set(k, 0.0);
+  o.set(offset(p.o_strides(), 1, 4, 5, 47), 0.0);
+  std::memset(o.bytes.data() + 2 * offset(p.o_strides(), 1, 2, 3, 7), 0xFF, 2);
+  EXPECT_EQ(count_unwritten_o(p, o, &first), 1);
+  EXPECT_EQ(first, "o[b=1,i=2,h=3,x=7]");
+  // A written NaN is not poison: only the exact 0xFF pattern counts.
+  o.set(offset(p.o_strides(), 1, 2, 3, 7), std::nan(""));
+  EXPECT_EQ(count_unwritten_o(p, o), 0);
+}
+
+TEST(Runner, UnwrittenLse) {
+  AttnProblem p = base();
+  std::vector<float> lse(static_cast<std::size_t>(p.lse_size()), -INFINITY);  // empty rows are written as -inf
+  std::string first;
+  EXPECT_EQ(count_unwritten_lse(p, lse, &first), 0);
+  std::memset(&lse[(1 * 6 + 2) * 5 + 3], 0xFF, 4);
+  EXPECT_EQ(count_unwritten_lse(p, lse, &first), 1);
+  EXPECT_EQ(first, "lse[b=1,h=2,i=3]");
+}
+
+TEST(Runner, WithoutGpuItThrowsNoDevice) {
+#if defined(FLASHPROBE_BACKEND_OFF)
+  AttnProblem p = base();
+  p.d = p.dv = 64;
+  const AttnInputs in = random_inputs(p, 1);
+  EXPECT_THROW(run_kernel(*find_kernel("ref3pass"), p, in), NoDevice);
+#else
+  GTEST_SKIP() << "GPU build: covered by test_kernels_gpu";
+#endif
+}
+
+TEST(KvAppend, Validation) {
+  KvAppendProblem a;
+  a.batch = 2;
+  a.hkv = 2;
+  a.s_new = 3;
+  a.s_cache = 10;
+  a.kv_offset = 7;
+  EXPECT_TRUE(validate(a).empty());
+  a.kv_offset = 8;
+  auto e = validate(a);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_NE(e[0].find("offset 8"), std::string::npos) << e[0];
+  a.offsets = {7};
+  e = validate(a);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_NE(e[0].find("one per batch"), std::string::npos) << e[0];
+  a.offsets = {0, 7};
+  EXPECT_TRUE(validate(a).empty());
+  a.offsets = {-1, 0};
+  EXPECT_FALSE(validate(a).empty());
+  EXPECT_EQ(a.k_cache_strides().s, 2 * 64);
+  EXPECT_EQ(a.k_new_strides().b, 3 * 2 * 64);
+}
+
+}  // namespace
+}  // namespace flashprobe::kernels

@@ -1,0 +1,225 @@
+// select() is a pure host function: these tests drive it with fake devices and fake binaries.
+#include <gtest/gtest.h>
+
+#include "flashprobe/core/error.h"
+#include "flashprobe/kernels/registry.h"
+#include "flashprobe/kernels/select.h"
+
+namespace flashprobe::kernels {
+namespace {
+
+DeviceInfo device(const std::string& vendor, const std::string& arch, int wave) {
+  DeviceInfo d;
+  d.index = 0;
+  d.name = "fake " + arch;
+  d.vendor = vendor;
+  d.arch = arch;
+  d.wave_size = wave;
+  d.global_mem_bytes = 80LL << 30;
+  d.smem_per_block = 48 << 10;
+  return d;
+}
+const DeviceInfo kSm80 = device("nvidia", "sm_80", 32), kSm86 = device("nvidia", "sm_86", 32),
+                 kSm90 = device("nvidia", "sm_90", 32), kSm75 = device("nvidia", "sm_75", 32),
+                 kSm100 = device("nvidia", "sm_100", 32), kGfx1100 = device("amd", "gfx1100", 32),
+                 kGfx90a = device("amd", "gfx90a", 64), kNone{};
+const BinaryTargets kCuda{"nvidia", {"80", "90"}}, kHip{"amd", {"gfx90a", "gfx940"}}, kOff{};
+
+AttnProblem prob(int sq, int sk, int d, DType t = DType::f16) {
+  AttnProblem p;
+  p.batch = 2;
+  p.hq = 4;
+  p.hkv = 2;
+  p.sq = sq;
+  p.sk = sk;
+  p.d = p.dv = d;
+  p.dtype = p.out_dtype = t;
+  return p;
+}
+
+std::string rejection(const Selection& s, const std::string& kernel) {
+  for (auto& r : s.rejected)
+    if (r.kernel == kernel) return r.reason;
+  return "(not rejected)";
+}
+
+TEST(Select, DecodeForFewQueryRows) {
+  const Selection s = select(kSm90, prob(1, 4096, 128), kCuda, kernels());
+  ASSERT_TRUE(s) << s.describe();
+  EXPECT_EQ(s.kernel->name, "decode");
+  EXPECT_NE(s.reason.find("sq=1"), std::string::npos) << s.reason;
+  // The tensor-core path is preferred but absent until issue 8 registers it.
+  EXPECT_EQ(rejection(s, "mma"), "not in this build");
+}
+
+TEST(Select, TiledForLongQueries) {
+  const Selection s = select(kSm80, prob(128, 128, 128, DType::bf16), kCuda, kernels());
+  ASSERT_TRUE(s) << s.describe();
+  EXPECT_EQ(s.kernel->name, "tiled");
+  EXPECT_NE(rejection(s, "decode").find("sq=128"), std::string::npos) << s.describe();
+}
+
+TEST(Select, HeadDimOutsideTiledFallsBackWithReason) {
+  const Selection s = select(kSm90, prob(128, 128, 72), kCuda, kernels());
+  ASSERT_TRUE(s) << s.describe();
+  EXPECT_EQ(s.kernel->name, "ref3pass");
+  EXPECT_NE(rejection(s, "tiled").find("d=72"), std::string::npos) << s.describe();
+  const Support t = find_kernel("tiled")->supports(kSm90, prob(128, 128, 72));
+  EXPECT_FALSE(t);
+  EXPECT_NE(t.reason.find("d=72"), std::string::npos) << t.reason;
+  EXPECT_NE(t.reason.find("{64, 80, 96, 128, 256}"), std::string::npos) << t.reason;
+}
+
+TEST(Select, EveryTiledDimIsAccepted) {
+  for (int d : kTiledDims) EXPECT_TRUE(find_kernel("tiled")->supports(kSm90, prob(64, 64, d))) << "d=" << d;
+  for (int d : {16, 32, 72, 112, 160, 192, 512})
+    EXPECT_FALSE(find_kernel("tiled")->supports(kSm90, prob(64, 64, d))) << "d=" << d;
+  AttnProblem p = prob(64, 64, 128);
+  p.dv = 64;
+  const Support s = find_kernel("tiled")->supports(kSm90, p);
+  EXPECT_FALSE(s);
+  EXPECT_NE(s.reason.find("dv=64"), std::string::npos) << s.reason;
+}
+
+TEST(Select, F32GoesToRef3pass) {
+  const Selection s = select(kSm90, prob(128, 128, 64, DType::f32), kCuda, kernels());
+  ASSERT_TRUE(s) << s.describe();
+  EXPECT_EQ(s.kernel->name, "ref3pass");
+  EXPECT_NE(rejection(s, "tiled").find("dtype=f32"), std::string::npos) << s.describe();
+  EXPECT_NE(rejection(s, "decode").find("dtype=f32"), std::string::npos) << s.describe();
+}
+
+TEST(Select, DecodeLimits) {
+  const Selection big_d = select(kSm90, prob(1, 100, 512), kCuda, kernels());
+  ASSERT_TRUE(big_d);
+  EXPECT_EQ(big_d.kernel->name, "ref3pass");
+  EXPECT_NE(rejection(big_d, "decode").find("d=512"), std::string::npos) << big_d.describe();
+  EXPECT_TRUE(find_kernel("decode")->supports(kSm90, prob(kDecodeMaxSq, 10, 64)));
+  const Support s = find_kernel("decode")->supports(kSm90, prob(kDecodeMaxSq + 1, 10, 64));
+  EXPECT_FALSE(s);
+  EXPECT_NE(s.reason.find("sq=9"), std::string::npos) << s.reason;
+}
+
+TEST(Select, NvidiaArchitectureCompatibility) {
+  EXPECT_EQ(binary_runs_on(kCuda, kSm80), "");
+  EXPECT_EQ(binary_runs_on(kCuda, kSm86), "");  // sm_80 SASS runs on sm_86
+  EXPECT_EQ(binary_runs_on(kCuda, kSm90), "");
+  EXPECT_EQ(binary_runs_on(kCuda, kSm100), "");  // compute_90 PTX is JIT-compiled
+  const std::string old = binary_runs_on(kCuda, kSm75);
+  EXPECT_NE(old.find("sm_75"), std::string::npos) << old;
+  const BinaryTargets sass_only{"nvidia", {"80-real", "90-real"}};
+  EXPECT_EQ(binary_runs_on(sass_only, kSm86), "");
+  EXPECT_NE(binary_runs_on(sass_only, kSm100), "");  // no PTX: nothing for sm_100
+  const BinaryTargets ptx_only{"nvidia", {"80-virtual"}};
+  EXPECT_EQ(binary_runs_on(ptx_only, kSm90), "");
+  EXPECT_NE(binary_runs_on(ptx_only, kSm75), "");
+  EXPECT_FALSE(select(kSm75, prob(128, 128, 64), kCuda, kernels()));
+}
+
+TEST(Select, AmdNeedsItsOwnCodeObject) {
+  const Selection ok = select(kGfx90a, prob(128, 128, 64), kHip, kernels());
+  ASSERT_TRUE(ok) << ok.describe();
+  EXPECT_EQ(ok.kernel->name, "tiled");
+  const Selection rdna = select(kGfx1100, prob(128, 128, 64), kHip, kernels());
+  EXPECT_FALSE(rdna);
+  EXPECT_NE(rdna.reason.find("no code object for gfx1100"), std::string::npos) << rdna.reason;
+  EXPECT_NE(rdna.reason.find("GPU_TARGETS=gfx1100"), std::string::npos) << rdna.reason;
+}
+
+TEST(Select, VendorMismatchAndNoDevice) {
+  const Selection amd_on_cuda = select(kGfx1100, prob(128, 128, 64), kCuda, kernels());
+  EXPECT_FALSE(amd_on_cuda);
+  EXPECT_NE(amd_on_cuda.reason.find("gfx1100"), std::string::npos) << amd_on_cuda.reason;
+  const Selection nv_on_hip = select(kSm90, prob(128, 128, 64), kHip, kernels());
+  EXPECT_FALSE(nv_on_hip);
+  EXPECT_NE(nv_on_hip.reason.find("sm_90"), std::string::npos) << nv_on_hip.reason;
+  const Selection none = select(kNone, prob(128, 128, 64), kCuda, kernels());
+  EXPECT_FALSE(none);
+  EXPECT_NE(none.reason.find("no GPU device"), std::string::npos) << none.reason;
+  const Selection off = select(kSm90, prob(128, 128, 64), kOff, kernels());
+  EXPECT_FALSE(off);
+  EXPECT_NE(off.reason.find("FLASHPROBE_GPU=off"), std::string::npos) << off.reason;
+}
+
+TEST(Select, InvalidProblemIsRefusedByEveryKernel) {
+  AttnProblem p = prob(16, 16, 64);
+  p.hq = 3;  // not a multiple of hkv = 2
+  const Selection s = select(kSm90, p, kCuda, kernels());
+  EXPECT_FALSE(s);
+  for (auto& name : {"decode", "tiled", "ref3pass"}) EXPECT_NE(rejection(s, name).find("hq"), std::string::npos) << s.describe();
+}
+
+TEST(Select, WaveSizeOfTheDeviceIsChecked) {
+  DeviceInfo odd = kSm90;
+  odd.wave_size = 16;
+  const Support s = find_kernel("ref3pass")->supports(odd, prob(4, 4, 64));
+  EXPECT_FALSE(s);
+  EXPECT_NE(s.reason.find("wave_size=16"), std::string::npos) << s.reason;
+}
+
+TEST(Select, AnMmaKernelPlugsInByName) {
+  std::vector<KernelInfo> table = kernels();
+  KernelInfo mma{"mma", "fake tensor-core path",
+                 [](const DeviceInfo&, const AttnProblem& p) {
+                   return p.d % 16 == 0 && p.dtype != DType::f32 ? Support::yes() : Support::no("d or dtype");
+                 },
+                 [](const AttnProblem&) { return std::size_t{0}; }, nullptr};
+  table.push_back(mma);
+  const Selection s = select(kSm90, prob(128, 128, 128), kCuda, table);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s.kernel->name, "mma");
+  EXPECT_TRUE(s.rejected.empty()) << s.describe();
+  const Selection odd = select(kSm90, prob(128, 128, 72), kCuda, table);
+  ASSERT_TRUE(odd);
+  EXPECT_EQ(odd.kernel->name, "ref3pass");
+  EXPECT_EQ(rejection(odd, "mma"), "d or dtype");
+}
+
+TEST(Select, ThisBuildsTargetsMatchTheBackend) {
+  const BinaryTargets b = binary_targets();
+  const std::string backend = b.vendor;
+#if defined(FLASHPROBE_BACKEND_OFF)
+  EXPECT_EQ(backend, "");
+  EXPECT_FALSE(select(kSm90, prob(128, 128, 64)));
+#elif defined(FLASHPROBE_BACKEND_CUDA)
+  EXPECT_EQ(backend, "nvidia");
+  EXPECT_FALSE(b.archs.empty());
+#else
+  EXPECT_EQ(backend, "amd");
+  EXPECT_FALSE(b.archs.empty());
+#endif
+}
+
+TEST(Registry, NamesAndLookup) {
+  ASSERT_NE(find_kernel("tiled"), nullptr);
+  ASSERT_NE(find_kernel("decode"), nullptr);
+  ASSERT_NE(find_kernel("ref3pass"), nullptr);
+  EXPECT_EQ(find_kernel("mma"), nullptr);
+  EXPECT_EQ(find_kernel("nope"), nullptr);
+  EXPECT_EQ(kernel_names(), "decode, tiled, ref3pass");
+  for (auto& k : kernels()) {
+    EXPECT_FALSE(k.description.empty()) << k.name;
+    EXPECT_TRUE(k.supports && k.workspace_bytes && k.launch) << k.name;
+  }
+}
+
+TEST(Registry, WorkspaceSizes) {
+  const AttnProblem p = prob(5, 77, 64);
+  EXPECT_EQ(find_kernel("ref3pass")->workspace_bytes(p), std::size_t{2 * 4 * 5 * 77 * 4});
+  EXPECT_EQ(find_kernel("tiled")->workspace_bytes(p), 0u);
+  const KernelInfo d3 = decode_with_splits(3);
+  EXPECT_EQ(d3.name, "decode/splits=3");
+  EXPECT_EQ(d3.workspace_bytes(p), std::size_t{2 * 4 * 5 * 3 * (64 + 1) * 4});
+  EXPECT_THROW(decode_with_splits(0), UsageError);
+  EXPECT_EQ(find_kernel("ref3pass")->workspace_bytes(prob(3, 0, 64)), 0u);
+}
+
+TEST(Registry, DecodeDefaultSplits) {
+  EXPECT_EQ(decode_default_splits(prob(1, 0, 64)), 1);
+  EXPECT_EQ(decode_default_splits(prob(1, 64, 64)), 1);
+  EXPECT_EQ(decode_default_splits(prob(1, 65, 64)), 2);
+  EXPECT_EQ(decode_default_splits(prob(1, 1 << 20, 64)), 64);
+}
+
+}  // namespace
+}  // namespace flashprobe::kernels

@@ -116,7 +116,7 @@ TEST_P(KernelGrid, AgreesWithOracleOnEveryCase) {
   EXPECT_GT(rep.run, 0);
   EXPECT_TRUE(rep.failures.empty()) << rep.failures.size() << " failing case(s), first: " << rep.failures.front();
 }
-INSTANTIATE_TEST_SUITE_P(Kernels, KernelGrid, ::testing::Values("ref3pass", "tiled", "decode"));
+INSTANTIATE_TEST_SUITE_P(Kernels, KernelGrid, ::testing::Values("ref3pass", "tiled", "decode", "mma"));
 
 // Decode with forced split counts: 1, even, odd, and more splits than keys (empty splits), on the
 // cases where splits matter: edge key counts, windows that empty the first splits, zero-length keys.

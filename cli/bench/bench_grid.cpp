@@ -1,0 +1,63 @@
+#include "bench/bench_grid.h"
+
+#include "flashprobe/core/dtype.h"
+
+namespace flashprobe::bench {
+
+double BenchCase::flops() const {
+  double f = 4.0 * p.batch * p.hq * double(p.sq) * double(p.sk) * p.d;
+  if (p.causal != Causal::none && p.sq == p.sk) f /= 2;
+  return f;
+}
+
+double BenchCase::bytes() const {
+  const double in = double(dtype_size(p.dtype));
+  const double q = double(p.batch) * p.sq * p.hq * p.d * in;
+  const double kv = double(p.batch) * p.sk * p.hkv * (p.d + p.dv) * in;
+  const double o = double(p.batch) * p.sq * p.hq * p.dv * double(dtype_size(p.out_dtype));
+  return q + kv + o + double(p.lse_size()) * 4;
+}
+
+std::vector<BenchCase> bench_grid(bool quick) {
+  std::vector<BenchCase> v;
+  const std::vector<int> seqs = quick ? std::vector<int>{1024, 4096} : std::vector<int>{512, 1024, 2048, 4096, 8192, 16384};
+  for (DType t : {DType::f16, DType::bf16})
+    for (int d : {64, 128})
+      for (bool causal : {false, true})
+        for (int s : seqs) {
+          AttnProblem p;
+          p.dtype = p.out_dtype = t;
+          p.d = p.dv = d;
+          p.hq = p.hkv = 2048 / d;
+          p.sq = p.sk = s;
+          p.batch = 16384 / s;
+          p.causal = causal ? Causal::bottom_right : Causal::none;
+          v.push_back({"prefill", p});
+        }
+  for (DType t : {DType::f16, DType::bf16})
+    for (int b : {1, 4}) {
+      AttnProblem p;
+      p.dtype = p.out_dtype = t;
+      p.batch = b;
+      p.hq = p.hkv = 16;
+      p.sq = p.sk = 1500;
+      p.d = p.dv = 64;
+      v.push_back({"whisper", p});
+    }
+  const std::vector<int> keys = quick ? std::vector<int>{4096, 32768} : std::vector<int>{1024, 2048, 4096, 8192, 16384, 32768};
+  for (DType t : {DType::f16, DType::bf16})
+    for (int b : {1, 8})
+      for (int sk : keys) {
+        AttnProblem p;
+        p.dtype = p.out_dtype = t;
+        p.batch = b;
+        p.hq = p.hkv = 32;
+        p.sq = 1;
+        p.sk = sk;
+        p.d = p.dv = 128;
+        v.push_back({"decode", p});
+      }
+  return v;
+}
+
+}  // namespace flashprobe::bench

@@ -1,0 +1,28 @@
+#pragma once
+// The benchmark grid of `flashprobe bench` (issue 10) and the FLOP/byte model of a case.
+//
+//   prefill: S in {512, ..., 16384}, D in {64, 128}, causal and not, f16 and bf16, with batch * S =
+//            16k tokens and H * D = 2048 (the FlashAttention benchmark convention: the GPU is full
+//            at every S); the Whisper-medium encoder shape B in {1, 4}, H = 16, S = 1500, D = 64.
+//   decode:  Sq = 1, Sk in {1k, ..., 32k}, B in {1, 8}, H = 32, D = 128.
+// FLOPs = 4 * B * H * Sq * Sk * D, halved for causal with Sq == Sk (only the lower triangle is
+// computed). Bytes = Q + K + V + O read/written once (the traffic floor; LSE is counted too).
+#include <string>
+#include <vector>
+
+#include "flashprobe/core/problem.h"
+
+namespace flashprobe::bench {
+
+struct BenchCase {
+  std::string group;  // "prefill", "whisper", "decode"
+  AttnProblem p;
+  double flops() const;
+  double bytes() const;
+  std::string id() const { return group + ":" + p.id(); }
+};
+
+// The full grid, or a reduced one (`quick`: a few shapes per group, for smoke runs).
+std::vector<BenchCase> bench_grid(bool quick);
+
+}  // namespace flashprobe::bench

@@ -1,0 +1,54 @@
+#include "bench/timer.h"
+
+#include <algorithm>
+
+#include "flashprobe/core/buffer.h"
+#include "flashprobe/core/error.h"
+#include "flashprobe/core/vendor.h"
+
+namespace flashprobe::bench {
+
+#ifdef FP_HAVE_GPU_RUNTIME
+Timing time_device(const std::function<void(int)>& launch, int warmup, int min_reps, int max_reps, double min_seconds) {
+  fp_rt::Event a, b;
+  FP_CHECK(fp_rt::event_create(&a));
+  FP_CHECK(fp_rt::event_create(&b));
+  for (int i = 0; i < warmup; ++i) launch(i);
+  FP_CHECK(fp_rt::device_synchronize());
+  std::vector<double> ms;
+  double total = 0;
+  for (int r = 0; r < max_reps && (r < min_reps || total < min_seconds * 1e3); ++r) {
+    FP_CHECK(fp_rt::event_record(a));
+    launch(warmup + r);
+    FP_CHECK(fp_rt::event_record(b));
+    FP_CHECK(fp_rt::event_synchronize(b));
+    float t = 0;
+    FP_CHECK(fp_rt::event_elapsed_ms(&t, a, b));
+    ms.push_back(t);
+    total += t;
+  }
+  FP_CHECK(fp_rt::event_destroy(a));
+  FP_CHECK(fp_rt::event_destroy(b));
+  std::sort(ms.begin(), ms.end());
+  Timing out;
+  out.reps = static_cast<int>(ms.size());
+  out.median_ms = ms.size() % 2 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
+  out.min_ms = ms.front();
+  out.max_ms = ms.back();
+  return out;
+}
+
+double copy_ceiling_gbps(std::size_t bytes) {
+  DeviceBuffer src(bytes), dst(bytes);
+  src.fill_byte(0x3C);  // not zeros
+  const Timing t = time_device([&](int) { FP_CHECK(fp_rt::memcpy_d2d_async(dst.data(), src.data(), bytes, nullptr)); });
+  return 2.0 * double(bytes) / (t.median_ms * 1e-3) / 1e9;
+}
+#else
+Timing time_device(const std::function<void(int)>&, int, int, int, double) {
+  throw NoDevice("no GPU device: this build has no GPU backend (FLASHPROBE_GPU=off)");
+}
+double copy_ceiling_gbps(std::size_t) { throw NoDevice("no GPU device: this build has no GPU backend"); }
+#endif
+
+}  // namespace flashprobe::bench

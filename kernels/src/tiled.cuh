@@ -1,8 +1,8 @@
 #pragma once
 // tiled: scalar FlashAttention-2 forward. One block per (query tile of kBm rows, head, batch); K/V
 // tiles of kBn keys pass through shared memory/LDS (converted to f32 once, on the way in); the
-// online-softmax state (running max m, row sum l, output accumulator o) stays in registers; S and P
-// never touch global memory.
+// online-softmax state (running max m, row sum l, output accumulator o) stays in registers; the
+// tile's scores pass through shared memory; S and P never touch global memory.
 //
 // Thread layout: kTpr consecutive threads share one query row, thread c of the row owning dims
 // c, c + kTpr, c + 2*kTpr, ... (kDpt = D / kTpr of them). A row's dot product is kDpt FMAs per thread
@@ -21,10 +21,10 @@
 
 namespace flashprobe::kernels::dev {
 
-// Tile sizes per head dim. All give 256 threads (8 waves of 32, 4 of 64) and at most 32 KB of
-// static shared memory (two f32 tiles kBn x D), under the 48 KB every CUDA and AMD target gives
-// without opt-in, so two blocks fit per SM/CU. Registers per thread: q and o slices (2 * kDpt) plus
-// kBn scores — kDpt <= 16 and kBn <= 32 keep that near 70 live floats (no spills at D = 256).
+// Tile sizes per head dim. All give 256 threads (8 waves of 32, 4 of 64) and at most 40 KB of
+// static shared memory (two f32 tiles kBn x D plus the kBm x kBn scores), under the 48 KB every
+// CUDA and AMD target gives without opt-in. Registers per thread: the q and o slices (2 * kDpt,
+// kDpt <= 16) plus a few scalars: no spills at D = 256 on sm_80/sm_90/gfx90a/gfx1100.
 template <int D>
 struct TiledConfig;
 template <>
@@ -58,7 +58,7 @@ struct Tiled : TiledConfig<D> {
   static_assert((Cfg::kTpr & (Cfg::kTpr - 1)) == 0 && Cfg::kTpr <= 32,
                 "a row's threads must be a power of two that divides the wave (32 or 64)");
   static_assert(kThreads == 256, "__launch_bounds__ below assumes 256 threads");
-  static_assert(2 * kTileElems * 4 <= 32 * 1024, "two f32 tiles must fit in 32 KB");
+  static_assert((2 * kTileElems + Cfg::kBm * Cfg::kBn) * 4 <= 40 * 1024, "K, V and score tiles must fit in 40 KB");
 };
 inline constexpr int kTiledThreads = 256;
 
@@ -68,6 +68,7 @@ __global__ __launch_bounds__(kTiledThreads) void tiled_fwd(Params p) {
   constexpr int kTpr = T::kTpr, kBm = T::kBm, kBn = T::kBn, kDpt = T::kDpt;
   __shared__ float k_tile[T::kTileElems];
   __shared__ float v_tile[T::kTileElems];
+  __shared__ float s_tile[kBm * kBn];
 
   const int tid = static_cast<int>(threadIdx.x);
   const int r = tid / kTpr;  // row within the tile
@@ -112,8 +113,11 @@ __global__ __launch_bounds__(kTiledThreads) void tiled_fwd(Params p) {
     }
     if constexpr (bug != Bug::missing_barrier) fp_dev::barrier();  // tile written -> tile read
 
-    float s[kBn];
-#pragma unroll
+    // Scores of the tile, one row per query row, through shared memory: keeping kBn scores per
+    // thread in registers made AMD's scheduler hoist every LDS read of the P.V loop (gfx1100
+    // spilled, gfx90a used 338 VGPRs); from shared memory neither key loop needs full unrolling.
+    float m_tile = kNegInf;
+#pragma unroll 4
     for (int jj = 0; jj < kBn; ++jj) {
       float dot = 0.f;
 #pragma unroll
@@ -121,14 +125,10 @@ __global__ __launch_bounds__(kTiledThreads) void tiled_fwd(Params p) {
       // Butterfly over the row's kTpr threads: every thread ends with the same (bitwise) sum.
 #pragma unroll
       for (int w = kTpr / 2; w > 0; w /= 2) dot += fp_dev::shfl_xor(dot, w, kTpr);
-      s[jj] = dot;
-    }
-    float m_tile = kNegInf;
-#pragma unroll
-    for (int jj = 0; jj < kBn; ++jj) {
       const std::int64_t j = j0 + jj;
-      s[jj] = (j >= lo && j <= hi) ? score(p, s[jj], h, i_diag, j) * kLog2e : kNegInf;
-      m_tile = fmaxf(m_tile, s[jj]);
+      const float sj = (j >= lo && j <= hi) ? score(p, dot, h, i_diag, j) * kLog2e : kNegInf;
+      m_tile = fmaxf(m_tile, sj);
+      if (c == 0) s_tile[r * kBn + jj] = sj;
     }
     const float m_new = fmaxf(m, m_tile);
     // A row that has seen no visible key yet has m_new = -inf, and exp2(-inf - -inf) is NaN. With
@@ -138,9 +138,12 @@ __global__ __launch_bounds__(kTiledThreads) void tiled_fwd(Params p) {
     l *= alpha;
 #pragma unroll
     for (int x = 0; x < kDpt; ++x) o[x] *= alpha;
-#pragma unroll
+    // Scores written -> scores read. A row's threads share a wave, but CUDA's independent thread
+    // scheduling orders nothing inside a warp without a sync; the block barrier is the portable one.
+    fp_dev::barrier();
+#pragma unroll 4
     for (int jj = 0; jj < kBn; ++jj) {
-      const float pj = exp2f(s[jj] - m_ref);
+      const float pj = exp2f(s_tile[r * kBn + jj] - m_ref);
       if constexpr (bug == Bug::rowsum_f16) l = round_f16(l + pj);
       else l += pj;
 #pragma unroll

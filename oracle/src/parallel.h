@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -11,7 +12,14 @@
 
 namespace flashprobe::oracle::detail {
 
-inline int hardware_threads() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+// All cores, or FLASHPROBE_ORACLE_THREADS when set (benchmarks compare with one-thread baselines).
+inline int hardware_threads() {
+  static const int n = [] {
+    if (const char* e = std::getenv("FLASHPROBE_ORACLE_THREADS"); e && std::atoi(e) > 0) return std::atoi(e);
+    return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  }();
+  return n;
+}
 
 // Threads worth using for `flops` of work: below ~4 MFLOP per thread, starting threads costs more than
 // it saves (property tests run thousands of tiny problems).

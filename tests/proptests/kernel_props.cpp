@@ -1,0 +1,291 @@
+#include "kernel_props.h"
+
+#include <rapidcheck.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "flashprobe/kernels/kv_append.h"
+#include "flashprobe/kernels/runner.h"
+#include "flashprobe/oracle/check.h"
+
+namespace flashprobe::proptests {
+
+using kernels::KernelInfo;
+using kernels::RunResult;
+
+Domain domain_for(const KernelInfo& k, const DeviceInfo& dev) {
+  Domain d;
+  const std::string& n = k.name;
+  const std::string base = n.rfind("mutant/", 0) == 0 ? n.substr(7) : n;
+  if (base.rfind("decode", 0) == 0 || n.find("decode") != std::string::npos) {
+    d.any_head_dim = true;
+    d.dv_differs = true;
+    d.max_sq = 8;
+    d.tile_m = 8;
+  } else if (base == "ref3pass" || n.find("ref3pass") != std::string::npos) {
+    d.any_head_dim = true;
+    d.dv_differs = true;
+    d.dtypes = {DType::f16, DType::bf16, DType::f32};
+    d.tile_m = 16;
+  } else {
+    d.head_dims = {64, 80, 96, 128, 256};
+    d.tile_m = 64;
+    d.tile_n = 64;
+  }
+  d.supports = [&k, dev](const AttnProblem& p) { return static_cast<bool>(k.supports(dev, p)); };
+  return d;
+}
+
+namespace {
+
+RunResult run(const KernelInfo& k, const AttnProblem& p, const AttnInputs& in) {
+  kernels::RunOptions opt;
+  return kernels::run_kernel(k, p, in, opt);
+}
+
+std::string bytes_diff(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b) {
+  if (a.size() != b.size()) return "sizes differ";
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i]) return "first differing byte " + std::to_string(i) + " of " + std::to_string(a.size());
+  return "";
+}
+
+// Max |x - y| over the O rows of two outputs of the same logical shape, read through their problems.
+double max_row_diff(const AttnProblem& pa, const AttnOutputs& a, int row_a, const AttnProblem& pb,
+                    const AttnOutputs& b, int row_b, int batch_a, int batch_b) {
+  double m = 0;
+  const Strides sa = pa.o_strides(), sb = pb.o_strides();
+  for (int h = 0; h < pa.hq; ++h)
+    for (int x = 0; x < pa.dv; ++x) {
+      const double u = a.o.get(offset(sa, batch_a, row_a, h, x)), v = b.o.get(offset(sb, batch_b, row_b, h, x));
+      if (std::isnan(u) || std::isnan(v)) return INFINITY;
+      m = std::max(m, std::fabs(u - v));
+    }
+  return m;
+}
+
+}  // namespace
+
+void prop_agrees_with_oracle(const KernelInfo& k, const DeviceInfo& dev) {
+  const Case c = *gen_case(domain_for(k, dev));
+  RC_TAG(dtype_name(c.problem.dtype));
+  RC_CLASSIFY(c.problem.sk <= 7, "Sk <= 7");
+  RC_CLASSIFY(c.problem.hq != c.problem.hkv, "GQA");
+  RC_CLASSIFY(c.problem.causal != Causal::none, "causal");
+  const AttnInputs in = c.make_inputs();
+  const RunResult r = run(k, c.problem, in);
+  const oracle::CheckResult chk = oracle::check(c.problem, in, r.out);
+  if (!chk.pass) RC_FAIL(c.id() + ": " + chk.summary());
+}
+
+void prop_every_output_written(const KernelInfo& k, const DeviceInfo& dev) {
+  const Case c = *gen_case(domain_for(k, dev));
+  const RunResult r = run(k, c.problem, c.make_inputs());
+  if (r.o_unwritten || r.lse_unwritten || !r.inputs_modified.empty())
+    RC_FAIL(c.id() + ": " + std::to_string(r.o_unwritten) + " O and " + std::to_string(r.lse_unwritten) +
+            " LSE element(s) never written (first " + r.first_unwritten + ")" +
+            (r.inputs_modified.empty() ? "" : "; inputs modified: " + r.inputs_modified.front()));
+}
+
+void prop_guard_bands_intact(const KernelInfo& k, const DeviceInfo& dev) {
+  const Case c = *gen_case(domain_for(k, dev));
+  const RunResult r = run(k, c.problem, c.make_inputs());
+  if (!r.guard_damage.empty()) RC_FAIL(c.id() + ": " + r.guard_damage.front());
+}
+
+void prop_finite_where_oracle_is(const KernelInfo& k, const DeviceInfo& dev) {
+  const Case c = *gen_case(domain_for(k, dev));
+  const AttnInputs in = c.make_inputs();
+  const RunResult r = run(k, c.problem, in);
+  const oracle::CheckResult chk = oracle::check(c.problem, in, r.out);
+  if (!chk.o_metrics.nonfinite_pattern_ok)
+    RC_FAIL(c.id() + ": NaN/Inf pattern differs from the oracle: " + chk.o_metrics.nonfinite_detail);
+}
+
+void prop_deterministic(const KernelInfo& k, const DeviceInfo& dev) {
+  const Case c = *gen_case(domain_for(k, dev));
+  const AttnInputs in = c.make_inputs();
+  const RunResult a = run(k, c.problem, in), b = run(k, c.problem, in);
+  const std::string d = bytes_diff(a.out.o.bytes, b.out.o.bytes);
+  if (!d.empty()) RC_FAIL(c.id() + ": O differs between two runs: " + d);
+  if (std::memcmp(a.out.lse.data(), b.out.lse.data(), a.out.lse.size() * sizeof(float)) != 0)
+    RC_FAIL(c.id() + ": LSE differs between two runs");
+}
+
+void prop_batch_invariant(const KernelInfo& k, const DeviceInfo& dev) {
+  Domain d = domain_for(k, dev);
+  auto inner = d.supports;
+  d.supports = [inner](const AttnProblem& p) { return p.batch >= 2 && inner(p); };
+  const Case c = *gen_case(d);
+  const AttnProblem& p = c.problem;
+  const AttnInputs in = c.make_inputs();
+  const int b = *rc::gen::inRange(0, p.batch);
+  // The same batch element alone, contiguous BSHD, with its own key length.
+  AttnProblem one = p;
+  one.batch = 1;
+  one.q = one.k = one.v = one.o = Strides{};
+  if (!p.seqlens_k.empty()) one.seqlens_k = {p.seqlens_k[static_cast<std::size_t>(b)]};
+  RC_PRE(static_cast<bool>(k.supports(dev, one)));
+  AttnInputs solo{Tensor(p.dtype, one.q_span()), Tensor(p.dtype, one.k_span()), Tensor(p.dtype, one.v_span())};
+  for (int i = 0; i < p.sq; ++i)
+    for (int h = 0; h < p.hq; ++h)
+      for (int x = 0; x < p.d; ++x) solo.q.set(offset(one.q_strides(), 0, i, h, x), in.q.get(offset(p.q_strides(), b, i, h, x)));
+  for (int j = 0; j < p.sk; ++j)
+    for (int h = 0; h < p.hkv; ++h) {
+      for (int x = 0; x < p.d; ++x) solo.k.set(offset(one.k_strides(), 0, j, h, x), in.k.get(offset(p.k_strides(), b, j, h, x)));
+      for (int x = 0; x < p.dv; ++x) solo.v.set(offset(one.v_strides(), 0, j, h, x), in.v.get(offset(p.v_strides(), b, j, h, x)));
+    }
+  const RunResult all = run(k, p, in), alone = run(k, one, solo);
+  for (int i = 0; i < p.sq; ++i) {
+    const double diff = max_row_diff(p, all.out, i, one, alone.out, i, b, 0);
+    if (diff != 0) RC_FAIL(c.id() + ": batch element " + std::to_string(b) + " row " + std::to_string(i) +
+                           " differs by " + std::to_string(diff) + " from the same element run alone");
+    for (int h = 0; h < p.hq; ++h) {
+      const float x = all.out.lse[static_cast<std::size_t>((std::int64_t{b} * p.hq + h) * p.sq + i)];
+      const float y = alone.out.lse[static_cast<std::size_t>(std::int64_t{h} * p.sq + i)];
+      if (std::memcmp(&x, &y, sizeof x) != 0)
+        RC_FAIL(c.id() + ": LSE of batch element " + std::to_string(b) + " differs from the element run alone");
+    }
+  }
+}
+
+void prop_chunked_append_equals_prefill(const KernelInfo& k, const DeviceInfo& dev) {
+  // A cache holding `off` tokens; `n` new tokens arrive in chunks; after each chunk the new queries
+  // attend (causal, bottom-right) over the cache. Must equal the rows of one prefill over all of it.
+  Domain d = domain_for(k, dev);
+  d.seqlens = false;
+  d.strides = false;
+  d.windows = false;
+  auto inner = d.supports;
+  d.supports = [inner](const AttnProblem& p) { return p.causal == Causal::bottom_right && p.sq <= p.sk && p.sq >= 2 && inner(p); };
+  const Case c = *gen_case(d);
+  const AttnProblem full = c.problem;  // sq new tokens at the end of sk keys
+  const int off = full.sk - full.sq;
+  const AttnInputs in = c.make_inputs();
+  const RunResult ref = run(k, full, in);
+  const oracle::CheckResult ref_chk = oracle::check(full, in, ref.out);
+  RC_ASSERT(ref_chk.pass);
+  const int chunk = *rc::gen::inRange(1, full.sq + 1);
+  RC_TAG("chunk " + std::to_string(chunk));
+  // The cache starts with the first `off` keys; the remainder goes in through kv_append.
+  kernels::KvAppendProblem a;
+  a.batch = full.batch; a.hkv = full.hkv; a.d = full.d; a.dv = full.dv; a.s_cache = full.sk; a.dtype = full.dtype;
+  Tensor kc(full.dtype, full.k_span()), vc(full.dtype, full.v_span());
+  for (std::int64_t i = 0; i < kc.size(); ++i) kc.set(i, 1e4);  // junk past the filled part: must never be read
+  for (std::int64_t i = 0; i < vc.size(); ++i) vc.set(i, -1e4);
+  const Strides ks = full.k_strides(), vs = full.v_strides();
+  auto copy_tokens = [&](int from, int to) {
+    for (int b = 0; b < full.batch; ++b)
+      for (int j = from; j < to; ++j)
+        for (int h = 0; h < full.hkv; ++h) {
+          for (int x = 0; x < full.d; ++x) kc.set(offset(ks, b, j, h, x), in.k.get(offset(ks, b, j, h, x)));
+          for (int x = 0; x < full.dv; ++x) vc.set(offset(vs, b, j, h, x), in.v.get(offset(vs, b, j, h, x)));
+        }
+  };
+  copy_tokens(0, off);
+  for (int start = 0; start < full.sq; start += chunk) {
+    const int len = std::min(chunk, full.sq - start);
+    a.s_new = len;
+    a.kv_offset = off + start;
+    Tensor kn(full.dtype, std::int64_t{full.batch} * len * full.hkv * full.d), vn(full.dtype, std::int64_t{full.batch} * len * full.hkv * full.dv);
+    const Strides kns = contiguous_strides(TensorLayout::bshd, len, full.hkv, full.d), vns = contiguous_strides(TensorLayout::bshd, len, full.hkv, full.dv);
+    for (int b = 0; b < full.batch; ++b)
+      for (int t = 0; t < len; ++t)
+        for (int h = 0; h < full.hkv; ++h) {
+          for (int x = 0; x < full.d; ++x) kn.set(offset(kns, b, t, h, x), in.k.get(offset(ks, b, off + start + t, h, x)));
+          for (int x = 0; x < full.dv; ++x) vn.set(offset(vns, b, t, h, x), in.v.get(offset(vs, b, off + start + t, h, x)));
+        }
+    const kernels::KvAppendResult app = kernels::run_kv_append(a, kn, vn, kc, vc);
+    RC_ASSERT(app.guard_damage.empty());
+    kc = app.k_cache;
+    vc = app.v_cache;
+    // Attend: the chunk's queries over the first off + start + len keys.
+    AttnProblem step = full;
+    step.sq = len;
+    step.sk = off + start + len;
+    step.kv_offset = off + start;
+    step.q = step.o = Strides{};
+    step.k = ks;
+    step.v = vs;
+    AttnInputs sin{Tensor(full.dtype, step.q_span()), kc, vc};
+    for (int b = 0; b < full.batch; ++b)
+      for (int i = 0; i < len; ++i)
+        for (int h = 0; h < full.hq; ++h)
+          for (int x = 0; x < full.d; ++x)
+            sin.q.set(offset(step.q_strides(), b, i, h, x), in.q.get(offset(full.q_strides(), b, start + i, h, x)));
+    RC_PRE(static_cast<bool>(k.supports(dev, step)));
+    const RunResult got = run(k, step, sin);
+    const oracle::CheckResult chk = oracle::check(step, sin, got.out);
+    if (!chk.pass) RC_FAIL(c.id() + ": chunk at " + std::to_string(start) + " (len " + std::to_string(len) + "): " + chk.summary());
+    for (int b = 0; b < full.batch; ++b)
+      for (int i = 0; i < len; ++i) {
+        const double diff = max_row_diff(step, got.out, i, full, ref.out, start + i, b, b);
+        if (diff > chk.o_bound + ref_chk.o_bound)
+          RC_FAIL(c.id() + ": chunked row " + std::to_string(start + i) + " differs from prefill by " + std::to_string(diff) +
+                  " (bounds " + std::to_string(chk.o_bound) + " + " + std::to_string(ref_chk.o_bound) + ")");
+      }
+  }
+}
+
+void prop_decode_last_row_equals_prefill(const KernelInfo& k, const DeviceInfo& dev) {
+  const KernelInfo* dec = kernels::find_kernel("decode");
+  RC_PRE(dec != nullptr);
+  const Case c = *gen_case(domain_for(k, dev));
+  const AttnProblem& p = c.problem;
+  RC_PRE(p.sq >= 1 && p.q.is_zero() && p.o.is_zero());
+  AttnProblem last = p;
+  last.sq = 1;
+  // The last row keeps its diagonal: with bottom-right alignment it is the same (keys - 1); a top-left
+  // mask would move, so the property uses the alignment that is invariant under dropping rows above.
+  RC_PRE(p.causal != Causal::top_left);
+  RC_PRE(static_cast<bool>(dec->supports(dev, last)));
+  const AttnInputs in = c.make_inputs();
+  AttnInputs lin{Tensor(p.dtype, last.q_span()), in.k, in.v};
+  for (int b = 0; b < p.batch; ++b)
+    for (int h = 0; h < p.hq; ++h)
+      for (int x = 0; x < p.d; ++x)
+        lin.q.set(offset(last.q_strides(), b, 0, h, x), in.q.get(offset(p.q_strides(), b, p.sq - 1, h, x)));
+  const RunResult full = run(k, p, in), one = run(*dec, last, lin);
+  const oracle::CheckResult cf = oracle::check(p, in, full.out), co = oracle::check(last, lin, one.out);
+  RC_ASSERT(cf.pass);
+  RC_ASSERT(co.pass);
+  for (int b = 0; b < p.batch; ++b) {
+    const double diff = max_row_diff(p, full.out, p.sq - 1, last, one.out, 0, b, b);
+    if (diff > cf.o_bound + co.o_bound)
+      RC_FAIL(c.id() + ": decode of the last row differs from " + k.name + "'s by " + std::to_string(diff));
+  }
+}
+
+void prop_decode_splits_agree(const KernelInfo& k, const DeviceInfo& dev) {
+  const Case c = *gen_case(domain_for(k, dev));
+  const AttnInputs in = c.make_inputs();
+  const int splits = *rc::gen::element(1, 2, 3, 7, 64);
+  RC_TAG("splits " + std::to_string(splits));
+  const KernelInfo forced = kernels::decode_with_splits(splits);
+  RC_PRE(static_cast<bool>(forced.supports(dev, c.problem)));
+  const RunResult a = run(k, c.problem, in), b = run(forced, c.problem, in);
+  const oracle::CheckResult ca = oracle::check(c.problem, in, a.out), cb = oracle::check(c.problem, in, b.out);
+  if (!cb.pass) RC_FAIL(c.id() + ": decode with " + std::to_string(splits) + " split(s): " + cb.summary());
+  for (int bb = 0; bb < c.problem.batch; ++bb)
+    for (int i = 0; i < c.problem.sq; ++i) {
+      const double diff = max_row_diff(c.problem, a.out, i, c.problem, b.out, i, bb, bb);
+      if (diff > ca.o_bound + cb.o_bound)
+        RC_FAIL(c.id() + ": " + std::to_string(splits) + " split(s) differ from the default by " + std::to_string(diff));
+    }
+}
+
+std::vector<NamedProperty> properties_for(const std::string& name) {
+  std::vector<NamedProperty> v{{"AgreesWithOracle", prop_agrees_with_oracle},
+                               {"EveryOutputWritten", prop_every_output_written},
+                               {"GuardBandsIntact", prop_guard_bands_intact},
+                               {"FiniteWhereOracleIs", prop_finite_where_oracle_is},
+                               {"Deterministic", prop_deterministic},
+                               {"BatchInvariant", prop_batch_invariant},
+                               {"ChunkedAppendEqualsPrefill", prop_chunked_append_equals_prefill}};
+  if (name == "decode" || name.find("decode") != std::string::npos) v.push_back({"SplitsAgree", prop_decode_splits_agree});
+  else v.push_back({"DecodeLastRowEqualsPrefill", prop_decode_last_row_equals_prefill});
+  return v;
+}
+
+}  // namespace flashprobe::proptests

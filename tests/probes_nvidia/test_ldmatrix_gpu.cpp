@@ -35,6 +35,6 @@ TEST_P(Ldmatrix, DerivedMapMatchesThePtxFigure) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, Ldmatrix, ::testing::Range(0, 6),
-                         [](const auto& info) { return name(config(info.param)); });
+                         [](const auto& p) { return name(config(p.param)); });
 
 }  // namespace

@@ -74,8 +74,8 @@ TEST_P(MmaSync, RandomProductThroughThePtxLayoutsIsExact) {
                     "engine's semantic probe derives them");
 }
 
-INSTANTIATE_TEST_SUITE_P(All, MmaSync, ::testing::Range(0, 4), [](const auto& info) {
-  return std::string(name(cases()[info.param].op));
+INSTANTIATE_TEST_SUITE_P(All, MmaSync, ::testing::Range(0, 4), [](const auto& p) {
+  return std::string(name(cases()[p.param].op));
 });
 
 }  // namespace

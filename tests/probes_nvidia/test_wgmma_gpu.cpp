@@ -92,6 +92,6 @@ TEST_P(Wgmma, DerivedLayoutsMatchThePtxFiguresAndTheProductIsExact) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, Wgmma, ::testing::Range(0, 10),
-                         [](const auto& info) { return name(config(info.param)); });
+                         [](const auto& p) { return name(config(p.param)); });
 
 }  // namespace

@@ -91,16 +91,18 @@ TEST_P(Wmma, LoadPathCoversTheTileAndReconcilesWithMmaSync) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, Wmma, ::testing::Range(0, static_cast<int>(configs().size())),
-                         [](const auto& info) { return name(configs()[info.param]); });
+                         [](const auto& p) { return name(configs()[p.param]); });
 
 // Fragments of the same shape and input type share the accumulator layout whatever the A/B majors.
 TEST(WmmaLayouts, AccumulatorLayoutDependsOnlyOnTheShape) {
   FP_SKIP_WITHOUT_GPU();
   for (auto shape : {WmmaShape::m16n16k16, WmmaShape::m32n8k16, WmmaShape::m8n32k16}) {
     const auto ref = derive_wmma_load({shape, DType::f16, Major::row, Major::row}, WmmaOperand::accumulator);
-    for (const auto& cfg : configs())
-      if (cfg.shape == shape)
+    for (const auto& cfg : configs()) {
+      if (cfg.shape == shape) {
         EXPECT_TRUE(derive_wmma_load(cfg, WmmaOperand::accumulator).at == ref.at) << name(cfg);
+      }
+    }
   }
 }
 

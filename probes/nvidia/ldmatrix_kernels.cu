@@ -58,6 +58,10 @@ std::string name(const LdmatrixConfig& cfg) {
   return "SM75_U32x" + std::to_string(cfg.matrices) + "_LDSM_N";
 }
 
+std::string atom_name(const LdmatrixConfig& cfg) {
+  return "SM75_LDMATRIX_X" + std::to_string(cfg.matrices) + "_B16" + (cfg.trans ? "_TRANS" : "");
+}
+
 void run_ldmatrix(const LdmatrixConfig& cfg, int experiments, std::span<const std::uint16_t> rows,
                   std::span<const int> row_of_thread, std::span<std::uint32_t> regs) {
   if (experiments <= 0) throw UsageError("run_ldmatrix: experiments must be positive");

@@ -179,9 +179,10 @@ const char* name(WmmaShape s) {
 
 std::string name(const WmmaConfig& cfg) {
   const auto s = wmma_mnk(cfg.shape);
-  const std::string in = cfg.in == DType::bf16 ? "BF16BF16" : "F16F16";
-  return "WMMA_" + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) + "_F32" + in +
-         "F32_" + (cfg.a == Major::row ? "R" : "C") + (cfg.b == Major::row ? "R" : "C");
+  const std::string in = cfg.in == DType::bf16 ? "_F32BF16BF16F32_" : "_F32F16F16F32_";
+  // CuTe/BLAS majorness letters, as in the engine's registry: A row-major = T, B column-major = N.
+  return "SM80_WMMA_" + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) + in +
+         (cfg.a == Major::row ? "T" : "N") + (cfg.b == Major::col ? "N" : "T");
 }
 
 Slots wmma_slots(const WmmaConfig& cfg) {

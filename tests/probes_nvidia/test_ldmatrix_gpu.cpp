@@ -30,11 +30,11 @@ TEST_P(Ldmatrix, DerivedMapMatchesThePtxFigure) {
                std::to_string(want.col) + ")";
     }
   EXPECT_EQ(diff, "") << name(cfg);
-  t::record_layouts(name(cfg), "ldmatrix", {m}, diff.empty() && m.anomalies.empty() ? "matches PTX ISA" : "differs: " + diff,
+  t::record_layouts(atom_name(cfg), "ldmatrix", {m}, diff.empty() && m.anomalies.empty() ? "matches PTX ISA" : "differs: " + diff,
                     "one load of 32 encoded shared rows, thread t addressing row 31 - t");
 }
 
 INSTANTIATE_TEST_SUITE_P(All, Ldmatrix, ::testing::Range(0, 6),
-                         [](const auto& p) { return name(config(p.param)); });
+                         [](const auto& p) { return atom_name(config(p.param)); });
 
 }  // namespace

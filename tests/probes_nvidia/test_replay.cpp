@@ -76,7 +76,7 @@ std::vector<std::string> replay(const std::vector<fs::path>& records, const nloh
           bad.push_back(what + ": record differs from the declared wmma layout");
         continue;
       }
-      const bool trans = atom.find("_LDSM_T") != std::string::npos;
+      const bool trans = atom.find("_TRANS") != std::string::npos;
       const auto f = family == "ldmatrix" ? nullptr : documented(family, atom, opname);
       if (family != "ldmatrix" && !f) {
         bad.push_back(what + ": unknown family " + family);
@@ -125,20 +125,20 @@ TEST(Replay, ReportsAPlantedDifferenceAndAnUndeclaredWmmaAtom) {
                           {"operands", {{{"name", "M"}, {"lanes", 32}, {"slots", 2}, {"rows", 8}, {"cols", 8},
                                          {"at", table}, {"anomalies", nlohmann::json::array()}}}}};
   };
-  flashprobe::write_json_file((dir / "probe-good.json").string(), rec(at, "ldmatrix", "SM75_U32x1_LDSM_N"));
+  flashprobe::write_json_file((dir / "probe-good.json").string(), rec(at, "ldmatrix", "SM75_LDMATRIX_X1_B16"));
   EXPECT_TRUE(replay({dir / "probe-good.json"}, nlohmann::json::object()).empty());
   auto planted = at;
   planted[5 * 2 + 1] = {7, 7};
-  flashprobe::write_json_file((dir / "probe-bad.json").string(), rec(planted, "ldmatrix", "SM75_U32x1_LDSM_N"));
+  flashprobe::write_json_file((dir / "probe-bad.json").string(), rec(planted, "ldmatrix", "SM75_LDMATRIX_X1_B16"));
   const auto bad = replay({dir / "probe-bad.json"}, nlohmann::json::object());
   ASSERT_EQ(bad.size(), 1u);
   EXPECT_NE(bad[0].find("lane 5 slot 1"), std::string::npos) << bad[0];
-  flashprobe::write_json_file((dir / "probe-wmma.json").string(), rec(at, "wmma", "WMMA_16x16x16_F32F16F16F32_RC"));
+  flashprobe::write_json_file((dir / "probe-wmma.json").string(), rec(at, "wmma", "SM80_WMMA_16x16x16_F32F16F16F32_TN"));
   const auto undeclared = replay({dir / "probe-wmma.json"}, nlohmann::json::object());
   ASSERT_EQ(undeclared.size(), 1u);
   EXPECT_NE(undeclared[0].find("no declared wmma layout"), std::string::npos);
   nlohmann::json declared;
-  declared["WMMA_16x16x16_F32F16F16F32_RC"]["M"] = at;
+  declared["SM80_WMMA_16x16x16_F32F16F16F32_TN"]["M"] = at;
   EXPECT_TRUE(replay({dir / "probe-wmma.json"}, declared).empty());
   fs::remove_all(dir);
 }

@@ -23,7 +23,7 @@ struct Coord {
 };
 
 struct OperandMap {
-  std::string what;  // what was measured and how, e.g. "A of WMMA_16x16x16_F32F16F16F32_RC via load_matrix_sync"
+  std::string what;  // what was measured and how, e.g. "A of SM80_WMMA_16x16x16_F32F16F16F32_TN via load_matrix_sync"
   int lanes = 32, slots = 0, rows = 0, cols = 0;
   std::vector<Coord> at;               // at[lane * slots + slot]
   std::vector<std::string> anomalies;  // values that decoded to no (row, col), with lane and slot

@@ -75,7 +75,8 @@ struct Mnk {
 };
 Mnk wmma_mnk(WmmaShape s);
 const char* name(WmmaShape s);  // "m16n16k16"
-// A CuTe-like name: WMMA_16x16x16_F32F16F16F32_RC (R/C = row/col major of A then B).
+// The atom name of the engine's registry: SM80_WMMA_16x16x16_F32F16F16F32_TN (A row-major = T,
+// B column-major = N, as in CuTe's TN).
 std::string name(const WmmaConfig& cfg);
 // Fragment element counts (num_elements, as compiled for the device's architecture; measured on
 // the device, so a toolkit whose fragments differ per architecture is seen as it is).
@@ -104,7 +105,8 @@ struct LdmatrixConfig {
   int matrices = 1;  // 1, 2 or 4
   bool trans = false;
 };
-std::string name(const LdmatrixConfig& cfg);  // SM75_U32x4_LDSM_N / SM75_U16x8_LDSM_T style
+std::string name(const LdmatrixConfig& cfg);       // the wrapper: SM75_U32x4_LDSM_N / SM75_U16x8_LDSM_T
+std::string atom_name(const LdmatrixConfig& cfg);  // the registry's: SM75_LDMATRIX_X4_B16 / ..._TRANS
 void run_ldmatrix(const LdmatrixConfig& cfg, int experiments, std::span<const std::uint16_t> rows,
                   std::span<const int> row_of_thread, std::span<std::uint32_t> regs);
 

@@ -193,6 +193,14 @@ CheckResult check(const AttnProblem& p, const AttnInputs& in, const AttnOutputs&
     why.push_back("LSE max_abs " + fmt(m.lse_max_abs) + " exceeds the bound " + fmt(res.lse_bound) + " = " +
                   fmt(opt.lse_k) + " * emulated " + fmt(res.emulated_metrics.lse_max_abs) + " + atol " +
                   fmt(lse_atol(m.lse_ref_max_abs, opt)));
+  // Rounding bias (16-bit outputs only: an f32 output's own arithmetic error dwarfs its ulp).
+  if (p.out_dtype != DType::f32 && m.compared >= opt.bias_min_elements) {
+    const double limit = opt.bias_floor_ulp + opt.k * std::abs(res.emulated_metrics.bias_ulp);
+    if (std::abs(m.bias_ulp) > limit)
+      why.push_back("O is biased by " + fmt(m.bias_ulp) + " ulp on average over " + std::to_string(m.compared) +
+                    " elements (limit " + fmt(limit) + " = " + fmt(opt.bias_floor_ulp) + " + " + fmt(opt.k) +
+                    " * emulated " + fmt(res.emulated_metrics.bias_ulp) + "): rounding toward zero?");
+  }
   res.pass = why.empty();
   for (std::size_t i = 0; i < why.size(); ++i) res.reason += (i ? "; " : "") + why[i];
   return res;

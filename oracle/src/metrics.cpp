@@ -27,7 +27,8 @@ bool nonfinite_match(double x, double r) {
 Metrics compare(const AttnProblem& p, const Reference& ref, const Reference& x) {
   Metrics m;
   const int R = ref.num_rows(p);
-  double sum_e2 = 0, sum_r2 = 0, sum_x2 = 0, sum_xr = 0;
+  double sum_e2 = 0, sum_r2 = 0, sum_x2 = 0, sum_xr = 0, sum_bias = 0;
+  long long n_bias = 0;
   std::vector<double> rel_num, rel_den;
   auto note = [&](const std::string& what) {
     m.nonfinite_pattern_ok = false;
@@ -60,6 +61,10 @@ Metrics compare(const AttnProblem& p, const Reference& ref, const Reference& x) 
           }
           m.ref_max_abs = std::max(m.ref_max_abs, std::abs(rv));
           m.max_ulp = std::max(m.max_ulp, e / ulp(p.out_dtype, rv));
+          if (rv != 0) {
+            sum_bias += (xv - rv) * (rv > 0 ? 1.0 : -1.0) / ulp(p.out_dtype, rv);
+            ++n_bias;
+          }
           sum_e2 += e * e;
           sum_r2 += rv * rv;
           sum_x2 += xv * xv;
@@ -74,6 +79,7 @@ Metrics compare(const AttnProblem& p, const Reference& ref, const Reference& x) 
     if (den > 0) m.max_rel = std::max(m.max_rel, rel_num[i] / den);
     else if (rel_num[i] > 0) m.max_rel = INFINITY;
   }
+  m.bias_ulp = n_bias ? sum_bias / static_cast<double>(n_bias) : 0.0;
   m.nmse = sum_r2 > 0 ? sum_e2 / sum_r2 : (sum_e2 > 0 ? INFINITY : 0.0);
   m.cosine = (sum_x2 == 0 && sum_r2 == 0) ? 1.0 : (sum_x2 == 0 || sum_r2 == 0) ? 0.0 : sum_xr / std::sqrt(sum_x2 * sum_r2);
 
@@ -111,6 +117,7 @@ void to_json(nlohmann::json& j, const Metrics& m) {
                      {"nmse", num(m.nmse)},
                      {"cosine", num(m.cosine)},
                      {"max_ulp", num(m.max_ulp)},
+                     {"bias_ulp", num(m.bias_ulp)},
                      {"ref_max_abs", num(m.ref_max_abs)},
                      {"lse_max_abs", num(m.lse_max_abs)},
                      {"lse_ref_max_abs", num(m.lse_ref_max_abs)},

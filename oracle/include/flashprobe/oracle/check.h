@@ -38,6 +38,11 @@ struct CheckOptions {
   double o_floor = 0.5;     // atol in units of o_atol_unit() (see above)
   double lse_k = 2.0;       // times the emulated LSE error
   double lse_floor = 64.0;  // LSE atol in units of 2^-23 * max(1, max|LSE_ref|)
+  // Rounding bias of 16-bit outputs: the mean signed error in output ulps must stay within
+  // bias_floor_ulp + k * |emulated bias| once at least bias_min_elements are compared. Catches
+  // outputs rounded toward zero (bf16 by truncation: about -0.5 ulp) that max-abs bounds cannot.
+  double bias_floor_ulp = 0.2;
+  long long bias_min_elements = 256;
   bool check_lse = true;    // compare LSE when the kernel gave one
   // Row sampling: 0 checks every query row. Else up to max_rows rows are drawn (seeded), always
   // including the first and the last row and every row that sees no key; NaN/Inf are still scanned in
@@ -52,6 +57,7 @@ struct Metrics {
   double nmse = 0;         // sum (x - ref)^2 / sum ref^2
   double cosine = 1;       // <x, ref> / (|x| |ref|)
   double max_ulp = 0;      // max |x - ref| in units of the output type's ulp at ref
+  double bias_ulp = 0;     // mean of (x - ref) * sign(ref) / ulp(ref): < 0 means rounding toward zero
   double ref_max_abs = 0;  // max |ref|, the scale of the floor
   double lse_max_abs = 0;  // max |lse - lse_ref| over rows where both are finite
   double lse_ref_max_abs = 0;

@@ -44,7 +44,9 @@ struct MmaConfig {
   static constexpr int kOT = D / N;                    // O accumulator tiles per wave
   // Shared rows are padded by 8 elements (16 bytes) so that the lanes of a fragment load, which
   // walk down rows, do not all land in one bank.
-  static constexpr int kLd = D + 8;
+  static constexpr int kLd = D + 8;    // K tile [key][dim]
+  static constexpr int kVLd = Bn + 8;  // V tile stored transposed, [dim][key]: a B fragment's register
+                                       // pairs run along k = key, so they become one 32-bit load
   static constexpr int kPLd = Bn + 8;
   static_assert(D % K == 0 && D % N == 0, "head dim must be a multiple of the atom's K and N");
   static_assert(Bn % N == 0 && Bn % K == 0, "key tile must be a multiple of the atom's N and K");
@@ -59,6 +61,30 @@ constexpr int first_slot_of_row(const atoms::CRows<Atom>& rows, int rr) {
   return 0;
 }
 
+// Register pairs (slots 2r, 2r+1) of B that are neighbours along k in the same column, starting at an
+// even k: with k contiguous in shared memory they load as one 32-bit word.
+template <class Atom>
+constexpr bool b_pairs_along_k() {
+  for (int l = 0; l < Atom::kWave; ++l)
+    for (int r = 0; r < Atom::kB / 2; ++r) {
+      const atoms::Coord x = Atom::b(l, 2 * r), y = Atom::b(l, 2 * r + 1);
+      if (y.row != x.row + 1 || y.col != x.col || x.row % 2 != 0) return false;
+    }
+  return true;
+}
+// The same for A along its columns (k): P staged in shared memory row-major.
+template <class Atom>
+constexpr bool a_pairs_along_k() {
+  for (int l = 0; l < Atom::kWave; ++l)
+    for (int r = 0; r < Atom::kA / 2; ++r) {
+      const atoms::Coord x = Atom::a(l, 2 * r), y = Atom::a(l, 2 * r + 1);
+      if (y.col != x.col + 1 || y.row != x.row || x.col % 2 != 0) return false;
+    }
+  return true;
+}
+
+FP_DEV std::uint32_t lds32(const std::uint16_t* p) { return *reinterpret_cast<const std::uint32_t*>(p); }
+
 template <class Atom, class E, int D, int Waves, int Bn>
 __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
   using C = MmaConfig<Atom, D, Waves, Bn>;
@@ -70,8 +96,10 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
   constexpr int M = C::M, N = C::N, K = C::K, R = kRows.rows;
   constexpr bool kPInRegs = kC2A.in_place;
 
-  __shared__ std::uint16_t k_s[Bn * C::kLd];
-  __shared__ std::uint16_t v_s[Bn * C::kLd];
+  constexpr bool kBPairs = b_pairs_along_k<Atom>();
+  constexpr bool kAPairs = a_pairs_along_k<Atom>();
+  __shared__ __align__(16) std::uint16_t k_s[Bn * C::kLd];
+  __shared__ __align__(16) std::uint16_t vt_s[D * C::kVLd];
   __shared__ std::uint16_t p_s[kPInRegs ? 1 : Waves * M * C::kPLd];
 
   const int lane = static_cast<int>(threadIdx.x) % Atom::kWave;
@@ -126,6 +154,26 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
     visible_range<Bug::none>(p, b, last, t1, bhi);
   }
 
+  // The wave's rows see keys [lo, hi] with both ends non-decreasing in the row, so a tile inside
+  // [lo(last row), hi(first row)] is seen whole by every row of the wave.
+  std::int64_t wave_lo_max = INT64_MAX, wave_hi_min = INT64_MIN;
+  if (w0 < p.sq) {
+    std::int64_t t0, t1;
+    const int wlast = (w0 + M < p.sq ? w0 + M : p.sq) - 1;
+    visible_range<Bug::none>(p, b, wlast, wave_lo_max, t0);
+    visible_range<Bug::none>(p, b, w0, t1, wave_hi_min);
+    if (w0 + M > p.sq) wave_lo_max = INT64_MAX;  // rows past Sq see nothing: never a full tile
+  }
+  const bool extras = p.softcap > 0.f || p.alibi != nullptr;
+  const float scale_log2 = p.scale * kLog2e;
+
+  // Vectorised tile loads when every key row starts 16-byte aligned and its dims are contiguous
+  // (any BSHD/BHSD tensor with D % 8 == 0; a fused QKV view too when its strides keep alignment).
+  const std::int64_t k_row = b * p.ks.b + hk * p.ks.h, v_row = b * p.vs.b + hk * p.vs.h;
+  const bool vec = D % 8 == 0 && p.ks.d == 1 && p.vs.d == 1 && p.ks.s % 8 == 0 && p.vs.s % 8 == 0 &&
+                   k_row % 8 == 0 && v_row % 8 == 0 && (reinterpret_cast<std::uintptr_t>(kg) & 15) == 0 &&
+                   (reinterpret_cast<std::uintptr_t>(vg) & 15) == 0;
+
   float o[C::kOT][Atom::kC];
 #pragma unroll
   for (int ot = 0; ot < C::kOT; ++ot)
@@ -134,12 +182,30 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
 
   for (std::int64_t kv0 = blo > 0 ? (blo / Bn) * Bn : 0; blo <= bhi && kv0 <= bhi; kv0 += Bn) {
     fp_dev::barrier();  // the previous tile's readers are done before it is overwritten
-    for (int idx = tid; idx < Bn * D; idx += C::kThreads) {
-      const int jj = idx / D, x = idx % D;
-      const std::int64_t j = kv0 + jj;
-      const bool in = j < keys;
-      k_s[jj * C::kLd + x] = in ? kg[offset4(p.ks, b, j, hk, x)] : std::uint16_t{0};
-      v_s[jj * C::kLd + x] = in ? vg[offset4(p.vs, b, j, hk, x)] : std::uint16_t{0};
+    if (vec) {
+      // 16-byte chunks: 8 consecutive dims of one key per thread and step.
+      constexpr int kChunks = D / 8;
+      for (int c = tid; c < Bn * kChunks; c += C::kThreads) {
+        const int jj = c / kChunks, x8 = (c % kChunks) * 8;
+        const std::int64_t j = kv0 + jj;
+        uint4 kv = make_uint4(0, 0, 0, 0), vv = make_uint4(0, 0, 0, 0);
+        if (j < keys) {
+          kv = *reinterpret_cast<const uint4*>(kg + k_row + j * p.ks.s + x8);
+          vv = *reinterpret_cast<const uint4*>(vg + v_row + j * p.vs.s + x8);
+        }
+        *reinterpret_cast<uint4*>(&k_s[jj * C::kLd + x8]) = kv;
+        const std::uint16_t* ve = reinterpret_cast<const std::uint16_t*>(&vv);
+#pragma unroll
+        for (int u = 0; u < 8; ++u) vt_s[(x8 + u) * C::kVLd + jj] = ve[u];
+      }
+    } else {
+      for (int idx = tid; idx < Bn * D; idx += C::kThreads) {
+        const int jj = idx / D, x = idx % D;
+        const std::int64_t j = kv0 + jj;
+        const bool in = j < keys;
+        k_s[jj * C::kLd + x] = in ? kg[offset4(p.ks, b, j, hk, x)] : std::uint16_t{0};
+        vt_s[x * C::kVLd + jj] = in ? vg[offset4(p.vs, b, j, hk, x)] : std::uint16_t{0};
+      }
     }
     fp_dev::barrier();
 
@@ -154,29 +220,46 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
         std::uint32_t bf[Atom::kB / 2];
 #pragma unroll
         for (int r = 0; r < Atom::kB / 2; ++r) {
-          const atoms::Coord b0 = Atom::b(lane, 2 * r), b1 = Atom::b(lane, 2 * r + 1);
-          bf[r] = atoms::pack2(k_s[(nt * N + b0.col) * C::kLd + kk * K + b0.row],
-                               k_s[(nt * N + b1.col) * C::kLd + kk * K + b1.row]);
+          const atoms::Coord b0 = Atom::b(lane, 2 * r);
+          [[maybe_unused]] const atoms::Coord b1 = Atom::b(lane, 2 * r + 1);
+          if constexpr (kBPairs)
+            bf[r] = lds32(&k_s[(nt * N + b0.col) * C::kLd + kk * K + b0.row]);
+          else
+            bf[r] = atoms::pack2(k_s[(nt * N + b0.col) * C::kLd + kk * K + b0.row],
+                                 k_s[(nt * N + b1.col) * C::kLd + kk * K + b1.row]);
         }
         Atom::mma(s[nt], qf[kk], bf);
       }
     }
 
-    // Scores, mask, and the new row maxima (per lane, then across the lanes of each row).
+    // Scores in base 2 (s * scale * log2(e), so that exp becomes one exp2), mask, and the new row
+    // maxima (per lane, then across the lanes of each row). Two uniform fast paths: no soft-cap/ALiBi
+    // (one multiply per score), and a tile every row of the wave sees whole (no mask compare).
     float mnew[R];
 #pragma unroll
     for (int rr = 0; rr < R; ++rr) mnew[rr] = m_r[rr];
+    const bool full_tile = kv0 >= wave_lo_max && kv0 + Bn - 1 <= wave_hi_min;
+    if (!extras && full_tile) {
 #pragma unroll
-    for (int nt = 0; nt < C::kNT; ++nt)
+      for (int nt = 0; nt < C::kNT; ++nt)
 #pragma unroll
-      for (int q = 0; q < Atom::kC; ++q) {
-        const int rr = kRows.local[q];
-        const std::int64_t j = kv0 + nt * N + Atom::c(lane, q).col;
-        float v = score(p, s[nt][q], h, idiag_r[rr], j);
-        if (j < lo_r[rr] || j > hi_r[rr]) v = kNegInf;
-        s[nt][q] = v;
-        mnew[rr] = fmaxf(mnew[rr], v);
-      }
+        for (int q = 0; q < Atom::kC; ++q) {
+          s[nt][q] *= scale_log2;
+          mnew[kRows.local[q]] = fmaxf(mnew[kRows.local[q]], s[nt][q]);
+        }
+    } else {
+#pragma unroll
+      for (int nt = 0; nt < C::kNT; ++nt)
+#pragma unroll
+        for (int q = 0; q < Atom::kC; ++q) {
+          const int rr = kRows.local[q];
+          const std::int64_t j = kv0 + nt * N + Atom::c(lane, q).col;
+          float v = extras ? score(p, s[nt][q], h, idiag_r[rr], j) * kLog2e : s[nt][q] * scale_log2;
+          if (j < lo_r[rr] || j > hi_r[rr]) v = kNegInf;
+          s[nt][q] = v;
+          mnew[rr] = fmaxf(mnew[rr], v);
+        }
+    }
 #pragma unroll
     for (int rr = 0; rr < R; ++rr)
 #pragma unroll
@@ -188,7 +271,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
     float muse[R];
 #pragma unroll
     for (int rr = 0; rr < R; ++rr) {
-      const float alpha = m_r[rr] == kNegInf ? 0.f : exp2f((m_r[rr] - mnew[rr]) * kLog2e);
+      const float alpha = m_r[rr] == kNegInf ? 0.f : exp2f(m_r[rr] - mnew[rr]);
       m_r[rr] = mnew[rr];
       muse[rr] = mnew[rr] == kNegInf ? 0.f : mnew[rr];
       l_r[rr] *= alpha;
@@ -205,7 +288,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
 #pragma unroll
       for (int q = 0; q < Atom::kC; ++q) {
         const int rr = kRows.local[q];
-        const float pv = exp2f((s[nt][q] - muse[rr]) * kLog2e);
+        const float pv = exp2f(s[nt][q] - muse[rr]);
         s[nt][q] = pv;
         l_r[rr] += pv;
       }
@@ -236,8 +319,12 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
               to_bits<E>(s[pt * kTilesPerK + kC2A.tile[2 * r + 1]][kC2A.slot[2 * r + 1]]));
         } else {
           const std::uint16_t* pw = p_s + wave * M * C::kPLd;
-          const atoms::Coord a0 = Atom::a(lane, 2 * r), a1 = Atom::a(lane, 2 * r + 1);
-          af[r] = atoms::pack2(pw[a0.row * C::kPLd + pt * K + a0.col], pw[a1.row * C::kPLd + pt * K + a1.col]);
+          const atoms::Coord a0 = Atom::a(lane, 2 * r);
+          [[maybe_unused]] const atoms::Coord a1 = Atom::a(lane, 2 * r + 1);
+          if constexpr (kAPairs)
+            af[r] = lds32(&pw[a0.row * C::kPLd + pt * K + a0.col]);
+          else
+            af[r] = atoms::pack2(pw[a0.row * C::kPLd + pt * K + a0.col], pw[a1.row * C::kPLd + pt * K + a1.col]);
         }
       }
 #pragma unroll
@@ -245,9 +332,13 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
         std::uint32_t bf[Atom::kB / 2];
 #pragma unroll
         for (int r = 0; r < Atom::kB / 2; ++r) {
-          const atoms::Coord b0 = Atom::b(lane, 2 * r), b1 = Atom::b(lane, 2 * r + 1);
-          bf[r] = atoms::pack2(v_s[(pt * K + b0.row) * C::kLd + ot * N + b0.col],
-                               v_s[(pt * K + b1.row) * C::kLd + ot * N + b1.col]);
+          const atoms::Coord b0 = Atom::b(lane, 2 * r);
+          [[maybe_unused]] const atoms::Coord b1 = Atom::b(lane, 2 * r + 1);
+          if constexpr (kBPairs)
+            bf[r] = lds32(&vt_s[(ot * N + b0.col) * C::kVLd + pt * K + b0.row]);
+          else
+            bf[r] = atoms::pack2(vt_s[(ot * N + b0.col) * C::kVLd + pt * K + b0.row],
+                                 vt_s[(ot * N + b1.col) * C::kVLd + pt * K + b1.row]);
         }
         Atom::mma(o[ot], af, bf);
       }
@@ -275,7 +366,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
     for (int rr = 0; rr < R; ++rr)
       if (row_i[rr] < p.sq)
         p.lse[(static_cast<std::int64_t>(b) * p.hq + h) * p.sq + row_i[rr]] =
-            l_r[rr] > 0.f ? m_r[rr] + logf(l_r[rr]) : kNegInf;
+            l_r[rr] > 0.f ? (m_r[rr] + log2f(l_r[rr])) * kLn2 : kNegInf;
   }
 }
 

@@ -7,7 +7,11 @@
 // patterns, f32: <f4), O its out_dtype. Exit 0 pass, 1 fail, 2 bad input.
 // --ref-o compares the oracle itself with another double-precision reference (e.g. PyTorch's float64
 // math SDPA) and fails when they differ by more than --ref-rtol relative to max|O|.
+#include <sys/wait.h>
+
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -21,6 +25,7 @@ namespace flashprobe::cli {
 namespace {
 
 struct Args {
+  bool mutants = false;
   std::string problem, q, k, v, o, lse, json, ref_o;
   int rows = 0;
   std::uint64_t seed = 0;
@@ -128,13 +133,25 @@ int run(const Args& a) {
   return pass ? 0 : 1;
 }
 
+// The mutation suite lives in a test binary (mutants are never linked into flashprobe itself):
+// $FLASHPROBE_MUTATION_EXE, or tests/test_mutation beside this executable.
+int run_mutants() {
+  std::string exe;
+  if (const char* e = std::getenv("FLASHPROBE_MUTATION_EXE")) exe = e;
+  else exe = (std::filesystem::canonical("/proc/self/exe").parent_path() / "tests" / "test_mutation").string();
+  if (!std::filesystem::exists(exe))
+    throw UsageError("check --mutants: " + exe + " not found (build the GPU tests of this tree, or set FLASHPROBE_MUTATION_EXE)");
+  const int status = std::system(exe.c_str());
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
 CommandRegistration reg("check", [](CLI::App& app) -> RunFn {
   auto* sub = app.add_subcommand("check", "Check a kernel's output (NPY files) against the CPU oracle; exit 0 pass, 1 fail");
   auto a = std::make_shared<Args>();
-  sub->add_option("--problem", a->problem, "Problem JSON (fields of AttnProblem: batch, hq, hkv, sq, sk, d, dtype, ...)")->required();
-  sub->add_option("--q", a->q, "Q as NPY [B,Sq,Hq,D] in the problem's dtype")->required();
-  sub->add_option("--k", a->k, "K as NPY [B,Sk,Hkv,D]")->required();
-  sub->add_option("--v", a->v, "V as NPY [B,Sk,Hkv,Dv]")->required();
+  sub->add_option("--problem", a->problem, "Problem JSON (fields of AttnProblem: batch, hq, hkv, sq, sk, d, dtype, ...)");
+  sub->add_option("--q", a->q, "Q as NPY [B,Sq,Hq,D] in the problem's dtype");
+  sub->add_option("--k", a->k, "K as NPY [B,Sk,Hkv,D]");
+  sub->add_option("--v", a->v, "V as NPY [B,Sk,Hkv,Dv]");
   sub->add_option("--o", a->o, "The kernel's O as NPY [B,Sq,Hq,Dv] in out_dtype");
   sub->add_option("--lse", a->lse, "The kernel's LSE as NPY [B,Hq,Sq] f32 (natural log; -inf for rows that see no key)");
   sub->add_option("--json", a->json, "Write the check record here");
@@ -143,7 +160,15 @@ CommandRegistration reg("check", [](CLI::App& app) -> RunFn {
   sub->add_option("--seed", a->seed, "Seed of the row sample");
   sub->add_option("--ref-o", a->ref_o, "Another double-precision O (NPY <f8) to compare with the oracle itself");
   sub->add_option("--ref-rtol", a->ref_rtol, "Largest |oracle - ref_o| / max|O| accepted by --ref-o (default 1e-10)");
-  return [a] { return run(*a); };
+  sub->add_flag("--mutants", a->mutants,
+                "Run the mutation suite instead: every mutant against the property tests (needs a GPU and the "
+                "test binary test_mutation of this build tree; exit 1 if a mutant survives)");
+  return [a] {
+    if (a->mutants) return run_mutants();
+    for (auto [v, name] : {std::pair{a->problem, "--problem"}, {a->q, "--q"}, {a->k, "--k"}, {a->v, "--v"}})
+      if (v.empty()) throw UsageError(std::string("check needs ") + name + " (or --mutants)");
+    return run(*a);
+  };
 });
 
 }  // namespace

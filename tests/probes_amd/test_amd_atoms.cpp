@@ -52,10 +52,10 @@ TEST(AmdAtoms, RunsOnTheRightArchitectures) {
   const auto& g12 = *amd::find_amd_atom("GFX12_WMMA_16x16x16_F32BF16_W64");
   EXPECT_TRUE(amd::amd_atom_runs_on(g12, "gfx1201"));
   EXPECT_FALSE(amd::amd_atom_runs_on(g12, "gfx1100"));
-  const auto& bf = *amd::find_amd_atom("CDNA_MFMA_32x32x8_F32BF16");
+  const auto& bf = *amd::find_amd_atom("CDNA_MFMA_32x32x8_F32BF16_1K");
   EXPECT_TRUE(amd::amd_atom_runs_on(bf, "gfx90a:sramecc+:xnack-"));
   EXPECT_FALSE(amd::amd_atom_runs_on(bf, "gfx908")) << "the bf16 _1k forms start with gfx90a";
-  const auto& f8 = *amd::find_amd_atom("CDNA3_MFMA_16x16x32_F32FP8");
+  const auto& f8 = *amd::find_amd_atom("CDNA_MFMA_16x16x32_F32E4M3");
   EXPECT_TRUE(amd::amd_atom_runs_on(f8, "gfx942:sramecc+:xnack-"));
   EXPECT_FALSE(amd::amd_atom_runs_on(f8, "gfx950")) << "gfx950 reads OCP fp8, not FNUZ";
   EXPECT_FALSE(amd::amd_atom_runs_on(f8, "gfx90a"));

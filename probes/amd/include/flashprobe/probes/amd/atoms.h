@@ -51,16 +51,16 @@ inline constexpr std::array kAmdAtoms = {
     // RDNA3 (gfx11) WMMA: A and B are 16 elements per lane in both wave sizes.
     AmdAtomShape{"GFX11_WMMA_16x16x16_F32F16_W32", "__builtin_amdgcn_wmma_f32_16x16x16_f16_w32", "v_wmma_f32_16x16x16_f16", AmdFamily::rdna3, 32, 16, 16, 16, 16, 16, 8, AmdElem::f16, AmdElem::f32, -1, "gfx11"},
     AmdAtomShape{"GFX11_WMMA_16x16x16_F32BF16_W32", "__builtin_amdgcn_wmma_f32_16x16x16_bf16_w32", "v_wmma_f32_16x16x16_bf16", AmdFamily::rdna3, 32, 16, 16, 16, 16, 16, 8, AmdElem::bf16, AmdElem::f32, -1, "gfx11"},
-    AmdAtomShape{"GFX11_WMMA_16x16x16_F16F16_W32_LO", "__builtin_amdgcn_wmma_f16_16x16x16_f16_w32", "v_wmma_f16_16x16x16_f16", AmdFamily::rdna3, 32, 16, 16, 16, 16, 16, 16, AmdElem::f16, AmdElem::f16, 0, "gfx11"},
-    AmdAtomShape{"GFX11_WMMA_16x16x16_F16F16_W32_HI", "__builtin_amdgcn_wmma_f16_16x16x16_f16_w32", "v_wmma_f16_16x16x16_f16", AmdFamily::rdna3, 32, 16, 16, 16, 16, 16, 16, AmdElem::f16, AmdElem::f16, 1, "gfx11"},
-    AmdAtomShape{"GFX11_WMMA_16x16x16_BF16BF16_W32_LO", "__builtin_amdgcn_wmma_bf16_16x16x16_bf16_w32", "v_wmma_bf16_16x16x16_bf16", AmdFamily::rdna3, 32, 16, 16, 16, 16, 16, 16, AmdElem::bf16, AmdElem::bf16, 0, "gfx11"},
-    AmdAtomShape{"GFX11_WMMA_16x16x16_BF16BF16_W32_HI", "__builtin_amdgcn_wmma_bf16_16x16x16_bf16_w32", "v_wmma_bf16_16x16x16_bf16", AmdFamily::rdna3, 32, 16, 16, 16, 16, 16, 16, AmdElem::bf16, AmdElem::bf16, 1, "gfx11"},
+    AmdAtomShape{"GFX11_WMMA_16x16x16_F16F16_W32_OPSEL_LO", "__builtin_amdgcn_wmma_f16_16x16x16_f16_w32", "v_wmma_f16_16x16x16_f16", AmdFamily::rdna3, 32, 16, 16, 16, 16, 16, 16, AmdElem::f16, AmdElem::f16, 0, "gfx11"},
+    AmdAtomShape{"GFX11_WMMA_16x16x16_F16F16_W32_OPSEL_HI", "__builtin_amdgcn_wmma_f16_16x16x16_f16_w32", "v_wmma_f16_16x16x16_f16", AmdFamily::rdna3, 32, 16, 16, 16, 16, 16, 16, AmdElem::f16, AmdElem::f16, 1, "gfx11"},
+    AmdAtomShape{"GFX11_WMMA_16x16x16_BF16BF16_W32_OPSEL_LO", "__builtin_amdgcn_wmma_bf16_16x16x16_bf16_w32", "v_wmma_bf16_16x16x16_bf16", AmdFamily::rdna3, 32, 16, 16, 16, 16, 16, 16, AmdElem::bf16, AmdElem::bf16, 0, "gfx11"},
+    AmdAtomShape{"GFX11_WMMA_16x16x16_BF16BF16_W32_OPSEL_HI", "__builtin_amdgcn_wmma_bf16_16x16x16_bf16_w32", "v_wmma_bf16_16x16x16_bf16", AmdFamily::rdna3, 32, 16, 16, 16, 16, 16, 16, AmdElem::bf16, AmdElem::bf16, 1, "gfx11"},
     AmdAtomShape{"GFX11_WMMA_16x16x16_F32F16_W64", "__builtin_amdgcn_wmma_f32_16x16x16_f16_w64", "v_wmma_f32_16x16x16_f16", AmdFamily::rdna3, 64, 16, 16, 16, 16, 16, 4, AmdElem::f16, AmdElem::f32, -1, "gfx11"},
     AmdAtomShape{"GFX11_WMMA_16x16x16_F32BF16_W64", "__builtin_amdgcn_wmma_f32_16x16x16_bf16_w64", "v_wmma_f32_16x16x16_bf16", AmdFamily::rdna3, 64, 16, 16, 16, 16, 16, 4, AmdElem::bf16, AmdElem::f32, -1, "gfx11"},
-    AmdAtomShape{"GFX11_WMMA_16x16x16_F16F16_W64_LO", "__builtin_amdgcn_wmma_f16_16x16x16_f16_w64", "v_wmma_f16_16x16x16_f16", AmdFamily::rdna3, 64, 16, 16, 16, 16, 16, 8, AmdElem::f16, AmdElem::f16, 0, "gfx11"},
-    AmdAtomShape{"GFX11_WMMA_16x16x16_F16F16_W64_HI", "__builtin_amdgcn_wmma_f16_16x16x16_f16_w64", "v_wmma_f16_16x16x16_f16", AmdFamily::rdna3, 64, 16, 16, 16, 16, 16, 8, AmdElem::f16, AmdElem::f16, 1, "gfx11"},
-    AmdAtomShape{"GFX11_WMMA_16x16x16_BF16BF16_W64_LO", "__builtin_amdgcn_wmma_bf16_16x16x16_bf16_w64", "v_wmma_bf16_16x16x16_bf16", AmdFamily::rdna3, 64, 16, 16, 16, 16, 16, 8, AmdElem::bf16, AmdElem::bf16, 0, "gfx11"},
-    AmdAtomShape{"GFX11_WMMA_16x16x16_BF16BF16_W64_HI", "__builtin_amdgcn_wmma_bf16_16x16x16_bf16_w64", "v_wmma_bf16_16x16x16_bf16", AmdFamily::rdna3, 64, 16, 16, 16, 16, 16, 8, AmdElem::bf16, AmdElem::bf16, 1, "gfx11"},
+    AmdAtomShape{"GFX11_WMMA_16x16x16_F16F16_W64_OPSEL_LO", "__builtin_amdgcn_wmma_f16_16x16x16_f16_w64", "v_wmma_f16_16x16x16_f16", AmdFamily::rdna3, 64, 16, 16, 16, 16, 16, 8, AmdElem::f16, AmdElem::f16, 0, "gfx11"},
+    AmdAtomShape{"GFX11_WMMA_16x16x16_F16F16_W64_OPSEL_HI", "__builtin_amdgcn_wmma_f16_16x16x16_f16_w64", "v_wmma_f16_16x16x16_f16", AmdFamily::rdna3, 64, 16, 16, 16, 16, 16, 8, AmdElem::f16, AmdElem::f16, 1, "gfx11"},
+    AmdAtomShape{"GFX11_WMMA_16x16x16_BF16BF16_W64_OPSEL_LO", "__builtin_amdgcn_wmma_bf16_16x16x16_bf16_w64", "v_wmma_bf16_16x16x16_bf16", AmdFamily::rdna3, 64, 16, 16, 16, 16, 16, 8, AmdElem::bf16, AmdElem::bf16, 0, "gfx11"},
+    AmdAtomShape{"GFX11_WMMA_16x16x16_BF16BF16_W64_OPSEL_HI", "__builtin_amdgcn_wmma_bf16_16x16x16_bf16_w64", "v_wmma_bf16_16x16x16_bf16", AmdFamily::rdna3, 64, 16, 16, 16, 16, 16, 8, AmdElem::bf16, AmdElem::bf16, 1, "gfx11"},
     // RDNA4 (gfx12) WMMA: no replication any more, so A and B shrink to 8 (wave32) / 4 (wave64) per lane.
     AmdAtomShape{"GFX12_WMMA_16x16x16_F32F16_W32", "__builtin_amdgcn_wmma_f32_16x16x16_f16_w32_gfx12", "v_wmma_f32_16x16x16_f16", AmdFamily::rdna4, 32, 16, 16, 16, 8, 8, 8, AmdElem::f16, AmdElem::f32, -1, "gfx12"},
     AmdAtomShape{"GFX12_WMMA_16x16x16_F32BF16_W32", "__builtin_amdgcn_wmma_f32_16x16x16_bf16_w32_gfx12", "v_wmma_f32_16x16x16_bf16", AmdFamily::rdna4, 32, 16, 16, 16, 8, 8, 8, AmdElem::bf16, AmdElem::f32, -1, "gfx12"},
@@ -70,9 +70,9 @@ inline constexpr std::array kAmdAtoms = {
     // the fp8 form with FNUZ encoding exists on gfx940/941/942 only (gfx950 reads OCP fp8).
     AmdAtomShape{"CDNA_MFMA_32x32x8_F32F16", "__builtin_amdgcn_mfma_f32_32x32x8f16", "v_mfma_f32_32x32x8f16", AmdFamily::cdna, 64, 32, 32, 8, 4, 4, 16, AmdElem::f16, AmdElem::f32, -1, "gfx908 gfx90a gfx940 gfx941 gfx942 gfx950"},
     AmdAtomShape{"CDNA_MFMA_16x16x16_F32F16", "__builtin_amdgcn_mfma_f32_16x16x16f16", "v_mfma_f32_16x16x16f16", AmdFamily::cdna, 64, 16, 16, 16, 4, 4, 4, AmdElem::f16, AmdElem::f32, -1, "gfx908 gfx90a gfx940 gfx941 gfx942 gfx950"},
-    AmdAtomShape{"CDNA_MFMA_32x32x8_F32BF16", "__builtin_amdgcn_mfma_f32_32x32x8bf16_1k", "v_mfma_f32_32x32x8bf16_1k", AmdFamily::cdna, 64, 32, 32, 8, 4, 4, 16, AmdElem::bf16, AmdElem::f32, -1, "gfx90a gfx940 gfx941 gfx942 gfx950"},
-    AmdAtomShape{"CDNA_MFMA_16x16x16_F32BF16", "__builtin_amdgcn_mfma_f32_16x16x16bf16_1k", "v_mfma_f32_16x16x16bf16_1k", AmdFamily::cdna, 64, 16, 16, 16, 4, 4, 4, AmdElem::bf16, AmdElem::f32, -1, "gfx90a gfx940 gfx941 gfx942 gfx950"},
-    AmdAtomShape{"CDNA3_MFMA_16x16x32_F32FP8", "__builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8", "v_mfma_f32_16x16x32_fp8_fp8", AmdFamily::cdna, 64, 16, 16, 32, 8, 8, 4, AmdElem::fp8_e4m3fnuz, AmdElem::f32, -1, "gfx940 gfx941 gfx942"},
+    AmdAtomShape{"CDNA_MFMA_32x32x8_F32BF16_1K", "__builtin_amdgcn_mfma_f32_32x32x8bf16_1k", "v_mfma_f32_32x32x8bf16_1k", AmdFamily::cdna, 64, 32, 32, 8, 4, 4, 16, AmdElem::bf16, AmdElem::f32, -1, "gfx90a gfx940 gfx941 gfx942 gfx950"},
+    AmdAtomShape{"CDNA_MFMA_16x16x16_F32BF16_1K", "__builtin_amdgcn_mfma_f32_16x16x16bf16_1k", "v_mfma_f32_16x16x16bf16_1k", AmdFamily::cdna, 64, 16, 16, 16, 4, 4, 4, AmdElem::bf16, AmdElem::f32, -1, "gfx90a gfx940 gfx941 gfx942 gfx950"},
+    AmdAtomShape{"CDNA_MFMA_16x16x32_F32E4M3", "__builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8", "v_mfma_f32_16x16x32_fp8_fp8", AmdFamily::cdna, 64, 16, 16, 32, 8, 8, 4, AmdElem::fp8_e4m3fnuz, AmdElem::f32, -1, "gfx940 gfx941 gfx942"},
 };
 // clang-format on
 

@@ -49,7 +49,7 @@ struct CdnaMfma16x16x16F32F16 {
 };
 
 struct CdnaMfma32x32x8F32BF16 {
-  static constexpr std::string_view kName = "CDNA_MFMA_32x32x8_F32BF16";
+  static constexpr std::string_view kName = "CDNA_MFMA_32x32x8_F32BF16_1K";
   static constexpr int kWave = 64;
   using A = VecOperand<BF16Codec, 4>;
   using B = A;
@@ -64,7 +64,7 @@ struct CdnaMfma32x32x8F32BF16 {
 };
 
 struct CdnaMfma16x16x16F32BF16 {
-  static constexpr std::string_view kName = "CDNA_MFMA_16x16x16_F32BF16";
+  static constexpr std::string_view kName = "CDNA_MFMA_16x16x16_F32BF16_1K";
   static constexpr int kWave = 64;
   using A = VecOperand<BF16Codec, 4>;
   using B = A;
@@ -79,7 +79,7 @@ struct CdnaMfma16x16x16F32BF16 {
 };
 
 struct Cdna3Mfma16x16x32F32Fp8 {
-  static constexpr std::string_view kName = "CDNA3_MFMA_16x16x32_F32FP8";
+  static constexpr std::string_view kName = "CDNA_MFMA_16x16x32_F32E4M3";
   static constexpr int kWave = 64;
   using A = Fp8x8Operand;
   using B = A;

@@ -57,7 +57,7 @@ struct Gfx11WmmaF32BF16W32 {
 template <bool kHi>
 struct Gfx11WmmaF16F16W32 {
   static constexpr std::string_view kName =
-      kHi ? "GFX11_WMMA_16x16x16_F16F16_W32_HI" : "GFX11_WMMA_16x16x16_F16F16_W32_LO";
+      kHi ? "GFX11_WMMA_16x16x16_F16F16_W32_OPSEL_HI" : "GFX11_WMMA_16x16x16_F16F16_W32_OPSEL_LO";
   static constexpr int kWave = 32;
   using A = VecOperand<F16Codec, 16>;
   using B = A;
@@ -74,7 +74,7 @@ struct Gfx11WmmaF16F16W32 {
 template <bool kHi>
 struct Gfx11WmmaBF16BF16W32 {
   static constexpr std::string_view kName =
-      kHi ? "GFX11_WMMA_16x16x16_BF16BF16_W32_HI" : "GFX11_WMMA_16x16x16_BF16BF16_W32_LO";
+      kHi ? "GFX11_WMMA_16x16x16_BF16BF16_W32_OPSEL_HI" : "GFX11_WMMA_16x16x16_BF16BF16_W32_OPSEL_LO";
   static constexpr int kWave = 32;
   using A = VecOperand<BF16Codec, 16>;
   using B = A;
@@ -121,7 +121,7 @@ struct Gfx11WmmaF32BF16W64 {
 template <bool kHi>
 struct Gfx11WmmaF16F16W64 {
   static constexpr std::string_view kName =
-      kHi ? "GFX11_WMMA_16x16x16_F16F16_W64_HI" : "GFX11_WMMA_16x16x16_F16F16_W64_LO";
+      kHi ? "GFX11_WMMA_16x16x16_F16F16_W64_OPSEL_HI" : "GFX11_WMMA_16x16x16_F16F16_W64_OPSEL_LO";
   static constexpr int kWave = 64;
   using A = VecOperand<F16Codec, 16>;
   using B = A;
@@ -138,7 +138,7 @@ struct Gfx11WmmaF16F16W64 {
 template <bool kHi>
 struct Gfx11WmmaBF16BF16W64 {
   static constexpr std::string_view kName =
-      kHi ? "GFX11_WMMA_16x16x16_BF16BF16_W64_HI" : "GFX11_WMMA_16x16x16_BF16BF16_W64_LO";
+      kHi ? "GFX11_WMMA_16x16x16_BF16BF16_W64_OPSEL_HI" : "GFX11_WMMA_16x16x16_BF16BF16_W64_OPSEL_LO";
   static constexpr int kWave = 64;
   using A = VecOperand<BF16Codec, 16>;
   using B = A;

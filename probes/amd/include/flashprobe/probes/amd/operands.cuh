@@ -18,7 +18,10 @@ struct F16Codec {
   FP_DEV static Elem enc(float x) { return static_cast<_Float16>(x); }
   FP_DEV static float dec(Elem e) { return static_cast<float>(e); }
 };
-// clang's bf16 WMMA/MFMA builtins take the raw bits as 16-bit integers.
+// clang 15-19 declare the bf16 WMMA/MFMA builtins on 16-bit integer vectors (the raw bits). Newer
+// clangs may declare some on __bf16 vectors; clang's default lax vector conversions accept either
+// for the other (checked with clang-19 both ways), so short stays right until a compiler turns
+// those conversions off (-flax-vector-conversions=none).
 struct BF16Codec {
   using Elem = short;
   FP_DEV static Elem enc(float x) { return static_cast<short>(bf16_bits(x)); }

@@ -5,7 +5,7 @@ Two inputs, the same checks:
   * --asm-dir DIR (cmake/AmdDeviceCode.cmake, clang-19): reads DIR/<target>/<name>.*.s per target;
   * --objects FILE... (the packaged hipcc's build): unbundles each target's code object from the
     host objects/executables with clang-offload-bundler, disassembles it with llvm-objdump and reads
-    its metadata note with llvm-readelf (Debian's LLVM 15 tools, which know gfx90a/gfx940).
+    its metadata note with llvm-readelf (Debian's LLVM 19 tools, else LLVM 15).
 
 For every target:
   * each --expect "TARGET:REGEX" must hold for the whole unit (TARGET may be '*'; a REGEX starting
@@ -86,6 +86,11 @@ def parse_metadata(text):
     return [k for k in kernels if "name" in k and "vgpr_count" in k]
 
 
+def instruction(line):
+    """An instruction line without llvm-objdump's trailing '// address: encoding' comment."""
+    return re.sub(r"\s*//.*$", "", line.strip())
+
+
 def kernel_bodies(code_text, names):
     """Map kernel name -> its instruction lines, from clang assembly or llvm-objdump output."""
     bodies, cur = {}, None
@@ -99,7 +104,7 @@ def kernel_bodies(code_text, names):
             cur = None
             continue
         if cur and line.startswith(("\t", " ")) and not line.lstrip().startswith((".", ";")):
-            bodies[cur].append(line.strip())
+            bodies[cur].append(instruction(line))
     return bodies
 
 
@@ -147,11 +152,13 @@ def tool(*names):
 def unbundle(objects, target, workdir):
     """The (disassembly, metadata) text of target's code objects inside the given host files."""
     bundler = tool("clang-offload-bundler-15", "clang-offload-bundler", "clang-offload-bundler-19")
-    objdump = tool("llvm-objdump-15", "llvm-objdump-19", "llvm-objdump")
-    readelf = tool("llvm-readelf-15", "llvm-readelf-19", "llvm-readelf")
-    objcopy = tool("llvm-objcopy-15", "llvm-objcopy-19", "llvm-objcopy", "objcopy")
+    # LLVM 19's disassembler first: LLVM 15 still prints gfx940's renamed MFMAs with their gfx90a
+    # spelling (v_mfma_f32_32x32x8f16 for the same encoding as v_mfma_f32_32x32x8_f16).
+    objdump = tool("llvm-objdump-19", "llvm-objdump-15", "llvm-objdump")
+    readelf = tool("llvm-readelf-19", "llvm-readelf-15", "llvm-readelf")
+    objcopy = tool("llvm-objcopy-19", "llvm-objcopy-15", "llvm-objcopy", "objcopy")
     if not (bundler and objdump and readelf and objcopy):
-        raise RuntimeError("needs clang-offload-bundler, llvm-objdump, llvm-readelf and objcopy (Debian: llvm-15, clang-15)")
+        raise RuntimeError("needs clang-offload-bundler, llvm-objdump, llvm-readelf and objcopy (Debian: llvm-19, clang-19)")
     dis, meta, found = [], [], 0
     for i, obj in enumerate(objects):
         fatbin = os.path.join(workdir, f"{i}.hip_fatbin")
@@ -239,7 +246,7 @@ def main():
             bodies = kernel_bodies(code_text, names)
             # The whole unit: every instruction line, kernels or not (device functions that were not
             # inlined count too).
-            unit = [l.strip() for l in code_text.splitlines()
+            unit = [instruction(l) for l in code_text.splitlines()
                     if l.startswith("\t") and not l.lstrip().startswith((".", ";"))]
             for et, krx, absent, rx, pat in expects:
                 if et not in ("*", tgt):
@@ -272,6 +279,10 @@ def main():
                     "scratch_bytes": k.get("private_segment_fixed_size", 0),
                     "max_workgroup_size": k.get("max_flat_workgroup_size"),
                     "waves_per_simd": w, "occupancy_limited_by": by,
+                    # Lets reports tell a kernel that runs its instruction on this target from the
+                    # wrong-target trap copy that every multi-target build also contains.
+                    "matrix_instructions": sum(1 for l in bodies.get(k.get("name"), []) if re.match(r"v_(wmma|mfma|smfmac)_", l)),
+                    "traps": any(l.startswith("s_trap") for l in bodies.get(k.get("name"), [])),
                 })
     if a.resources_out:
         compiler = a.compiler or ("hipcc" if a.objects else "clang-19")

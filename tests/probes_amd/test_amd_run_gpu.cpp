@@ -50,5 +50,5 @@ TEST_P(AmdAtomOnGpu, PassThroughAndAllOnes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, AmdAtomOnGpu, ::testing::ValuesIn(amd::kAmdAtoms),
-                         [](const auto& info) { return std::string(info.param.name); });
+                         [](const auto& p) { return std::string(p.param.name); });
 }  // namespace

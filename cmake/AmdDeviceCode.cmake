@@ -6,8 +6,13 @@
 #
 #   flashprobe_amd_device_code(NAME probes_atoms SOURCES probes/amd/atoms.cu
 #                              TARGETS gfx1100 gfx1201 gfx942 gfx90a
-#                              EXPECT "gfx1100:v_wmma_f32_16x16x16_f16" "gfx90a:!v_wmma")
+#                              [OPTIONS -mwavefrontsize64] [DEFINES X=1]
+#                              EXPECT "gfx1100:v_wmma_f32_16x16x16_f16" "gfx90a:!v_wmma"
+#                                     "gfx1100@Gfx11WmmaF16F16W32ILb1E:op_sel:\\[0,0,1\\]")
 # adds the build target amd_<NAME> (part of `all`) and the CTest test amd_check_<NAME> (label cpu).
+# EXPECT entries are TARGET:REGEX (whole unit) or TARGET@KERNEL_REGEX:REGEX (only the body of the
+# kernels whose mangled name matches KERNEL_REGEX); a REGEX starting with '!' must be absent.
+# OPTIONS are extra compiler flags, e.g. -mwavefrontsize64 for wave64 code objects on RDNA.
 find_program(FLASHPROBE_CLANG19 NAMES clang-19 clang++-19)
 find_package(Python3 COMPONENTS Interpreter)
 set(FLASHPROBE_AMD_TARGETS gfx1100 gfx1201 gfx942 gfx90a CACHE STRING "AMD targets for the device-code check")
@@ -17,18 +22,24 @@ if(NOT FLASHPROBE_CLANG19)
 endif()
 
 function(flashprobe_amd_device_code)
-  cmake_parse_arguments(A "" "NAME" "SOURCES;TARGETS;EXPECT;DEFINES" ${ARGN})
+  cmake_parse_arguments(A "" "NAME" "SOURCES;TARGETS;EXPECT;DEFINES;OPTIONS" ${ARGN})
   if(NOT FLASHPROBE_CLANG19 OR NOT FLASHPROBE_AMD_DEVICE_CHECK)
     return()
   endif()
   if(NOT A_TARGETS)
     set(A_TARGETS ${FLASHPROBE_AMD_TARGETS})
   endif()
+  # Header changes must rebuild the assembly: Ninja reads clang's depfile, Makefiles scan includes.
   set(_outputs)
   foreach(_tgt ${A_TARGETS})
     foreach(_src ${A_SOURCES})
       get_filename_component(_stem ${_src} NAME_WE)
       set(_out ${PROJECT_BINARY_DIR}/amd/${_tgt}/${A_NAME}.${_stem}.s)
+      if(CMAKE_GENERATOR MATCHES "Ninja")
+        set(_depopt DEPFILE ${_out}.d)
+      else()
+        set(_depopt IMPLICIT_DEPENDS CXX ${PROJECT_SOURCE_DIR}/${_src})
+      endif()
       set(_defs)
       foreach(_d ${A_DEFINES})
         list(APPEND _defs -D${_d})
@@ -36,12 +47,13 @@ function(flashprobe_amd_device_code)
       add_custom_command(OUTPUT ${_out}
         COMMAND ${CMAKE_COMMAND} -E make_directory ${PROJECT_BINARY_DIR}/amd/${_tgt}
         COMMAND ${FLASHPROBE_CLANG19} -x hip --cuda-device-only --offload-arch=${_tgt} -nogpulib -O3 -std=c++20
-                -DFLASHPROBE_AMD_DEVICE_CHECK=1 ${_defs}
+                -DFLASHPROBE_AMD_DEVICE_CHECK=1 ${_defs} ${A_OPTIONS}
                 -I${PROJECT_SOURCE_DIR}/core/include -I${PROJECT_SOURCE_DIR}/probes/include
+                -I${PROJECT_SOURCE_DIR}/probes/amd/include
                 -I${PROJECT_SOURCE_DIR}/kernels/include -I${PROJECT_SOURCE_DIR}/kernels
-                -S -o ${_out} ${PROJECT_SOURCE_DIR}/${_src}
+                -MD -MF ${_out}.d -S -o ${_out} ${PROJECT_SOURCE_DIR}/${_src}
         DEPENDS ${PROJECT_SOURCE_DIR}/${_src}
-        IMPLICIT_DEPENDS CXX ${PROJECT_SOURCE_DIR}/${_src}
+        ${_depopt}
         COMMENT "clang-19 ${_tgt}: ${_src}" VERBATIM)
       list(APPEND _outputs ${_out})
     endforeach()

@@ -1,0 +1,101 @@
+#pragma once
+// The AMD matrix-instruction atoms as host-visible data: one row per (instruction, wave size,
+// OPSEL choice). The device side (rdna3_wmma.cuh, rdna4_wmma.cuh, cdna_mfma.cuh) defines one struct
+// per row whose `mma` runs the instruction; the experiment kernels (probes/amd/*.cu) read and write
+// operands as [experiment][lane][slot] floats with exactly the slot counts given here.
+//
+// "Slot" is the element index within one lane's fragment as the compiler builtin sees it, e.g. slot
+// i of the v16f16 A operand of __builtin_amdgcn_wmma_f32_16x16x16_f16_w32. For the 16-bit
+// accumulator forms of gfx11 the C/D fragment is the whole v16f16 (wave32) / v8f16 (wave64):
+// OPSEL low computes into the even slots (low halves of the 8/4 VGPRs), OPSEL high into the odd
+// slots, and the other half passes C through unchanged (LLVM packs two such WMMAs into one register
+// set for exactly this reason, see reviews.llvm.org/D158059).
+//
+// Example:
+//   const AmdAtomShape* s = find_amd_atom("GFX11_WMMA_16x16x16_F32F16_W32");
+//   // s->wave == 32, s->a_slots == 16, s->c_slots == 8, s->instruction == "v_wmma_f32_16x16x16_f16"
+//   amd_atom_runs_on(*s, "gfx1100") == true;  amd_atom_runs_on(*s, "gfx1201") == false
+#include <array>
+#include <string_view>
+
+namespace flashprobe::probes::amd {
+
+enum class AmdElem { f16, bf16, fp8_e4m3fnuz, f32 };
+constexpr std::string_view amd_elem_name(AmdElem e) {
+  switch (e) {
+    case AmdElem::f16: return "f16";
+    case AmdElem::bf16: return "bf16";
+    case AmdElem::fp8_e4m3fnuz: return "fp8_e4m3fnuz";
+    case AmdElem::f32: return "f32";
+  }
+  return "?";
+}
+
+enum class AmdFamily { rdna3, rdna4, cdna };
+
+struct AmdAtomShape {
+  std::string_view name;         // CuTe-like: GFX11_WMMA_16x16x16_F32F16_W32
+  std::string_view builtin;      // the clang builtin behind mma()
+  std::string_view instruction;  // mnemonic in the gfx11/gfx12/gfx90a assembly (gfx94x spelling differs, see cdna_mfma.cuh)
+  AmdFamily family;
+  int wave, m, n, k;
+  int a_slots, b_slots, c_slots;  // elements per lane of A, B and C/D as the builtin's vector types
+  AmdElem in, acc;
+  int opsel;  // gfx11 16-bit accumulators: 0 = low halves (even slots), 1 = high halves; else -1
+  // Targets this atom's instruction exists on, as gcnArchName prefixes (see amd_atom_runs_on).
+  std::string_view targets;
+};
+
+// clang-format off
+inline constexpr std::array kAmdAtoms = {
+    // RDNA3 (gfx11) WMMA: A and B are 16 elements per lane in both wave sizes.
+    AmdAtomShape{"GFX11_WMMA_16x16x16_F32F16_W32", "__builtin_amdgcn_wmma_f32_16x16x16_f16_w32", "v_wmma_f32_16x16x16_f16", AmdFamily::rdna3, 32, 16, 16, 16, 16, 16, 8, AmdElem::f16, AmdElem::f32, -1, "gfx11"},
+    AmdAtomShape{"GFX11_WMMA_16x16x16_F32BF16_W32", "__builtin_amdgcn_wmma_f32_16x16x16_bf16_w32", "v_wmma_f32_16x16x16_bf16", AmdFamily::rdna3, 32, 16, 16, 16, 16, 16, 8, AmdElem::bf16, AmdElem::f32, -1, "gfx11"},
+    AmdAtomShape{"GFX11_WMMA_16x16x16_F16F16_W32_OPSEL_LO", "__builtin_amdgcn_wmma_f16_16x16x16_f16_w32", "v_wmma_f16_16x16x16_f16", AmdFamily::rdna3, 32, 16, 16, 16, 16, 16, 16, AmdElem::f16, AmdElem::f16, 0, "gfx11"},
+    AmdAtomShape{"GFX11_WMMA_16x16x16_F16F16_W32_OPSEL_HI", "__builtin_amdgcn_wmma_f16_16x16x16_f16_w32", "v_wmma_f16_16x16x16_f16", AmdFamily::rdna3, 32, 16, 16, 16, 16, 16, 16, AmdElem::f16, AmdElem::f16, 1, "gfx11"},
+    AmdAtomShape{"GFX11_WMMA_16x16x16_BF16BF16_W32_OPSEL_LO", "__builtin_amdgcn_wmma_bf16_16x16x16_bf16_w32", "v_wmma_bf16_16x16x16_bf16", AmdFamily::rdna3, 32, 16, 16, 16, 16, 16, 16, AmdElem::bf16, AmdElem::bf16, 0, "gfx11"},
+    AmdAtomShape{"GFX11_WMMA_16x16x16_BF16BF16_W32_OPSEL_HI", "__builtin_amdgcn_wmma_bf16_16x16x16_bf16_w32", "v_wmma_bf16_16x16x16_bf16", AmdFamily::rdna3, 32, 16, 16, 16, 16, 16, 16, AmdElem::bf16, AmdElem::bf16, 1, "gfx11"},
+    AmdAtomShape{"GFX11_WMMA_16x16x16_F32F16_W64", "__builtin_amdgcn_wmma_f32_16x16x16_f16_w64", "v_wmma_f32_16x16x16_f16", AmdFamily::rdna3, 64, 16, 16, 16, 16, 16, 4, AmdElem::f16, AmdElem::f32, -1, "gfx11"},
+    AmdAtomShape{"GFX11_WMMA_16x16x16_F32BF16_W64", "__builtin_amdgcn_wmma_f32_16x16x16_bf16_w64", "v_wmma_f32_16x16x16_bf16", AmdFamily::rdna3, 64, 16, 16, 16, 16, 16, 4, AmdElem::bf16, AmdElem::f32, -1, "gfx11"},
+    AmdAtomShape{"GFX11_WMMA_16x16x16_F16F16_W64_OPSEL_LO", "__builtin_amdgcn_wmma_f16_16x16x16_f16_w64", "v_wmma_f16_16x16x16_f16", AmdFamily::rdna3, 64, 16, 16, 16, 16, 16, 8, AmdElem::f16, AmdElem::f16, 0, "gfx11"},
+    AmdAtomShape{"GFX11_WMMA_16x16x16_F16F16_W64_OPSEL_HI", "__builtin_amdgcn_wmma_f16_16x16x16_f16_w64", "v_wmma_f16_16x16x16_f16", AmdFamily::rdna3, 64, 16, 16, 16, 16, 16, 8, AmdElem::f16, AmdElem::f16, 1, "gfx11"},
+    AmdAtomShape{"GFX11_WMMA_16x16x16_BF16BF16_W64_OPSEL_LO", "__builtin_amdgcn_wmma_bf16_16x16x16_bf16_w64", "v_wmma_bf16_16x16x16_bf16", AmdFamily::rdna3, 64, 16, 16, 16, 16, 16, 8, AmdElem::bf16, AmdElem::bf16, 0, "gfx11"},
+    AmdAtomShape{"GFX11_WMMA_16x16x16_BF16BF16_W64_OPSEL_HI", "__builtin_amdgcn_wmma_bf16_16x16x16_bf16_w64", "v_wmma_bf16_16x16x16_bf16", AmdFamily::rdna3, 64, 16, 16, 16, 16, 16, 8, AmdElem::bf16, AmdElem::bf16, 1, "gfx11"},
+    // RDNA4 (gfx12) WMMA: no replication any more, so A and B shrink to 8 (wave32) / 4 (wave64) per lane.
+    AmdAtomShape{"GFX12_WMMA_16x16x16_F32F16_W32", "__builtin_amdgcn_wmma_f32_16x16x16_f16_w32_gfx12", "v_wmma_f32_16x16x16_f16", AmdFamily::rdna4, 32, 16, 16, 16, 8, 8, 8, AmdElem::f16, AmdElem::f32, -1, "gfx12"},
+    AmdAtomShape{"GFX12_WMMA_16x16x16_F32BF16_W32", "__builtin_amdgcn_wmma_f32_16x16x16_bf16_w32_gfx12", "v_wmma_f32_16x16x16_bf16", AmdFamily::rdna4, 32, 16, 16, 16, 8, 8, 8, AmdElem::bf16, AmdElem::f32, -1, "gfx12"},
+    AmdAtomShape{"GFX12_WMMA_16x16x16_F32F16_W64", "__builtin_amdgcn_wmma_f32_16x16x16_f16_w64_gfx12", "v_wmma_f32_16x16x16_f16", AmdFamily::rdna4, 64, 16, 16, 16, 4, 4, 4, AmdElem::f16, AmdElem::f32, -1, "gfx12"},
+    AmdAtomShape{"GFX12_WMMA_16x16x16_F32BF16_W64", "__builtin_amdgcn_wmma_f32_16x16x16_bf16_w64_gfx12", "v_wmma_f32_16x16x16_bf16", AmdFamily::rdna4, 64, 16, 16, 16, 4, 4, 4, AmdElem::bf16, AmdElem::f32, -1, "gfx12"},
+    // CDNA MFMA (wave64 only). gfx908 has the f16 forms; the bf16 "_1k" forms start with gfx90a;
+    // the fp8 form with FNUZ encoding exists on gfx940/941/942 only (gfx950 reads OCP fp8).
+    AmdAtomShape{"CDNA_MFMA_32x32x8_F32F16", "__builtin_amdgcn_mfma_f32_32x32x8f16", "v_mfma_f32_32x32x8f16", AmdFamily::cdna, 64, 32, 32, 8, 4, 4, 16, AmdElem::f16, AmdElem::f32, -1, "gfx908 gfx90a gfx940 gfx941 gfx942 gfx950"},
+    AmdAtomShape{"CDNA_MFMA_16x16x16_F32F16", "__builtin_amdgcn_mfma_f32_16x16x16f16", "v_mfma_f32_16x16x16f16", AmdFamily::cdna, 64, 16, 16, 16, 4, 4, 4, AmdElem::f16, AmdElem::f32, -1, "gfx908 gfx90a gfx940 gfx941 gfx942 gfx950"},
+    AmdAtomShape{"CDNA_MFMA_32x32x8_F32BF16_1K", "__builtin_amdgcn_mfma_f32_32x32x8bf16_1k", "v_mfma_f32_32x32x8bf16_1k", AmdFamily::cdna, 64, 32, 32, 8, 4, 4, 16, AmdElem::bf16, AmdElem::f32, -1, "gfx90a gfx940 gfx941 gfx942 gfx950"},
+    AmdAtomShape{"CDNA_MFMA_16x16x16_F32BF16_1K", "__builtin_amdgcn_mfma_f32_16x16x16bf16_1k", "v_mfma_f32_16x16x16bf16_1k", AmdFamily::cdna, 64, 16, 16, 16, 4, 4, 4, AmdElem::bf16, AmdElem::f32, -1, "gfx90a gfx940 gfx941 gfx942 gfx950"},
+    AmdAtomShape{"CDNA_MFMA_16x16x32_F32E4M3", "__builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8", "v_mfma_f32_16x16x32_fp8_fp8", AmdFamily::cdna, 64, 16, 16, 32, 8, 8, 4, AmdElem::fp8_e4m3fnuz, AmdElem::f32, -1, "gfx940 gfx941 gfx942"},
+};
+// clang-format on
+
+constexpr const AmdAtomShape* find_amd_atom(std::string_view name) {
+  for (const auto& a : kAmdAtoms)
+    if (a.name == name) return &a;
+  return nullptr;
+}
+
+// Whether the atom's instruction exists on `arch` (a gcnArchName such as "gfx1100" or
+// "gfx942:sramecc+:xnack-"; feature suffixes are ignored). A "gfx11"/"gfx12" entry means the whole
+// family: gfx1100..gfx1103 and gfx1150..gfx1153 (RDNA3.5) share RDNA3's WMMA, gfx1200/gfx1201 RDNA4's.
+constexpr bool amd_atom_runs_on(const AmdAtomShape& atom, std::string_view arch) {
+  arch = arch.substr(0, arch.find(':'));
+  std::string_view rest = atom.targets;
+  while (!rest.empty()) {
+    const auto sp = rest.find(' ');
+    const std::string_view t = rest.substr(0, sp);
+    rest = sp == std::string_view::npos ? std::string_view{} : rest.substr(sp + 1);
+    const bool family = t.size() == 5;  // "gfx11", "gfx12": a prefix of 7-character names
+    if (family ? (arch.size() == 7 && arch.substr(0, 5) == t) : arch == t) return true;
+  }
+  return false;
+}
+
+}  // namespace flashprobe::probes::amd

@@ -1,0 +1,63 @@
+#pragma once
+// Exact element encodings used by the AMD atoms, for host and device alike (constexpr functions are
+// implicitly host+device in HIP). The probe feeds every operand as float and the experiment kernel
+// converts on the device, so these must be exact for every value the engine sends:
+//   * bf16: round to nearest even from the float bits (the instruction takes the raw 16 bits);
+//   * fp8 e4m3 FNUZ (gfx940/941/942): 1 sign, 4 exponent bits with bias 8, 3 mantissa bits, no
+//     infinities, one NaN (0x80) and no negative zero; max 240, smallest subnormal 2^-10. This is
+//     NOT the OCP e4m3fn format (bias 7, max 448) of gfx950/gfx12: 1.0 is 0x40 here, 0x38 there.
+//     Sources: AMD CDNA3 ISA guide, section "Data types: FP8/BF8"; LLVM's APFloat
+//     Float8E4M3FNUZ semantics (the type MLIR and LLVM use for gfx942's v_mfma_*_fp8_fp8).
+// Example:  bf16_bits(1.5f) == 0x3FC0;  e4m3fnuz_bits(1.0f) == 0x40;  e4m3fnuz_value(0x40) == 1.0f
+#include <cstdint>
+
+namespace fp_amd {
+
+constexpr std::uint16_t bf16_bits(float x) {
+  const auto u = __builtin_bit_cast(std::uint32_t, x);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((u >> 16) | 0x40u);  // quiet NaN
+  const std::uint32_t rounded = u + 0x7fffu + ((u >> 16) & 1u);                               // ties to even
+  return static_cast<std::uint16_t>(rounded >> 16);
+}
+constexpr float bf16_value(std::uint16_t bits) {
+  return __builtin_bit_cast(float, static_cast<std::uint32_t>(bits) << 16);
+}
+
+inline constexpr std::uint8_t kE4m3fnuzNaN = 0x80;
+inline constexpr float kE4m3fnuzMax = 240.0f;
+
+constexpr float e4m3fnuz_value(std::uint8_t bits) {
+  if (bits == kE4m3fnuzNaN) return __builtin_nanf("");
+  const int e = (bits >> 3) & 15, m = bits & 7;
+  // Subnormal: m * 2^-10; normal: (8 + m) * 2^(e - 8 - 3). Both products are exact in float.
+  float v = e == 0 ? static_cast<float>(m) : static_cast<float>(8 + m);
+  int exp2 = e == 0 ? -10 : e - 11;
+  for (; exp2 > 0; --exp2) v *= 2.0f;
+  for (; exp2 < 0; ++exp2) v *= 0.5f;
+  return (bits & 0x80) ? -v : v;
+}
+
+// Round to nearest, ties to even mantissa; |x| beyond the largest finite value rounds to it when
+// closer than half an ulp above, else to NaN (the format has no infinity); NaN stays NaN.
+// A scan over the 128 magnitudes keeps this obviously right; the probe converts a few thousand
+// values per launch, so speed does not matter here.
+constexpr std::uint8_t e4m3fnuz_bits(float x) {
+  if (x != x) return kE4m3fnuzNaN;
+  const bool neg = x < 0.0f;
+  const float a = neg ? -x : x;
+  if (a >= kE4m3fnuzMax + 8.0f) return kE4m3fnuzNaN;  // 248 = max + half ulp (ulp 16 at the top)
+  int best = 0;
+  float best_err = a;
+  for (int code = 1; code < 128; ++code) {
+    const float err = e4m3fnuz_value(static_cast<std::uint8_t>(code)) - a;
+    const float abs_err = err < 0.0f ? -err : err;
+    if (abs_err < best_err || (abs_err == best_err && (code & 1) == 0)) {
+      best = code;
+      best_err = abs_err;
+    }
+  }
+  if (best == 0) return 0;  // no negative zero in FNUZ: -0 and tiny negatives encode as +0
+  return static_cast<std::uint8_t>(neg ? (best | 0x80) : best);
+}
+
+}  // namespace fp_amd

@@ -31,7 +31,8 @@ Outcome hunt(const kernels::Mutant& m, const DeviceInfo& dev) {
     md.id = "mutant/" + m.meta.name + "/" + p.name;
     md.description = md.id;
     const auto result = rc::detail::checkTestable([&] { p.run(m.kernel, dev); }, md);
-    if (const auto* f = result.template get<rc::detail::FailureResult>()) {
+    if (result.template is<rc::detail::FailureResult>()) {
+      const auto* f = &result.template get<rc::detail::FailureResult>();
       o.killed = true;
       o.property = p.name;
       o.cases += f->numSuccess + 1;
@@ -41,7 +42,7 @@ Outcome hunt(const kernels::Mutant& m, const DeviceInfo& dev) {
       o.counterexample = ce.str();
       return o;
     }
-    if (const auto* s = result.template get<rc::detail::SuccessResult>()) o.cases += s->numSuccess;
+    if (result.template is<rc::detail::SuccessResult>()) o.cases += result.template get<rc::detail::SuccessResult>().numSuccess;
   }
   return o;
 }

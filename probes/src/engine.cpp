@@ -66,12 +66,12 @@ class Runner {
     for (int start = 0; start < count; start += chunk) {
       const int n = std::min(chunk, count - start);
       // One batch buffer reused across calls and phases (fresh allocations cost page faults).
-      if (batch_.count != n || batch_.a_data.empty()) batch_ = FragmentBatch(atom_, n);
-      else {
-        std::fill(batch_.a_data.begin(), batch_.a_data.end(), 0.0);
-        std::fill(batch_.b_data.begin(), batch_.b_data.end(), 0.0);
-        std::fill(batch_.c_data.begin(), batch_.c_data.end(), 0.0);
-      }
+      if (batch_.wave == 0) batch_ = FragmentBatch(atom_, 0);
+      batch_.count = n;
+      const std::size_t w = static_cast<std::size_t>(atom_.wave), un = static_cast<std::size_t>(n);
+      batch_.a_data.assign(un * w * static_cast<std::size_t>(atom_.a_slots), 0.0);  // keeps capacity
+      batch_.b_data.assign(un * w * static_cast<std::size_t>(atom_.b_slots), 0.0);
+      batch_.c_data.assign(un * w * static_cast<std::size_t>(atom_.c_slots), 0.0);
       FragmentBatch& batch = batch_;
       for (int i = 0; i < n; ++i) fill(start + i, batch.a(i), batch.b(i), batch.c(i));
       ex_.run(batch, d_);

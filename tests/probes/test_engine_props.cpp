@@ -1,7 +1,7 @@
 // Properties of the engine on random simulated atoms: whatever the layout -- GF(2)-linear or an
 // arbitrary permutation, replicated along lane bits, with ignored lanes or slots, M/N/K among
 // 8/16/32/64, wave 32 or 64 -- it is recovered exactly; a planted change is named slot by slot;
-// printed formulas evaluate back to the table. Budgets: RC_PARAMS (default max_success=40 here).
+// printed formulas evaluate back to the table. Budgets: RC_PARAMS (default max_success=30 here).
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
@@ -16,7 +16,7 @@ using namespace flashprobe::probes;
 
 namespace {
 // CI budget unless the caller sets RC_PARAMS (e.g. RC_PARAMS="max_success=1000" for a soak).
-const bool kBudget = (setenv("RC_PARAMS", "max_success=40", 0), true);
+const bool kBudget = (setenv("RC_PARAMS", "max_success=30", 0), true);
 
 struct Shape {
   int m, n, k, wave;
@@ -43,7 +43,8 @@ void check_recovered(const fp_test::RandomAtom& ra, ReplicaRule rule) {
 RC_GTEST_PROP(EngineProps, RandomLinearLayoutsAreRecovered, ()) {
   const auto s = *shapes();
   const int rep_a = *rc::gen::inRange(0, 3), rep_b = *rc::gen::inRange(0, 3);
-  const int ign_a = *rc::gen::inRange(0, 3), ign_b = *rc::gen::inRange(0, 3), ign_c = *rc::gen::inRange(0, 4);
+  // Ignored lanes or every-other slots keep the map linear (mode 3, random slots, would not).
+  const int ign_a = *rc::gen::inRange(0, 3), ign_b = *rc::gen::inRange(0, 3), ign_c = *rc::gen::inRange(0, 3);
   const auto seed = *rc::gen::arbitrary<std::uint64_t>();
   const auto ra = fp_test::random_atom(seed, s.m, s.n, s.k, s.wave, true, rep_a, rep_b, ign_a, ign_b, ign_c);
   RC_TAG(rep_a + rep_b > 0 ? "replicated" : "not replicated");

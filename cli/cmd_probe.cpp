@@ -69,7 +69,7 @@ int run_probe(const Options& o) {
         skip(atom.name, why + " (backend " + rec.value("backend", "?") + "); `--simulate` runs it on the CPU");
         continue;
       }
-      rec["measured_on_hardware"] = true;
+      if (ex->source() == "hardware") rec["measured_on_hardware"] = true;
     }
     ProbeResult r = probe(atom, *ex);
     ++probed;

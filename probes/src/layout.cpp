@@ -9,7 +9,10 @@ namespace flashprobe::probes {
 
 std::string to_string(Coord c) {
   if (c.ignored()) return "ignored";
-  return "(" + std::to_string(c.row) + ", " + std::to_string(c.col) + ")";
+  // Built with append: GCC 12 warns (-Wrestrict, a known false positive) on "(" + std::to_string(..).
+  std::string s = "(";
+  s.append(std::to_string(c.row)).append(", ").append(std::to_string(c.col)).append(")");
+  return s;
 }
 
 std::string_view operand_name(Operand op) { return op == Operand::A ? "A" : op == Operand::B ? "B" : "C/D"; }

@@ -55,6 +55,8 @@ void SimulatedExecutor::run(const FragmentBatch& batch, std::vector<double>& d) 
   d.assign(batch.d_size(), 0.0);
   std::vector<double> av(a_.slots.size()), bv(b_.slots.size()), acc(static_cast<std::size_t>(M * N));
   std::vector<int> nz_a, nz_b;
+  std::vector<double> last_a, last_b;
+  bool last_a_poison = false, last_b_poison = false;
   const int nc = atom_.wave * atom_.c_slots;
   for (int e = 0; e < batch.count; ++e) {
     const double* a = batch.a(e);
@@ -63,21 +65,35 @@ void SimulatedExecutor::run(const FragmentBatch& batch, std::vector<double>& d) 
     double* out = d.data() + static_cast<std::size_t>(e) * static_cast<std::size_t>(nc);
     bool poison = false;
     // Gather each element's copies (rounded to the operand type); note the elements with any nonzero.
-    auto gather = [&](const Holders& h, const double* frag, ElemType t, std::vector<double>& v, std::vector<int>& nz) {
+    // Consecutive experiments often share an operand (all-ones B under one-hot A): reuse the gather.
+    auto gather = [&](const Holders& h, const double* frag, ElemType t, std::vector<double>& v, std::vector<int>& nz,
+                      std::vector<double>& last, bool& last_poison) {
+      const std::size_t n = static_cast<std::size_t>(atom_.wave) *
+                            static_cast<std::size_t>(&h == &a_ ? atom_.a_slots : atom_.b_slots);
+      if (last.size() == n && std::equal(frag, frag + n, last.begin())) {
+        poison = poison || last_poison;
+        return;
+      }
+      last.assign(frag, frag + n);
+      const bool poison_before = poison;
+      poison = false;
       nz.clear();
       const int elems = static_cast<int>(h.offset.size()) - 1;
       for (int x = 0; x < elems; ++x) {
         bool any = false;
         for (int j = h.offset[static_cast<std::size_t>(x)]; j < h.offset[static_cast<std::size_t>(x) + 1]; ++j) {
-          v[static_cast<std::size_t>(j)] = round_to_elem(t, frag[h.slots[static_cast<std::size_t>(j)]]);
+          const double raw = frag[h.slots[static_cast<std::size_t>(j)]];
+          v[static_cast<std::size_t>(j)] = (raw == 0 || raw == 1) ? raw : round_to_elem(t, raw);
           any = any || v[static_cast<std::size_t>(j)] != 0;
           if (v[static_cast<std::size_t>(j)] != v[static_cast<std::size_t>(h.offset[static_cast<std::size_t>(x)])]) poison = poison || rule_ == ReplicaRule::poison;
         }
         if (any) nz.push_back(x);
       }
+      last_poison = poison;
+      poison = poison || poison_before;
     };
-    gather(a_, a, atom_.a_type, av, nz_a);
-    gather(b_, b, atom_.b_type, bv, nz_b);
+    gather(a_, a, atom_.a_type, av, nz_a, last_a, last_a_poison);
+    gather(b_, b, atom_.b_type, bv, nz_b, last_b, last_b_poison);
     for (int x = 0; x < M * N; ++x) {
       const int h = c_holder_[static_cast<std::size_t>(x)];
       acc[static_cast<std::size_t>(x)] = h < 0 ? 0.0 : round_to_elem(atom_.c_type, c[h]);
@@ -117,7 +133,10 @@ void SimulatedExecutor::run(const FragmentBatch& batch, std::vector<double>& d) 
       const Coord co = layout_.c.at_flat(i);
       if (co.ignored()) out[i] = c[i];
       else if (poison) out[i] = std::numeric_limits<double>::quiet_NaN();
-      else out[i] = round_to_elem(atom_.c_type, acc[static_cast<std::size_t>(co.row * N + co.col)]);
+      else {
+        const double v = acc[static_cast<std::size_t>(co.row * N + co.col)];
+        out[i] = (v == 0 || v == 1) ? v : round_to_elem(atom_.c_type, v);
+      }
     }
   }
 }

@@ -15,11 +15,15 @@
 //      for A and B; with one copy set they disagree and the result is wrong or undefined).
 //  R   partners  for one representative incomplete slot s per operand: s together with s^m for
 //                every XOR mask m over lane bits or slot bits (R1), then with the span of every two
-//                masks (R2, only if no single mask works). The first clean, full result names the
+//                lane masks (R2, only if no single mask works). A clean, full result names the
 //                replica group's shape; every incomplete slot's group is its orbit under that span.
 //                Assumption (true of every documented replication): a group is a coset of an XOR
-//                subspace of pure lane masks and pure slot masks, of at most 4 copies. Slots it
-//                cannot explain stay unresolved and are reported, never guessed.
+//                subspace -- two copies differing by a lane or a slot mask, or four copies differing
+//                by lane masks. Slots it cannot explain stay unresolved and are reported, never
+//                guessed. When several hypotheses give clean results (possible when a lone copy
+//                feeds a clean part of the result), the one whose predicted rows and columns form a
+//                grid is taken, preferring the expected layout's replicas, then fewest mask bits;
+//                the random-input verification (P4) checks the choice.
 //  P2  groups    the P1 row/column experiments again with every copy of a group set (only when
 //                groups of several copies were found)
 //  P3  k match   one-hot A group x B encoded: within each column every B group gets a distinct
@@ -30,6 +34,9 @@
 // Replicas the hardware merely *duplicates* (a copy it never reads, e.g. what nvcuda::wmma keeps
 // for another instruction) are invisible to D = mma(A, B, C): they are derived as ignored. Only a
 // load path (load_path.h) can show them as duplicates; issue #5 reconciles the two views.
+//
+//  P4  verify    a few experiments with random small integers everywhere (replicas equal, noise in
+//                ignored slots): D must equal what the derived layout predicts, exactly.
 //
 // Consistency checks: row/column classes partition the used D slots into M rows and N columns; C/D
 // injective and complete; each (m, k) of A and (k, n) of B held by exactly one group; k classes

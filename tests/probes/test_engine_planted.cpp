@@ -1,0 +1,110 @@
+// Planted faults: a simulated atom that differs from the documented layout in one slot is reported
+// as a diff naming that slot; results that are not one of the expected sums are anomalies.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "flashprobe/probes/engine.h"
+#include "flashprobe/probes/simulated.h"
+
+using namespace flashprobe::probes;
+
+namespace {
+ProbeResult probe_planted(const char* name, const std::function<void(MmaLayout&)>& plant,
+                          ReplicaRule rule = ReplicaRule::poison) {
+  const AtomDesc& atom = *find_mma_atom(name);
+  MmaLayout hw = *atom.expected;
+  plant(hw);
+  SimulatedExecutor sim(atom, hw, rule);
+  return probe(atom, sim);
+}
+std::vector<std::tuple<Operand, int, int>> slots_of(const std::vector<SlotDiff>& d) {
+  std::vector<std::tuple<Operand, int, int>> v;
+  for (auto& x : d) v.emplace_back(x.op, x.lane, x.slot);
+  return v;
+}
+}  // namespace
+
+TEST(Planted, AnIgnoredASlotIsNamed) {
+  const auto r = probe_planted("SM80_16x8x16_F32F16F16F32_TN", [](MmaLayout& l) { l.a.set(5, 2, kIgnored); });
+  EXPECT_EQ(r.verdict, Verdict::differs) << report(r, false);
+  ASSERT_EQ(slots_of(r.diff), (std::vector<std::tuple<Operand, int, int>>{{Operand::A, 5, 2}})) << format_diff(r.diff);
+  EXPECT_TRUE(r.diff[0].derived.ignored());
+  EXPECT_FALSE(r.ok());
+  EXPECT_FALSE(r.checks_ok());  // (m, k) of that slot is held by nobody
+}
+
+TEST(Planted, TwoSwappedBSlotsAreNamed) {
+  const auto r = probe_planted("CDNA_MFMA_32x32x8_F32F16", [](MmaLayout& l) {
+    const Coord x = l.b.at(3, 1), y = l.b.at(40, 2);
+    l.b.set(3, 1, y);
+    l.b.set(40, 2, x);
+  });
+  EXPECT_EQ(r.verdict, Verdict::differs) << report(r, false);
+  EXPECT_EQ(slots_of(r.diff), (std::vector<std::tuple<Operand, int, int>>{{Operand::B, 3, 1}, {Operand::B, 40, 2}}))
+      << format_diff(r.diff);
+  EXPECT_TRUE(r.checks_ok()) << report(r, false);  // still a consistent instruction, just not the documented one
+}
+
+TEST(Planted, TwoSwappedAccumulatorSlotsAreNamed) {
+  const auto r = probe_planted("GFX12_WMMA_16x16x16_F32F16_W32", [](MmaLayout& l) {
+    const Coord x = l.c.at(7, 0), y = l.c.at(20, 5);
+    l.c.set(7, 0, y);
+    l.c.set(20, 5, x);
+  });
+  EXPECT_EQ(r.verdict, Verdict::differs);
+  EXPECT_EQ(slots_of(r.diff), (std::vector<std::tuple<Operand, int, int>>{{Operand::C, 7, 0}, {Operand::C, 20, 5}}))
+      << format_diff(r.diff);
+}
+
+TEST(Planted, AMissingReplicaIsNamedOnRdna3) {
+  // Lane 20 no longer holds its copy of lane 4's A row (slot 3): the rest still replicates.
+  const auto r = probe_planted("GFX11_WMMA_16x16x16_F32F16_W32", [](MmaLayout& l) { l.a.set(20, 3, kIgnored); });
+  EXPECT_EQ(r.verdict, Verdict::differs) << report(r, false);
+  EXPECT_EQ(slots_of(r.diff), (std::vector<std::tuple<Operand, int, int>>{{Operand::A, 20, 3}})) << format_diff(r.diff);
+}
+
+TEST(Simulated, DisagreeingReplicasGiveWrongResults) {
+  const AtomDesc& atom = *find_mma_atom("GFX11_WMMA_16x16x16_F32F16_W32");
+  for (ReplicaRule rule : {ReplicaRule::partial, ReplicaRule::poison}) {
+    SimulatedExecutor sim(atom, *atom.expected, rule);
+    FragmentBatch batch(atom, 2);
+    // Experiment 0: A row 0 k 0 set in lane 0 only (lane 16 disagrees); experiment 1: in both.
+    batch.a(0)[0] = 1;
+    batch.a(1)[0] = 1;
+    batch.a(1)[16 * 16] = 1;
+    std::fill(batch.b(0), batch.b(0) + 32 * 16, 1.0);
+    std::fill(batch.b(1), batch.b(1) + 32 * 16, 1.0);
+    std::vector<double> d;
+    sim.run(batch, d);
+    int ones0 = 0, ones1 = 0, nans0 = 0;
+    for (int i = 0; i < 256; ++i) {
+      ones0 += d[static_cast<std::size_t>(i)] == 1;
+      nans0 += std::isnan(d[static_cast<std::size_t>(i)]);
+      ones1 += d[256 + static_cast<std::size_t>(i)] == 1;
+    }
+    EXPECT_EQ(ones1, 16) << "agreeing replicas light all of row 0";
+    EXPECT_NE(ones0, 16) << "disagreeing replicas must not give the right row";
+    if (rule == ReplicaRule::poison) {
+      EXPECT_EQ(nans0, 256);
+    }
+  }
+}
+
+TEST(Anomalies, AValueThatIsNoPossibleSumIsReportedNotRounded) {
+  const AtomDesc& atom = *find_mma_atom("SM80_16x8x8_F32F16F16F32_TN");
+  struct Noisy : SimulatedExecutor {
+    using SimulatedExecutor::SimulatedExecutor;
+    void run(const FragmentBatch& b, std::vector<double>& d) override {
+      SimulatedExecutor::run(b, d);
+      if (!done && b.count > 10) {
+        d[static_cast<std::size_t>(10 * 32 * 4 + 17)] += 0.5;  // experiment 10, one D slot off by 0.5
+        done = true;
+      }
+    }
+    bool done = false;
+  } sim(atom, *atom.expected);
+  const ProbeResult r = probe(atom, sim);
+  EXPECT_FALSE(r.anomalies.empty()) << report(r, false);
+  EXPECT_FALSE(r.ok());
+}

@@ -49,7 +49,7 @@ int run_hardware(const Options& o) {
   register_hardware_executors();
   const DeviceQuery q = query_devices();
   if (q.devices.empty()) {
-    const std::string msg = "no GPU device (" + q.reason + "): nothing probed on hardware; `flashprobe probe --simulate " +
+    const std::string msg = q.reason + ": nothing probed on hardware; `flashprobe probe --simulate " +
                             (o.all ? std::string("--all") : o.name) + "` runs the engine on a simulated atom";
     if (!o.all) throw NoDevice("probe " + o.name + ": " + msg);
     std::cout << msg << "\n";

@@ -13,6 +13,7 @@
 // shared memory K-major. The probe then checks that the hardware reads B as staged.
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 

@@ -217,6 +217,8 @@ AtomRun probe_on_hardware(const AtomDesc& atom, const DeviceInfo& dev, const nlo
     run.status = RunStatus::probed;
     run.executor_calls = r.executor_calls;
     std::ostringstream text;
+    if (mem) text << "(semantic probe labelled by the memory layout: its verdict/diff below compare mma with the memory "
+                     "paths; slots listed there that the reconciliation calls duplicates are copies mma does not read)\n";
     text << report(r, grids && !mem);
     nlohmann::json& j = run.record;
     j["status"] = "probed";

@@ -9,7 +9,13 @@ namespace flashprobe::probes {
 
 std::string to_string(Coord c) {
   if (c.ignored()) return "ignored";
-  return "(" + std::to_string(c.row) + ", " + std::to_string(c.col) + ")";
+  // Built by appending: GCC 12's -Wrestrict misfires on "(" + std::to_string(...) in Release.
+  std::string s = "(";
+  s += std::to_string(c.row);
+  s += ", ";
+  s += std::to_string(c.col);
+  s += ")";
+  return s;
 }
 
 std::string_view operand_name(Operand op) { return op == Operand::A ? "A" : op == Operand::B ? "B" : "C/D"; }

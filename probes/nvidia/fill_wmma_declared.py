@@ -2,10 +2,12 @@
 """Fill wmma_declared.json (the declared nvcuda::wmma fragment layouts) from hardware probe records.
 
 NVIDIA documents the wmma fragment element order as unspecified, so the declared layout of each
-wmma atom is what a real GPU showed. Usage, after an H100 run whose records are committed:
-    python3 probes/nvidia/fill_wmma_declared.py reports/data/h100-80gb-hbm3/<run>/probe-WMMA_*.json
-Writes {atom: {operand: [[row, col] per lane * slots + slot]}} next to this script. Records with
-anomalies or a verdict other than a reconciled one are refused.
+wmma atom is what a real GPU showed. Usage, after `flashprobe probe --all --out-dir DIR` on an H100
+and committing DIR under reports/data/<device>/<run>/:
+    python3 probes/nvidia/fill_wmma_declared.py reports/data/<device>/<run>/probe-SM80_WMMA_*.json
+Writes {atom: {"A"|"B"|"C": layout JSON (rows, cols, lanes, slots, table), "_source": ...}} next to
+this script: the memory-path layout with its duplicates. Records that are not ok or whose memory
+paths did not reconcile with mma_sync are refused.
 """
 import json
 import os
@@ -15,12 +17,15 @@ out_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "wmma_declar
 declared = json.load(open(out_path)) if os.path.exists(out_path) else {}
 for path in sys.argv[1:]:
     rec = json.load(open(path))
-    if rec.get("family") != "wmma" or rec.get("source") != "hardware":
+    if rec.get("source") != "hardware" or not rec.get("atom", "").startswith("SM80_WMMA_"):
         continue
-    if rec["verdict"].startswith("differs") or any(op["anomalies"] for op in rec["operands"]):
-        sys.exit(f"{path}: verdict '{rec['verdict']}' or anomalies: not a layout to declare")
-    declared[rec["atom"]] = {op["name"]: op["at"] for op in rec["operands"]}
-    declared[rec["atom"]]["_source"] = f"{rec['device']['name'] if rec.get('device') else '?'}, commit {rec['commit']}, {rec['date']}"
+    rec_ok = rec.get("status") == "probed" and rec.get("ok") and rec.get("reconciliation", {}).get("ok")
+    if not rec_ok:
+        sys.exit(f"{path}: status {rec.get('status')}, verdict '{rec.get('verdict')}': not a layout to declare")
+    entry = dict(rec["layout"])
+    dev = rec.get("device") or {}
+    entry["_source"] = f"{dev.get('name', '?')} {rec.get('arch', '?')}, commit {rec['commit']}, {rec['date']}"
+    declared[rec["atom"]] = entry
 with open(out_path, "w") as f:
     json.dump(declared, f, indent=0, sort_keys=True)
     f.write("\n")

@@ -58,3 +58,43 @@ TEST(Cli, ListShowsItsSections) {
   for (const char* s : {"atoms (", "kernels (", "mutants ("}) EXPECT_NE(r.out.find(s), std::string::npos) << r.out;
   EXPECT_EQ(run("list nosuchsection").code, 2);
 }
+
+// Hardware probes: without a GPU, --all says so and exits 0 (nothing to probe is not a failure); a
+// named hardware probe exits 2 (what was asked cannot be done here). With a GPU --all probes.
+TEST(Cli, ProbeAllWithoutAGpuSaysSoAndExits0) {
+  auto r = run("probe --all --no-grids");
+  if (r.out.find("no GPU device") == std::string::npos) {
+    EXPECT_NE(r.out.find("after device initialisation"), std::string::npos) << r.out;
+    EXPECT_TRUE(r.code == 0 || r.code == 1) << r.out;
+    return;
+  }
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("--simulate"), std::string::npos) << r.out;
+}
+
+TEST(Cli, NamedHardwareProbeWithoutAGpuExits2) {
+  auto r = run("probe SM80_16x8x16_F32F16F16F32_TN --no-grids");
+  if (r.out.find("no GPU device") == std::string::npos) GTEST_SKIP() << "a GPU is present";
+  EXPECT_EQ(r.code, 2) << r.out;
+}
+
+TEST(Cli, ProbeOutDirIsForHardwareRecords) {
+  auto r = run("probe --simulate --all --out-dir /tmp/never");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--out-dir"), std::string::npos) << r.out;
+}
+
+// The executable really contains the NVIDIA executors in the cuda tree (a static library's
+// registration code is easily dropped by the linker) and none elsewhere.
+TEST(Cli, ListAtomsShowsHardwareExecutorsOfThisBuild) {
+  const bool cuda = run("--version").out.find("backend cuda") != std::string::npos;
+  auto r = run("list atoms");
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* atom : {"SM80_16x8x16_F32F16F16F32_TN ", "SM80_WMMA_16x16x16_F32F16F16F32_TN ",
+                           "SM90_64x256x16_F32F16F16_RS ", "SM75_LDMATRIX_X4_B16_TRANS "}) {
+    const auto at = r.out.find(atom);
+    ASSERT_NE(at, std::string::npos) << atom << "\n" << r.out;
+    const auto line = r.out.substr(at, r.out.find('\n', at) - at);
+    EXPECT_NE(line.find(cuda ? "hardware executor: yes" : "hardware executor: no"), std::string::npos) << line;
+  }
+}

@@ -82,4 +82,10 @@ inline std::string first_product_mismatch(const ProductCase& pc, const Operands&
   return {};
 }
 
+// Prefixes a measured map's description with the operand's name ("A: ..."), for failure messages.
+inline OperandMap named(OperandMap m, const std::string& operand) {
+  m.what = operand + ": " + m.what;
+  return m;
+}
+
 }  // namespace flashprobe::nvidia::testing

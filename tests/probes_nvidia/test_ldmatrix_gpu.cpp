@@ -4,7 +4,6 @@
 
 #include "../common/gpu_skip.h"
 #include "ptx_expected.h"
-#include "records.h"
 
 using namespace flashprobe::nvidia;
 namespace t = flashprobe::nvidia::testing;
@@ -30,8 +29,6 @@ TEST_P(Ldmatrix, DerivedMapMatchesThePtxFigure) {
                std::to_string(want.col) + ")";
     }
   EXPECT_EQ(diff, "") << name(cfg);
-  t::record_layouts(atom_name(cfg), "ldmatrix", {m}, diff.empty() && m.anomalies.empty() ? "matches PTX ISA" : "differs: " + diff,
-                    "one load of 32 encoded shared rows, thread t addressing row 31 - t");
 }
 
 INSTANTIATE_TEST_SUITE_P(All, Ldmatrix, ::testing::Range(0, 6),

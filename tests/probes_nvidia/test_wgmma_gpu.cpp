@@ -7,7 +7,6 @@
 #include "../common/gpu_skip.h"
 #include "flashprobe/core/error.h"
 #include "product_check.h"
-#include "records.h"
 
 using namespace flashprobe;
 using namespace flashprobe::nvidia;
@@ -42,11 +41,9 @@ TEST_P(Wgmma, DerivedLayoutsMatchThePtxFiguresAndTheProductIsExact) {
     EXPECT_TRUE(m->anomalies.empty()) << m->what << ": " << m->anomalies.size() << " anomalies, first: "
                                       << (m->anomalies.empty() ? "" : m->anomalies.front());
   std::string diff = first_diff(maps.d, ptx::wgmma_d);
-  std::vector<OperandMap> recorded{maps.d};
   if (!cfg.a_from_smem) {
     maps.a = t::named(maps.a, "A");
     if (diff.empty()) diff = first_diff(maps.a, ptx::wgmma_a);
-    recorded.insert(recorded.begin(), maps.a);
     // Exact random product with A from registers through the PTX A map, B through shared memory:
     // B is given logically, so the product case has no B slots; build it by hand.
     const int n = cfg.n, acc = n / 2, ex = 4;
@@ -85,10 +82,6 @@ TEST_P(Wgmma, DerivedLayoutsMatchThePtxFiguresAndTheProductIsExact) {
         }
   }
   EXPECT_EQ(diff, "") << name(cfg);
-  t::record_layouts(name(cfg), "wgmma", recorded, diff.empty() ? "matches PTX ISA" : "differs: " + diff,
-                    cfg.a_from_smem ? "D from SS experiments (A[m][k] = m+1, B = 1; A = 1, B[k][n] = n+1)"
-                                    : "D from SS experiments; n re-checked with A registers all ones; A registers "
-                                      "one-hot with B[k][n] = k+1; exact random product");
 }
 
 INSTANTIATE_TEST_SUITE_P(All, Wgmma, ::testing::Range(0, 10),

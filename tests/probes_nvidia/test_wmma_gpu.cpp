@@ -8,7 +8,6 @@
 
 #include "../common/gpu_skip.h"
 #include "product_check.h"
-#include "records.h"
 
 using namespace flashprobe;
 using namespace flashprobe::nvidia;
@@ -83,11 +82,6 @@ TEST_P(Wmma, LoadPathCoversTheTileAndReconcilesWithMmaSync) {
     mismatch = t::first_product_mismatch(pc, o, d);
   }
   EXPECT_EQ(mismatch, "") << name(cfg);
-  t::record_layouts(name(cfg), "wmma", {a, b, c_row},
-                    mismatch.empty() ? "derived (no documented layout); load path and mma_sync reconcile"
-                                     : "differs: load path and mma_sync disagree: " + mismatch,
-                    "load_matrix_sync of row+1 / col+1 encoded tiles; accumulator also via store_matrix_sync; "
-                    "mma_sync through the derived maps checked against an exact random product");
 }
 
 INSTANTIATE_TEST_SUITE_P(All, Wmma, ::testing::Range(0, static_cast<int>(configs().size())),

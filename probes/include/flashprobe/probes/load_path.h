@@ -13,8 +13,10 @@
 // of the encoding is that element (several slots with one value are duplicates, kept as replicas);
 // any other value is an anomaly. The store direction (wmma::store_matrix_sync) is the mirror image:
 // store_encoding() gives fragment values, infer_store_path() reads the stored matrix back.
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "flashprobe/probes/atom.h"
@@ -68,5 +70,13 @@ class SimulatedLoader : public LoadExecutor {
 
 void to_json(nlohmann::json& j, const LoadProbeResult& r);
 std::string report(const LoadProbeResult& r, bool with_grids);
+
+// Hardware load executors register by load-atom name, as mma executors do (executor.h): the vendor
+// registration function adds them; a factory may decline (no device, wrong arch) and say why.
+using LoadExecutorFactory =
+    std::function<std::unique_ptr<LoadExecutor>(const LoadAtomDesc& atom, std::string& why_not)>;
+void register_load_executor(const std::string& atom_name, LoadExecutorFactory factory);
+bool has_hardware_load_executor(std::string_view atom_name);
+std::unique_ptr<LoadExecutor> make_hardware_load_executor(const LoadAtomDesc& atom, std::string& why_not);
 
 }  // namespace flashprobe::probes

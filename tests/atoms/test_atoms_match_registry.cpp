@@ -1,0 +1,94 @@
+// One source of truth per lane map: the layouts the mma kernel places data by
+// (probes/include/flashprobe/atoms/*_layout.h) must equal the declared layouts of the probe
+// registry's atoms (probes/src/expected_*.cpp), slot for slot, replicas included (gfx11 wave32:
+// lanes 16-31 hold the same A/B elements as lanes 0-15). A disagreement is printed as the
+// registry's diff (operand, T<lane>V<slot>, expected vs kernel) and must be settled from the vendor
+// document, not by editing whichever side is convenient.
+#include <gtest/gtest.h>
+
+#include "flashprobe/atoms/amd_layout.h"
+#include "flashprobe/atoms/sm80_layout.h"
+#include "flashprobe/probes/atom.h"
+#include "flashprobe/probes/layout.h"
+
+namespace {
+namespace pr = flashprobe::probes;
+
+template <class Atom, class F>
+pr::OperandLayout table(int rows, int cols, int slots, F f) {
+  return pr::OperandLayout::from_function(rows, cols, Atom::kWave, slots, [&](int lane, int slot) {
+    const auto c = f(lane, slot);
+    return pr::Coord{c.row, c.col};
+  });
+}
+
+template <class Atom>
+pr::MmaLayout kernel_layout() {
+  return {table<Atom>(Atom::M, Atom::K, Atom::kA, [](int l, int s) { return Atom::a(l, s); }),
+          table<Atom>(Atom::K, Atom::N, Atom::kB, [](int l, int s) { return Atom::b(l, s); }),
+          table<Atom>(Atom::M, Atom::N, Atom::kC, [](int l, int s) { return Atom::c(l, s); })};
+}
+
+template <class Atom>
+void expect_matches(const char* registry_name) {
+  SCOPED_TRACE(registry_name);
+  const pr::AtomDesc* d = pr::find_mma_atom(registry_name);
+  ASSERT_NE(d, nullptr) << "the registry has no atom " << registry_name;
+  ASSERT_TRUE(d->expected.has_value()) << registry_name << " declares no layout";
+  EXPECT_EQ(d->m, Atom::M);
+  EXPECT_EQ(d->n, Atom::N);
+  EXPECT_EQ(d->k, Atom::K);
+  EXPECT_EQ(d->wave, Atom::kWave);
+  ASSERT_EQ(d->a_slots, Atom::kA);
+  ASSERT_EQ(d->b_slots, Atom::kB);
+  ASSERT_EQ(d->c_slots, Atom::kC);
+  const auto k = kernel_layout<Atom>();
+  const auto diffs = pr::diff(*d->expected, k);
+  EXPECT_TRUE(diffs.empty()) << "kernel atom vs registry (" << d->source.text() << "):\n" << pr::format_diff(diffs);
+  // Replica structure is part of the contract (the kernel must fill every copy).
+  EXPECT_EQ(d->expected->a.replica_groups(), k.a.replica_groups());
+  EXPECT_EQ(d->expected->b.replica_groups(), k.b.replica_groups());
+  EXPECT_EQ(d->expected->a.ignored(), k.a.ignored());
+  EXPECT_EQ(d->expected->b.ignored(), k.b.ignored());
+}
+
+TEST(AtomsMatchRegistry, Sm80MmaSyncF16AndBf16) {
+  expect_matches<flashprobe::atoms::SM80_16x8x16_Layout>("SM80_16x8x16_F32F16F16F32_TN");
+  expect_matches<flashprobe::atoms::SM80_16x8x16_Layout>("SM80_16x8x16_F32BF16BF16F32_TN");
+}
+
+TEST(AtomsMatchRegistry, Gfx11WmmaWave32WithReplicas) {
+  expect_matches<flashprobe::atoms::GFX11_WMMA_16x16x16_Layout>("GFX11_WMMA_16x16x16_F32F16_W32");
+  expect_matches<flashprobe::atoms::GFX11_WMMA_16x16x16_Layout>("GFX11_WMMA_16x16x16_F32BF16_W32");
+  // The replication the kernel relies on, stated directly: lane l+16 holds what lane l holds.
+  const auto k = kernel_layout<flashprobe::atoms::GFX11_WMMA_16x16x16_Layout>();
+  EXPECT_EQ(k.a.replica_of(16, 3), std::optional<int>(k.a.flat(0, 3)));
+  EXPECT_EQ(k.b.replica_of(31, 15), std::optional<int>(k.b.flat(15, 15)));
+}
+
+TEST(AtomsMatchRegistry, Gfx12WmmaWave32) {
+  expect_matches<flashprobe::atoms::GFX12_WMMA_16x16x16_Layout>("GFX12_WMMA_16x16x16_F32F16_W32");
+  expect_matches<flashprobe::atoms::GFX12_WMMA_16x16x16_Layout>("GFX12_WMMA_16x16x16_F32BF16_W32");
+}
+
+TEST(AtomsMatchRegistry, CdnaMfma32x32x8) {
+  expect_matches<flashprobe::atoms::CDNA_MFMA_32x32x8_Layout>("CDNA_MFMA_32x32x8_F32F16");
+}
+
+// The comparison itself: a planted one-slot change in a kernel-side table is reported by name.
+struct PlantedSm80 : flashprobe::atoms::SM80_16x8x16_Layout {
+  static constexpr flashprobe::atoms::Coord c(int lane, int i) {
+    return lane == 5 && i == 2 ? flashprobe::atoms::Coord{0, 0} : SM80_16x8x16_Layout::c(lane, i);
+  }
+};
+TEST(AtomsMatchRegistry, APlantedDifferenceIsNamed) {
+  const auto* d = pr::find_mma_atom("SM80_16x8x16_F32F16F16F32_TN");
+  ASSERT_NE(d, nullptr);
+  const auto diffs = pr::diff(*d->expected, kernel_layout<PlantedSm80>());
+  ASSERT_EQ(diffs.size(), 1u);
+  EXPECT_EQ(diffs[0].lane, 5);
+  EXPECT_EQ(diffs[0].slot, 2);
+  EXPECT_NE(pr::format_diff(diffs).find("T05V2"), std::string::npos) << pr::format_diff(diffs);
+}
+
+}  // namespace

@@ -75,10 +75,15 @@ class Engine {
     }
   }
 
-  // Result rows [blk * kRowBlock, ...) of batch b, query head h.
   void unit(int b, int h, int blk, const Mat<T>& K, const Mat<T>& V) {
     const int R = static_cast<int>(qrows_.size());
-    const int r0 = blk * kRowBlock, n = std::min(kRowBlock, R - r0);
+    block(b, h, blk * kRowBlock, std::min(kRowBlock, R - blk * kRowBlock), K, V);
+  }
+
+  // Result rows [r0, r0 + n) of batch b, query head h, as one pair of products over the union of
+  // their visible ranges. When that union is mostly masked (sampled rows far apart under a causal
+  // mask), the block is halved: rows come sorted, so halves have tighter unions.
+  void block(int b, int h, int r0, int n, const Mat<T>& K, const Mat<T>& V) {
     std::vector<std::int64_t> lo(static_cast<std::size_t>(n)), hi(static_cast<std::size_t>(n));
     std::int64_t L = std::numeric_limits<std::int64_t>::max(), H = -1;
     for (int r = 0; r < n; ++r) {
@@ -93,6 +98,15 @@ class Engine {
       return;
     }
     const Eigen::Index len = H - L + 1;
+    if (n >= 16) {
+      double visible = 0;
+      for (int r = 0; r < n; ++r) visible += static_cast<double>(std::max<std::int64_t>(0, hi[r] - lo[r] + 1));
+      if (visible < 0.6 * static_cast<double>(n) * static_cast<double>(len)) {
+        block(b, h, r0, n / 2, K, V);
+        block(b, h, r0 + n / 2, n - n / 2, K, V);
+        return;
+      }
+    }
 
     const Strides qs = p_.q_strides();
     const detail::ElementReader rq(in_.q);

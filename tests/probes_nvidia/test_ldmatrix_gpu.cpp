@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "../common/gpu_skip.h"
+#include "product_check.h"
 #include "ptx_expected.h"
 
 using namespace flashprobe::nvidia;

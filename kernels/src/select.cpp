@@ -77,10 +77,13 @@ std::string binary_runs_on(const BinaryTargets& bin, const DeviceInfo& dev) {
          "); rebuild with -DCMAKE_CUDA_ARCHITECTURES=" + std::to_string(dev_sm);
 }
 
-const std::vector<std::string>& preference_order() {
-  // mma: the tensor-core path of issue 8, preferred wherever it supports the problem.
-  static const std::vector<std::string> order{"mma", "decode", "tiled", "ref3pass"};
-  return order;
+const std::vector<std::string>& preference_order(const AttnProblem& p) {
+  // mma: the tensor-core path of issue 8, preferred wherever it supports the problem, except for a
+  // handful of query rows: there a 64-row query tile is nearly empty and only decode splits the keys
+  // across blocks, which is what fills the GPU (decode reads each key once per block of rows).
+  static const std::vector<std::string> prefill{"mma", "decode", "tiled", "ref3pass"};
+  static const std::vector<std::string> few_rows{"decode", "mma", "tiled", "ref3pass"};
+  return p.sq <= kDecodeMaxSq ? few_rows : prefill;
 }
 
 std::string Selection::describe() const {
@@ -99,7 +102,7 @@ Selection select(const DeviceInfo& dev, const AttnProblem& p, const BinaryTarget
     sel.reason = why;
     return sel;
   }
-  for (auto& name : preference_order()) {
+  for (auto& name : preference_order(p)) {
     const KernelInfo* k = nullptr;
     for (auto& e : table)
       if (e.name == name) k = &e;

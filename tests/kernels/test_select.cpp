@@ -48,15 +48,20 @@ TEST(Select, DecodeForFewQueryRows) {
   ASSERT_TRUE(s) << s.describe();
   EXPECT_EQ(s.kernel->name, "decode");
   EXPECT_NE(s.reason.find("sq=1"), std::string::npos) << s.reason;
-  // The tensor-core path is preferred but absent until issue 8 registers it.
-  EXPECT_EQ(rejection(s, "mma"), "not in this build");
+  // The tensor-core path takes the problem too, but one query row is decode's.
+  EXPECT_TRUE(kernels().front().supports(kSm90, prob(1, 4096, 128))) << "mma should support sm_90";
 }
 
-TEST(Select, TiledForLongQueries) {
+TEST(Select, TensorCoresForLongQueriesTiledWhereTheyCannot) {
   const Selection s = select(kSm80, prob(128, 128, 128, DType::bf16), kCuda, kernels());
   ASSERT_TRUE(s) << s.describe();
-  EXPECT_EQ(s.kernel->name, "tiled");
-  EXPECT_NE(rejection(s, "decode").find("sq=128"), std::string::npos) << s.describe();
+  EXPECT_EQ(s.kernel->name, "mma");
+  // MFMA 32x32x8 tiles O in 32 columns: d = 80 on gfx90a falls to the scalar kernel.
+  const Selection d80 = select(kGfx90a, prob(128, 128, 80), kHip, kernels());
+  ASSERT_TRUE(d80) << d80.describe();
+  EXPECT_EQ(d80.kernel->name, "tiled");
+  EXPECT_NE(rejection(d80, "mma").find("d=80"), std::string::npos) << d80.describe();
+  EXPECT_NE(rejection(d80, "decode").find("sq=128"), std::string::npos) << d80.describe();
 }
 
 TEST(Select, HeadDimOutsideTiledFallsBackWithReason) {
@@ -119,7 +124,7 @@ TEST(Select, NvidiaArchitectureCompatibility) {
 TEST(Select, AmdNeedsItsOwnCodeObject) {
   const Selection ok = select(kGfx90a, prob(128, 128, 64), kHip, kernels());
   ASSERT_TRUE(ok) << ok.describe();
-  EXPECT_EQ(ok.kernel->name, "tiled");
+  EXPECT_EQ(ok.kernel->name, "mma");  // MFMA 32x32x8 takes d = 64 on gfx90a
   const Selection rdna = select(kGfx1100, prob(128, 128, 64), kHip, kernels());
   EXPECT_FALSE(rdna);
   EXPECT_NE(rdna.reason.find("no code object for gfx1100"), std::string::npos) << rdna.reason;
@@ -194,9 +199,9 @@ TEST(Registry, NamesAndLookup) {
   ASSERT_NE(find_kernel("tiled"), nullptr);
   ASSERT_NE(find_kernel("decode"), nullptr);
   ASSERT_NE(find_kernel("ref3pass"), nullptr);
-  EXPECT_EQ(find_kernel("mma"), nullptr);
+  ASSERT_NE(find_kernel("mma"), nullptr);
   EXPECT_EQ(find_kernel("nope"), nullptr);
-  EXPECT_EQ(kernel_names(), "decode, tiled, ref3pass");
+  EXPECT_EQ(kernel_names(), "mma, decode, tiled, ref3pass");
   for (auto& k : kernels()) {
     EXPECT_FALSE(k.description.empty()) << k.name;
     EXPECT_TRUE(k.supports && k.workspace_bytes && k.launch) << k.name;

@@ -1,6 +1,7 @@
 // The mma kernel's registry entry: which devices and problems it takes (pure host code, in every
 // build) and its launch, which picks the atom of the device's architecture family.
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "flashprobe/core/error.h"
@@ -14,7 +15,12 @@ namespace {
 // The atom family of a device: "sm80" (mma.sync m16n8k16, sm_80 and later), "gfx11" (RDNA3 WMMA),
 // "gfx12" (RDNA4 WMMA), "cdna" (MFMA 32x32x8 on gfx908/gfx90a/gfx94x), or "" (none).
 std::string atom_family(const DeviceInfo& dev) {
-  if (dev.vendor == "nvidia") return dev.arch_number >= 80 ? "sm80" : "";
+  if (dev.vendor == "nvidia") {
+    // The arch string is the device's identity (arch_number is a convenience some callers leave 0).
+    int sm = dev.arch_number;
+    if (sm == 0 && dev.arch.rfind("sm_", 0) == 0) sm = std::atoi(dev.arch.c_str() + 3);
+    return sm >= 80 ? "sm80" : "";
+  }
   if (dev.arch.rfind("gfx11", 0) == 0) return "gfx11";
   if (dev.arch.rfind("gfx12", 0) == 0) return "gfx12";
   if (dev.arch == "gfx908" || dev.arch == "gfx90a" || dev.arch.rfind("gfx94", 0) == 0) return "cdna";

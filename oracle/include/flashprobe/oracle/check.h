@@ -57,7 +57,7 @@ struct Metrics {
   double nmse = 0;         // sum (x - ref)^2 / sum ref^2
   double cosine = 1;       // <x, ref> / (|x| |ref|)
   double max_ulp = 0;      // max |x - ref| in units of the output type's ulp at ref
-  double bias_ulp = 0;     // mean of (x - ref) * sign(ref) / ulp(ref): < 0 means rounding toward zero
+  double bias_ulp = 0;     // mean of (x - ref) * sign(ref) / ulp(ref) where |ref| >= rms / 2: < 0 means rounding toward zero
   double ref_max_abs = 0;  // max |ref|, the scale of the floor
   double lse_max_abs = 0;  // max |lse - lse_ref| over rows where both are finite
   double lse_ref_max_abs = 0;

@@ -1,29 +1,17 @@
 // The CLI contract: exit codes (0 ok, 1 check failed, 2 bad usage) and the no-GPU behaviour.
 #include <gtest/gtest.h>
 
+#include "../common/run_cli.h"
+
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
-#include <sys/wait.h>
 
 namespace {
-struct Result { int code; std::string out; };
-// The executable built beside this test, or $FLASHPROBE_EXE (a GPU machine runs copies elsewhere).
-std::string exe() {
-  const char* e = std::getenv("FLASHPROBE_EXE");
-  return e ? e : FLASHPROBE_EXE;
-}
-Result run(const std::string& args) {
-  const std::string cmd = exe() + " " + args + " 2>&1";
-  std::unique_ptr<FILE, int (*)(FILE*)> p(popen(cmd.c_str(), "r"), pclose);
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (fgets(buf.data(), buf.size(), p.get())) out += buf.data();
-  const int status = pclose(p.release());
-  return {WEXITSTATUS(status), out};
-}
+using Result = flashprobe::testing::CliResult;
+Result run(const std::string& args) { return flashprobe::testing::run_cli(args); }
 }  // namespace
 
 TEST(Cli, UnknownCommandExits2WithUsage) {

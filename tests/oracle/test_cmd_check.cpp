@@ -1,6 +1,8 @@
 // `flashprobe check` end to end: NPY files written here, the real executable run, exit codes 0/1/2.
 #include <gtest/gtest.h>
 
+#include "../common/run_cli.h"
+
 #include <array>
 #include <cstring>
 #include <unistd.h>
@@ -10,7 +12,6 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <sys/wait.h>
 
 #include "flashprobe/core/npy.h"
 #include "flashprobe/core/record.h"
@@ -21,16 +22,8 @@ using namespace flashprobe;
 namespace fs = std::filesystem;
 
 namespace {
-struct Result { int code; std::string out; };
-Result run(const std::string& args) {
-  const std::string cmd = std::string(FLASHPROBE_EXE) + " " + args + " 2>&1";
-  std::unique_ptr<FILE, int (*)(FILE*)> p(popen(cmd.c_str(), "r"), pclose);
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (fgets(buf.data(), buf.size(), p.get())) out += buf.data();
-  const int status = pclose(p.release());
-  return {WEXITSTATUS(status), out};
-}
+using Result = flashprobe::testing::CliResult;
+Result run(const std::string& args) { return flashprobe::testing::run_cli(args); }
 
 NpyArray npy_of(const Tensor& t, std::vector<std::int64_t> shape) {
   NpyArray a;

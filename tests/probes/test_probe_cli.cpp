@@ -1,6 +1,7 @@
 // `flashprobe probe`: simulated runs, records that never claim hardware, exit codes, `list atoms`.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
+
+#include "../common/run_cli.h"
 
 #include <array>
 #include <cstdio>
@@ -10,19 +11,8 @@
 #include <string>
 
 namespace {
-struct Result {
-  int code;
-  std::string out;
-};
-Result run(const std::string& args) {
-  const std::string cmd = std::string(FLASHPROBE_EXE) + " " + args + " 2>&1";
-  std::unique_ptr<FILE, int (*)(FILE*)> p(popen(cmd.c_str(), "r"), pclose);
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (fgets(buf.data(), buf.size(), p.get())) out += buf.data();
-  const int status = pclose(p.release());
-  return {WEXITSTATUS(status), out};
-}
+using Result = flashprobe::testing::CliResult;
+Result run(const std::string& args) { return flashprobe::testing::run_cli(args); }
 }  // namespace
 
 TEST(ProbeCli, SimulateOneAtomPrintsVerdictFormulaAndGridAndWritesARecord) {

@@ -233,9 +233,10 @@ void prop_decode_last_row_equals_prefill(const KernelInfo& k, const DeviceInfo& 
   RC_PRE(dec != nullptr);
   const Case c = *gen_case(domain_for(k, dev));
   const AttnProblem& p = c.problem;
-  RC_PRE(p.sq >= 1 && p.q.is_zero() && p.o.is_zero());
   AttnProblem last = p;
   last.sq = 1;
+  // The one-row problem has its own Q and O (contiguous); K and V are shared, strides and all.
+  last.q = last.o = Strides{};
   // The last row keeps its diagonal: with bottom-right alignment it is the same (keys - 1); a top-left
   // mask would move, so the property uses the alignment that is invariant under dropping rows above.
   RC_PRE(p.causal != Causal::top_left);

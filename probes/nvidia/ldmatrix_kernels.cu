@@ -5,7 +5,7 @@
 #include "device_io.h"
 #include "flashprobe/core/device.cuh"
 #include "flashprobe/probes/nvidia/executors.h"
-#include "ldmatrix_sm75.cuh"
+#include "flashprobe/atoms/sm75_ldmatrix.cuh"
 
 namespace flashprobe::nvidia {
 namespace {

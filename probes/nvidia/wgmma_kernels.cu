@@ -13,7 +13,7 @@
 #include "flashprobe/core/device.cuh"
 #include "flashprobe/core/device_info.h"
 #include "flashprobe/probes/nvidia/executors.h"
-#include "ldmatrix_sm75.cuh"  // smem_address
+#include "flashprobe/atoms/sm75_ldmatrix.cuh"  // smem_address
 #include "wgmma_sm90_ops.cuh"
 
 namespace flashprobe::nvidia {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "flashprobe/atoms/amd_layout.h"
+#include "flashprobe/atoms/sm75_ldmatrix.h"
 #include "flashprobe/atoms/sm80_layout.h"
 
 using namespace flashprobe::atoms;
@@ -90,4 +91,27 @@ TEST(AtomDerivations, EveryLayoutCoversItsTilesExactlyOnce) {
   EXPECT_TRUE(covers(X{}, X::M, X::K, X::kA, X::a));
   EXPECT_TRUE(covers(X{}, X::K, X::N, X::kB, X::b));
   EXPECT_TRUE(covers(X{}, X::M, X::N, X::kC, X::c));
+}
+
+// The pipelined NVIDIA path of the mma kernel reads B fragments with ldmatrix: x4 from the K tile
+// ([key][dim], n-major) and x4.trans from the V tile ([key][dim] = B[k][n], k-major).
+TEST(AtomDerivations, LdmatrixFeedsSm80BFromBothTileOrientations) {
+  using flashprobe::atoms::ldsm_feeds_b;
+  using flashprobe::atoms::SM80_16x8x16_Layout;
+  using N = flashprobe::atoms::SM75_LDMATRIX_X4_Layout<false>;
+  using T = flashprobe::atoms::SM75_LDMATRIX_X4_Layout<true>;
+  static_assert(ldsm_feeds_b<SM80_16x8x16_Layout, N, true>());
+  static_assert(ldsm_feeds_b<SM80_16x8x16_Layout, T, false>());
+  // The orientations are not interchangeable: plain ldmatrix from a k-major tile gives B^T.
+  static_assert(!ldsm_feeds_b<SM80_16x8x16_Layout, N, false>());
+  static_assert(!ldsm_feeds_b<SM80_16x8x16_Layout, T, true>());
+  // Other atoms are refused (wrong shape or wave), so the kernel falls back to its generic loads.
+  static_assert(!ldsm_feeds_b<flashprobe::atoms::GFX11_WMMA_16x16x16_Layout, N, true>());
+  static_assert(!ldsm_feeds_b<flashprobe::atoms::CDNA_MFMA_32x32x8_Layout, T, false>());
+  // A B layout that swaps the two halves of a register is caught.
+  struct Swapped : SM80_16x8x16_Layout {
+    static constexpr flashprobe::atoms::Coord b(int lane, int i) { return SM80_16x8x16_Layout::b(lane, i ^ 1); }
+  };
+  EXPECT_FALSE((ldsm_feeds_b<Swapped, N, true>()));
+  EXPECT_FALSE((ldsm_feeds_b<Swapped, T, false>()));
 }

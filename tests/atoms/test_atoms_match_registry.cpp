@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "flashprobe/atoms/amd_layout.h"
+#include "flashprobe/atoms/sm75_ldmatrix.h"
 #include "flashprobe/atoms/sm80_layout.h"
 #include "flashprobe/probes/atom.h"
 #include "flashprobe/probes/layout.h"
@@ -92,3 +93,26 @@ TEST(AtomsMatchRegistry, APlantedDifferenceIsNamed) {
 }
 
 }  // namespace
+
+// The ldmatrix layout the mma kernel derives its fragment loads from is the registry's (the one the
+// H100 load-path probe verified), slot for slot.
+TEST(AtomsMatchRegistry, Sm75LdmatrixX4PlainAndTrans) {
+  auto check = [](const char* name, auto ld) {
+    using Ld = decltype(ld);
+    SCOPED_TRACE(name);
+    const pr::LoadAtomDesc* d = pr::find_load_atom(name);
+    ASSERT_NE(d, nullptr);
+    ASSERT_TRUE(d->expected.has_value());
+    ASSERT_EQ(d->rows, Ld::kRows);
+    ASSERT_EQ(d->cols, Ld::kCols);
+    ASSERT_EQ(d->slots, Ld::kSlots);
+    const auto k = pr::OperandLayout::from_function(Ld::kRows, Ld::kCols, Ld::kWave, Ld::kSlots, [](int l, int s) {
+      const auto c = Ld::at(l, s);
+      return pr::Coord{c.row, c.col};
+    });
+    for (int l = 0; l < Ld::kWave; ++l)
+      for (int s = 0; s < Ld::kSlots; ++s) EXPECT_EQ(d->expected->at(l, s), k.at(l, s)) << "T" << l << "V" << s;
+  };
+  check("SM75_LDMATRIX_X4_B16", flashprobe::atoms::SM75_LDMATRIX_X4_Layout<false>{});
+  check("SM75_LDMATRIX_X4_B16_TRANS", flashprobe::atoms::SM75_LDMATRIX_X4_Layout<true>{});
+}

@@ -14,6 +14,11 @@
 //     MFMA, whose C and A layouts are transposed across lanes)
 //   O accumulators in the C layout; at the end O /= l and LSE = m + log(l) (natural log), empty
 //     rows O = 0 and LSE = -inf.
+// NVIDIA (when the compile-time derivation ldsm_feeds_b says ldmatrix delivers the atom's B
+// fragments, as it does for mma.sync m16n8k16): K and V tiles stay row-major in dynamic shared memory,
+// two stages deep, filled by cp.async while the previous tile is computed, and read with one
+// ldmatrix.x4 (K) or ldmatrix.x4.trans (V) per two n-tiles. Elsewhere (AMD): one stage, V stored
+// transposed so that B register pairs are single 32-bit loads.
 // Masking: the key tiles outside the block's visible range [lo(first row), hi(last row)] are never
 // loaded (causal/window early exit); inside, each score is masked against its own row's interval,
 // which also covers the tail of the last tile (keys past keys(b) are zero-filled and masked).
@@ -23,6 +28,10 @@
 #include "flashprobe/core/device.cuh"
 #include "src/attn_common.cuh"
 #include "src/dtype.cuh"
+#if defined(FP_VENDOR_CUDA)
+#include "flashprobe/atoms/sm75_ldmatrix.cuh"
+#include "src/mma/async_copy.cuh"
+#endif
 
 namespace flashprobe::kernels::dev {
 
@@ -85,6 +94,24 @@ constexpr bool a_pairs_along_k() {
 
 FP_DEV std::uint32_t lds32(const std::uint16_t* p) { return *reinterpret_cast<const std::uint32_t*>(p); }
 
+// The pipelined path: ldmatrix feeds the atom's B operand from row-major K ([key][dim], n-major)
+// and V ([key][dim] = B[k][n], k-major) tiles.
+template <class Atom>
+constexpr bool use_ldsm() {
+#if defined(FP_VENDOR_CUDA)
+  return atoms::ldsm_feeds_b<Atom, atoms::SM75_LDMATRIX_X4_Layout<false>, true>() &&
+         atoms::ldsm_feeds_b<Atom, atoms::SM75_LDMATRIX_X4_Layout<true>, false>();
+#else
+  return false;
+#endif
+}
+
+// Dynamic shared memory of the pipelined path: 2 stages x (K, V) x Bn rows of kLd elements.
+template <class Atom, int D, int Bn>
+constexpr int mma_dynamic_smem_bytes() {
+  return use_ldsm<Atom>() ? 2 * 2 * Bn * (D + 8) * 2 : 0;
+}
+
 template <class Atom, class E, int D, int Waves, int Bn>
 __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
   using C = MmaConfig<Atom, D, Waves, Bn>;
@@ -98,8 +125,16 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
 
   constexpr bool kBPairs = b_pairs_along_k<Atom>();
   constexpr bool kAPairs = a_pairs_along_k<Atom>();
-  __shared__ __align__(16) std::uint16_t k_s[Bn * C::kLd];
-  __shared__ __align__(16) std::uint16_t vt_s[D * C::kVLd];
+  constexpr bool kLdsm = use_ldsm<Atom>();
+  static_assert(!kLdsm || (C::kNT % 2 == 0 && C::kOT % 2 == 0), "ldmatrix.x4 reads two n-tiles at a time");
+  constexpr int kStage = 2 * Bn * C::kLd;  // one pipeline stage: K tile then V tile
+  __shared__ __align__(16) std::uint16_t k_s[kLdsm ? 1 : Bn * C::kLd];
+  __shared__ __align__(16) std::uint16_t vt_s[kLdsm ? 1 : D * C::kVLd];
+#if defined(FP_VENDOR_CUDA)
+  extern __shared__ __align__(16) std::uint16_t dyn_s[];
+#else
+  std::uint16_t* const dyn_s = nullptr;
+#endif
   __shared__ std::uint16_t p_s[kPInRegs ? 1 : Waves * M * C::kPLd];
 
   const int lane = static_cast<int>(threadIdx.x) % Atom::kWave;
@@ -107,7 +142,9 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
   const int tid = static_cast<int>(threadIdx.x);
   const int h = static_cast<int>(blockIdx.y), b = static_cast<int>(blockIdx.z);
   const int hk = kv_head<Bug::none>(p, h);
-  const int i0 = static_cast<int>(blockIdx.x) * C::kBm;  // block's first query row
+  // Query tiles in reverse launch order: under a causal mask the last tiles see the most keys, and
+  // starting them first keeps the tail of the grid short (the light tiles fill in behind).
+  const int i0 = static_cast<int>(gridDim.x - 1 - blockIdx.x) * C::kBm;  // block's first query row
   const int w0 = i0 + wave * M;                           // wave's first query row
   const int keys = keys_of(p, b);
   const std::int64_t diag = diag_of<Bug::none>(p, b);
@@ -180,7 +217,63 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
 #pragma unroll
     for (int s = 0; s < Atom::kC; ++s) o[ot][s] = 0.f;
 
-  for (std::int64_t kv0 = blo > 0 ? (blo / Bn) * Bn : 0; blo <= bhi && kv0 <= bhi; kv0 += Bn) {
+  // Pipelined path: fills one stage (K and V row-major), asynchronously where the rows allow it.
+  [[maybe_unused]] const auto fill_stage = [&](int stage, std::int64_t kv0) {
+    std::uint16_t* ks = dyn_s + stage * kStage;
+    std::uint16_t* vs = ks + Bn * C::kLd;
+    if (vec) {
+      constexpr int kChunks = D / 8;
+      for (int c = tid; c < Bn * kChunks; c += C::kThreads) {
+        const int jj = c / kChunks, x8 = (c % kChunks) * 8;
+        const std::int64_t j = kv0 + jj;
+        const bool in = j < keys;
+        const std::int64_t jr = in ? j : 0;  // keys past the end: zero-filled, nothing read
+#if defined(FP_VENDOR_CUDA)
+        cp_async16(&ks[jj * C::kLd + x8], kg + k_row + jr * p.ks.s + x8, in);
+        cp_async16(&vs[jj * C::kLd + x8], vg + v_row + jr * p.vs.s + x8, in);
+#endif
+      }
+    } else {
+      for (int idx = tid; idx < Bn * D; idx += C::kThreads) {
+        const int jj = idx / D, x = idx % D;
+        const std::int64_t j = kv0 + jj;
+        const bool in = j < keys;
+        ks[jj * C::kLd + x] = in ? kg[offset4(p.ks, b, j, hk, x)] : std::uint16_t{0};
+        vs[jj * C::kLd + x] = in ? vg[offset4(p.vs, b, j, hk, x)] : std::uint16_t{0};
+      }
+    }
+#if defined(FP_VENDOR_CUDA)
+    cp_async_commit();
+#endif
+  };
+  // ldmatrix row addresses: lane t addresses row t % 8 of matrix t / 8, which holds k-block
+  // (t / 8) % 2 of n-tile t / 16 (the assignment ldsm_feeds_b checked).
+  [[maybe_unused]] const int k_lane = ((lane >> 4) * 8 + (lane & 7)) * C::kLd + ((lane >> 3) & 1) * 8;
+  [[maybe_unused]] const int v_lane = (((lane >> 3) & 1) * 8 + (lane & 7)) * C::kLd + (lane >> 4) * 8;
+
+  const std::int64_t kv_first = blo > 0 ? (blo / Bn) * Bn : 0;
+  if constexpr (kLdsm) {
+    if (blo <= bhi) fill_stage(0, kv_first);
+  }
+  int stage = 0;
+  for (std::int64_t kv0 = kv_first; blo <= bhi && kv0 <= bhi; kv0 += Bn, stage ^= 1) {
+    [[maybe_unused]] const std::uint16_t* ks = dyn_s + stage * kStage;
+    [[maybe_unused]] const std::uint16_t* vs = ks + Bn * C::kLd;
+    if constexpr (kLdsm) {
+      // Prefetch the next tile into the other stage (its readers finished at the end of the last
+      // iteration), then wait for this tile's copies only.
+      if (kv0 + Bn <= bhi) {
+        fill_stage(stage ^ 1, kv0 + Bn);
+#if defined(FP_VENDOR_CUDA)
+        cp_async_wait<1>();
+#endif
+      } else {
+#if defined(FP_VENDOR_CUDA)
+        cp_async_wait<0>();
+#endif
+      }
+      fp_dev::barrier();
+    } else {
     fp_dev::barrier();  // the previous tile's readers are done before it is overwritten
     if (vec) {
       // 16-byte chunks: 8 consecutive dims of one key per thread and step.
@@ -208,13 +301,30 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
       }
     }
     fp_dev::barrier();
+    }
 
     // S = Q K^T: B[k][n] = K[key n][dim k].
     float s[C::kNT][Atom::kC];
 #pragma unroll
-    for (int nt = 0; nt < C::kNT; ++nt) {
+    for (int nt = 0; nt < C::kNT; ++nt)
 #pragma unroll
       for (int q = 0; q < Atom::kC; ++q) s[nt][q] = 0.f;
+    if constexpr (kLdsm) {
+#if defined(FP_VENDOR_CUDA)
+#pragma unroll
+      for (int nt = 0; nt < C::kNT; nt += 2)
+#pragma unroll
+        for (int kk = 0; kk < C::kKT; ++kk) {
+          std::uint32_t r[4];
+          nvidia::SM75_U32x4_LDSM_N::copy(ks + k_lane + nt * N * C::kLd + kk * K, r);
+          const std::uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+          Atom::mma(s[nt], qf[kk], b0);
+          Atom::mma(s[nt + 1], qf[kk], b1);
+        }
+#endif
+    } else {
+#pragma unroll
+    for (int nt = 0; nt < C::kNT; ++nt) {
 #pragma unroll
       for (int kk = 0; kk < C::kKT; ++kk) {
         std::uint32_t bf[Atom::kB / 2];
@@ -230,6 +340,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
         }
         Atom::mma(s[nt], qf[kk], bf);
       }
+    }
     }
 
     // Scores in base 2 (s * scale * log2(e), so that exp becomes one exp2), mask, and the new row
@@ -327,6 +438,18 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
             af[r] = atoms::pack2(pw[a0.row * C::kPLd + pt * K + a0.col], pw[a1.row * C::kPLd + pt * K + a1.col]);
         }
       }
+      if constexpr (kLdsm) {
+#if defined(FP_VENDOR_CUDA)
+#pragma unroll
+        for (int ot = 0; ot < C::kOT; ot += 2) {
+          std::uint32_t r[4];
+          nvidia::SM75_U16x8_LDSM_T::copy(vs + v_lane + pt * K * C::kLd + ot * N, r);
+          const std::uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+          Atom::mma(o[ot], af, b0);
+          Atom::mma(o[ot + 1], af, b1);
+        }
+#endif
+      } else {
 #pragma unroll
       for (int ot = 0; ot < C::kOT; ++ot) {
         std::uint32_t bf[Atom::kB / 2];
@@ -342,7 +465,9 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
         }
         Atom::mma(o[ot], af, bf);
       }
+      }
     }
+    if constexpr (kLdsm) fp_dev::barrier();  // this stage is refilled two tiles from now
   }
 
   // Finish: combine the row sums across the row's lanes, normalize, store O and the LSE.

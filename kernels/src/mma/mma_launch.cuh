@@ -7,8 +7,9 @@
 
 namespace flashprobe::kernels::detail {
 
-// 4 waves per block: enough independent work to hide the matrix unit's latency while keeping the
-// block's K/V tiles (2 * kBn * (D + 8) 16-bit elements) under 48 KB of static shared memory.
+// 4 waves per block: enough independent work to hide the matrix unit's latency. The pipelined
+// NVIDIA path keeps two stages of K/V tiles (2 * 2 * kBn * (D + 8) 16-bit elements: 36 KB at
+// D = 64, 68 KB at D = 128) in dynamic shared memory, raised above 48 KB where needed.
 inline constexpr int kMmaWaves = 4;
 // 64 keys per tile up to D = 128; at D = 256 the O accumulators (D / N tiles per lane) need the
 // registers, so the tile halves to 32 keys.
@@ -20,7 +21,16 @@ void launch_mma_atom(const Params& p, Stream s) {
   using C = dev::MmaConfig<Atom, D, kMmaWaves, kMmaBn<D>>;
   const dim3 grid(static_cast<unsigned>((p.sq + C::kBm - 1) / C::kBm), static_cast<unsigned>(p.hq),
                   static_cast<unsigned>(p.batch));
-  dev::mma_fwd<Atom, E, D, kMmaWaves, kMmaBn<D>><<<grid, C::kThreads, 0, s>>>(p);
+  constexpr int smem = dev::mma_dynamic_smem_bytes<Atom, D, kMmaBn<D>>();
+  auto* kernel = dev::mma_fwd<Atom, E, D, kMmaWaves, kMmaBn<D>>;
+  if constexpr (smem > 48 * 1024) {
+    static const bool raised = [&] {  // once per instantiation (the attribute is per function)
+      FP_CHECK(fp_rt::set_max_dynamic_smem(kernel, smem));
+      return true;
+    }();
+    (void)raised;
+  }
+  kernel<<<grid, C::kThreads, smem, s>>>(p);
   FP_CHECK_LAUNCH("mma_fwd");
 }
 

@@ -1,5 +1,7 @@
 #pragma once
-// Raw ldmatrix wrappers (sm_75+), named as in CuTe: U32xN_LDSM_N loads N 8x8 b16 matrices, one
+// Raw ldmatrix wrappers (sm_75+): the instructions the H100 load-path probe runs (probes/nvidia,
+// records under reports/data/) and the mma kernel loads its B fragments with; their layout, for the
+// kernel's compile-time derivations, is sm75_ldmatrix.h. Named as in CuTe: U32xN_LDSM_N loads N 8x8 b16 matrices, one
 // 32-bit register per matrix per thread; U16x(2N)_LDSM_T is the same with .trans. Each thread
 // passes one shared-memory row address (threads 8i..8i+7 address the rows of matrix i).
 //
@@ -7,6 +9,7 @@
 //   SM75_U32x4_LDSM_N::copy(smem_row_address, r);
 #include <cstdint>
 
+#include "flashprobe/atoms/sm75_ldmatrix.h"
 #include "flashprobe/core/device.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750

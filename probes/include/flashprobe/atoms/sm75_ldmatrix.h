@@ -1,0 +1,41 @@
+#pragma once
+// ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16 as a kernel-facing load layout: which element of
+// the loaded stack of four 8x8 b16 matrices (matrix j = memory rows 8j..8j+7, eight elements per
+// row; thread t supplies the address of stack row t) each lane holds in each slot (slot 2j + h is
+// half h of register j). PTX ISA, "ldmatrix" fragment figures; the same table is the probe
+// registry's SM75_LDMATRIX_X4_B16[_TRANS] (a CPU test compares them) and the H100 probe derived it.
+//
+// ldsm_feeds_b<Atom, Ld, NMajor>() is the derivation the mma kernel relies on: one ldmatrix.x4 gives
+// the B fragments (kB = 4 slots, K = 16, N = 8) of two adjacent n-tiles of Atom, matrix m holding
+// k-block m % 2 of n-tile m / 2, from a shared tile stored n-major (K tile [key][dim], NMajor) or
+// k-major (V tile [key][dim] read as B[key][dim], !NMajor).
+#include "flashprobe/atoms/layouts.h"
+
+namespace flashprobe::atoms {
+
+template <bool Trans>
+struct SM75_LDMATRIX_X4_Layout {
+  static constexpr int kRows = 32, kCols = 8, kWave = 32, kSlots = 8;
+  FP_ATOM_HD static constexpr Coord at(int lane, int s) {
+    const int j = s >> 1, h = s & 1;
+    return Trans ? Coord{8 * j + 2 * (lane & 3) + h, lane >> 2} : Coord{8 * j + (lane >> 2), 2 * (lane & 3) + h};
+  }
+};
+
+template <class Atom, class Ld, bool NMajor>
+constexpr bool ldsm_feeds_b() {
+  if (Atom::kWave != Ld::kWave || Atom::kB != 4 || Atom::K != 16 || Atom::N != 8) return false;
+  for (int lane = 0; lane < Ld::kWave; ++lane)
+    for (int m = 0; m < 4; ++m)
+      for (int h = 0; h < 2; ++h) {
+        const Coord e = Ld::at(lane, 2 * m + h);
+        if (e.row / 8 != m) return false;
+        const int i = e.row % 8, j = e.col, r = m % 2;
+        // n-major: memory row i is n, column j is k within k-block r; k-major: the other way round.
+        const Coord want = NMajor ? Coord{8 * r + j, i} : Coord{8 * r + i, j};
+        if (!(Atom::b(lane, 2 * r + h) == want)) return false;
+      }
+  return true;
+}
+
+}  // namespace flashprobe::atoms

@@ -77,13 +77,18 @@ std::string binary_runs_on(const BinaryTargets& bin, const DeviceInfo& dev) {
          "); rebuild with -DCMAKE_CUDA_ARCHITECTURES=" + std::to_string(dev_sm);
 }
 
-const std::vector<std::string>& preference_order(const AttnProblem& p) {
-  // mma: the tensor-core path of issue 8, preferred wherever it supports the problem, except for a
-  // handful of query rows: there a 64-row query tile is nearly empty and only decode splits the keys
-  // across blocks, which is what fills the GPU (decode reads each key once per block of rows).
+const std::vector<std::string>& preference_order(const DeviceInfo& dev, const AttnProblem& p) {
+  // mma: the tensor-core path of issue 8, preferred wherever it supports the problem. For a handful
+  // of query rows (sq <= kDecodeMaxSq) it runs one block per (query tile, head, batch): when those
+  // blocks cannot fill the device, decode, which also splits the keys across blocks, goes first.
+  // Measured on an H100 (reports/data/h100-80gb-hbm3/2026-11-23-pipelined, sq = 1, d = 128):
+  // batch 1 x 32 heads (32 blocks, 132 SMs): decode 476-585 GB/s, mma 181-204; batch 8 x 32 heads
+  // (256 blocks): mma 1293-1446 GB/s, decode 678-746.
   static const std::vector<std::string> prefill{"mma", "decode", "tiled", "ref3pass"};
   static const std::vector<std::string> few_rows{"decode", "mma", "tiled", "ref3pass"};
-  return p.sq <= kDecodeMaxSq ? few_rows : prefill;
+  const long long blocks = static_cast<long long>(p.batch) * p.hq;
+  const bool underfilled = dev.multiprocessors <= 0 || blocks < dev.multiprocessors;
+  return p.sq <= kDecodeMaxSq && underfilled ? few_rows : prefill;
 }
 
 std::string Selection::describe() const {
@@ -102,7 +107,7 @@ Selection select(const DeviceInfo& dev, const AttnProblem& p, const BinaryTarget
     sel.reason = why;
     return sel;
   }
-  for (auto& name : preference_order(p)) {
+  for (auto& name : preference_order(dev, p)) {
     const KernelInfo* k = nullptr;
     for (auto& e : table)
       if (e.name == name) k = &e;
@@ -116,7 +121,10 @@ Selection select(const DeviceInfo& dev, const AttnProblem& p, const BinaryTarget
     }
     sel.kernel = k;
     if (name == "mma") sel.reason = "tensor-core path supports the problem on " + dev.arch;
-    else if (name == "decode") sel.reason = "sq=" + std::to_string(p.sq) + " <= " + std::to_string(kDecodeMaxSq) + ": keys split across blocks";
+    else if (name == "decode")
+      sel.reason = "sq=" + std::to_string(p.sq) + " <= " + std::to_string(kDecodeMaxSq) + " and batch*hq=" +
+                   std::to_string(static_cast<long long>(p.batch) * p.hq) + " blocks under " +
+                   std::to_string(dev.multiprocessors) + " SMs: keys split across blocks";
     else if (name == "tiled") sel.reason = "d=" + std::to_string(p.d) + ", " + std::string(dtype_name(p.dtype)) + ": scalar FlashAttention-2";
     else if (name == "ref3pass") sel.reason = "fallback: no faster path supports the problem";
     else sel.reason = "first supported kernel in the order of preference";

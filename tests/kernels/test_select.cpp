@@ -52,6 +52,25 @@ TEST(Select, DecodeForFewQueryRows) {
   EXPECT_TRUE(kernels().front().supports(kSm90, prob(1, 4096, 128))) << "mma should support sm_90";
 }
 
+TEST(Select, FewQueryRowsGoToTensorCoresOnceTheirBlocksFillTheDevice) {
+  DeviceInfo h100 = kSm90;
+  h100.multiprocessors = 132;
+  AttnProblem p = prob(1, 32768, 128);
+  p.hq = p.hkv = 32;
+  p.batch = 1;  // 32 blocks for 132 SMs: decode splits the keys
+  const Selection one = select(h100, p, kCuda, kernels());
+  ASSERT_TRUE(one) << one.describe();
+  EXPECT_EQ(one.kernel->name, "decode");
+  EXPECT_NE(one.reason.find("batch*hq=32 blocks under 132 SMs"), std::string::npos) << one.reason;
+  p.batch = 8;  // 256 blocks
+  const Selection eight = select(h100, p, kCuda, kernels());
+  ASSERT_TRUE(eight) << eight.describe();
+  EXPECT_EQ(eight.kernel->name, "mma");
+  p.sq = kDecodeMaxSq + 1;
+  p.batch = 1;
+  EXPECT_EQ(select(h100, p, kCuda, kernels()).kernel->name, "mma");
+}
+
 TEST(Select, TensorCoresForLongQueriesTiledWhereTheyCannot) {
   const Selection s = select(kSm80, prob(128, 128, 128, DType::bf16), kCuda, kernels());
   ASSERT_TRUE(s) << s.describe();

@@ -10,10 +10,16 @@
 namespace flashprobe::probes::replay {
 
 std::vector<Outcome> replay_probe_record(const nlohmann::json& record) {
-  if (record.value("schema", "") != "flashprobe.probe/1" || !record.contains("results"))
+  if (record.value("schema", "") != "flashprobe.probe/1")
     throw UsageError("not a flashprobe.probe/1 record (schema '" + record.value("schema", "?") + "')");
+  // Two shapes: a run's aggregate ("results": one entry per atom) and the one-atom record that
+  // `flashprobe probe --out-dir` writes (the atom's fields at the top). A run summary (--json on
+  // hardware: verdicts only, no layouts) has nothing to replay.
+  nlohmann::json results = nlohmann::json::array();
+  if (record.contains("results")) results = record.at("results");
+  else if (record.contains("atom") && record.contains("layout")) results.push_back(record);
   std::vector<Outcome> out;
-  for (const auto& res : record.at("results")) {
+  for (const auto& res : results) {
     const AtomDesc* atom = find_mma_atom(res.value("atom", ""));
     if (!atom || atom->vendor != Vendor::amd || !res.contains("layout")) continue;
     Outcome o;

@@ -47,9 +47,10 @@ struct Selection {
   std::string describe() const;        // the reason and every rejection, one per line
 };
 
-// The dispatcher order of preference for a problem, by name (kernels missing from the registry are
-// reported): mma, decode, tiled, ref3pass; decode first when sq <= kDecodeMaxSq.
-const std::vector<std::string>& preference_order(const AttnProblem& p);
+// The dispatcher order of preference for a problem on a device, by name (kernels missing from the
+// registry are reported): mma, decode, tiled, ref3pass; decode first when sq <= kDecodeMaxSq and
+// batch * hq blocks would not fill the device's multiprocessors (select.cpp has the measurements).
+const std::vector<std::string>& preference_order(const DeviceInfo& dev, const AttnProblem& p);
 
 Selection select(const DeviceInfo& dev, const AttnProblem& p);
 // The same with the binary's targets and the candidate table given (tests use fake ones).

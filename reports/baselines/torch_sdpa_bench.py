@@ -107,8 +107,11 @@ def main():
     gemm_tflops = 2 * m ** 3 / (t["median_ms"] * 1e-3) / 1e12
     del x, y
     print(f"device {dev.name}: copy {copy_gbps:.0f} GB/s, bf16 GEMM {gemm_tflops:.0f} TFLOP/s")
-    commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
-                            cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip() or "unknown"
+    # The GPU machine gets a copy of the tree without .git: scripts/gpu/run-all passes the commit of
+    # the carried flashprobe build in FLASHPROBE_COMMIT.
+    commit = os.environ.get("FLASHPROBE_COMMIT") or subprocess.run(
+        ["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
+        cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip() or "unknown"
     rec = {"schema": "flashprobe.bench/1", "tool": "reports/baselines/torch_sdpa_bench.py", "commit": commit,
            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
            "host": socket.gethostname(),

@@ -109,3 +109,44 @@ TEST(Generators, BudgetComesFromTheEnvironment) {
   unsetenv("FLASHPROBE_PROP_CASES");
   unsetenv("FLASHPROBE_PROP_SEED");
 }
+
+// A counterexample sheds what it does not need: shrinking a rich case (soft-cap, ALiBi, window)
+// while only "Sk is a non-power-of-two block" must hold ends at Sk = 3 with every feature off, the
+// shape the softmax-reduction mutant's counterexample should have.
+TEST(Generators, ShrinkingTurnsFeaturesOffAndKeepsTheFailingBlock) {
+  Domain d;
+  d.head_dims = {64};
+  d.dtypes = {DType::f16};
+  const auto keep = [](const Case& c) { return c.problem.sk > 2 && (c.problem.sk & (c.problem.sk - 1)) != 0; };
+  int shrunk = 0;
+  for (std::uint64_t seed = 1; seed < 4000 && shrunk < 3; ++seed) {
+    auto sh = gen_case(d)(rc::Random(seed), 100);
+    const Case first = sh.value();
+    if (!keep(first) || first.problem.softcap == 0 || first.problem.alibi_slopes.empty()) continue;
+    for (bool progress = true; progress;) {
+      progress = false;
+      auto shrinks = sh.shrinks();
+      while (auto s = shrinks.next()) {
+        if (keep(s->value())) {
+          sh = *s;
+          progress = true;
+          break;
+        }
+      }
+    }
+    const AttnProblem& p = sh.value().problem;
+    const AttnProblem plain;
+    SCOPED_TRACE(first.id() + " shrank to " + sh.value().id());
+    EXPECT_EQ(p.sk, 3);
+    EXPECT_EQ(p.softcap, 0.0);
+    EXPECT_TRUE(p.alibi_slopes.empty());
+    EXPECT_EQ(p.window_left, plain.window_left);
+    EXPECT_EQ(p.window_right, plain.window_right);
+    EXPECT_EQ(p.kv_offset, 0);
+    EXPECT_TRUE(p.seqlens_k.empty());
+    EXPECT_EQ(p.causal, Causal::none);
+    EXPECT_EQ(p.batch, 1);
+    ++shrunk;
+  }
+  EXPECT_EQ(shrunk, 3) << "no generated case had soft-cap, ALiBi and a non-power-of-two Sk together";
+}

@@ -99,7 +99,9 @@ def draw_operand(ax, op, title):
 
 
 def layout_figures(recs, out):
-    items = []
+    # Atoms whose tables are identical (the 24 wmma shape x type x major combinations come in a few
+    # layouts) share one figure; its caption names every atom drawn.
+    groups = collections.OrderedDict()
     seen = set()
     for r in recs.get("probe", []):
         atoms = r.get("atoms") if isinstance(r.get("atoms"), list) else [r]
@@ -110,21 +112,31 @@ def layout_figures(recs, out):
                 if key in seen or "expected" in path:
                     continue
                 seen.add(key)
-                cols = sum(min(lay[o]["cols"], 32) for o in "ABC")
-                rows = max(min(lay[o]["rows"], 32) for o in "ABC")
-                fig, axes = plt.subplots(1, 3, figsize=(0.55 * cols + 3, 0.5 * rows + 1.8),
-                                         gridspec_kw={"width_ratios": [lay[o]["cols"] for o in "ABC"]})
-                for ax, op in zip(axes, "ABC"):
-                    draw_operand(ax, lay[op], {"A": "A (rows m, cols k)", "B": "B (rows k, cols n)", "C": "C/D (rows m, cols n)"}[op])
                 src = a.get("source") or r.get("source") or "?"
-                fig.suptitle(f"{name} — {path or 'layout'} — {src}", fontsize=10)
-                fig.tight_layout(rect=(0, 0, 1, 0.95))
-                fn = f"layout_{len(items):03d}_{''.join(ch if ch.isalnum() else '_' for ch in name)[:60]}.png"
-                fig.savefig(os.path.join(out, fn), dpi=110)
-                plt.close(fig)
-                verdict = a.get("verdict") or a.get("verdicts") or ""
-                items.append((fn, f"{name}: {path}", f"verdict: {json.dumps(verdict)[:300]}", source_line(r) +
-                              (", source: " + src if src != "?" and not r.get("source") else "")))
+                sig = (json.dumps({o: lay[o] for o in "ABC"}, sort_keys=True), path, src)
+                g = groups.setdefault(sig, {"lay": lay, "path": path, "src": src, "names": [], "verdicts": set(),
+                                            "sources": set()})
+                g["names"].append(name)
+                g["verdicts"].add(json.dumps(a.get("verdict") or a.get("verdicts") or "")[:200])
+                g["sources"].add(source_line(r) + (", source: " + src if src != "?" and not r.get("source") else ""))
+    items = []
+    for g in groups.values():
+        lay, name, path, src = g["lay"], g["names"][0], g["path"], g["src"]
+        cols = sum(min(lay[o]["cols"], 32) for o in "ABC")
+        rows = max(min(lay[o]["rows"], 32) for o in "ABC")
+        fig, axes = plt.subplots(1, 3, figsize=(0.55 * cols + 3, 0.5 * rows + 1.8),
+                                 gridspec_kw={"width_ratios": [lay[o]["cols"] for o in "ABC"]})
+        for ax, op in zip(axes, "ABC"):
+            draw_operand(ax, lay[op], {"A": "A (rows m, cols k)", "B": "B (rows k, cols n)", "C": "C/D (rows m, cols n)"}[op])
+        more = f" (+{len(g['names']) - 1} atoms with this layout)" if len(g["names"]) > 1 else ""
+        fig.suptitle(f"{name}{more} — {path or 'layout'} — {src}", fontsize=10)
+        fig.tight_layout(rect=(0, 0, 1, 0.95))
+        fn = f"layout_{len(items):03d}_{''.join(ch if ch.isalnum() else '_' for ch in name)[:60]}.png"
+        fig.savefig(os.path.join(out, fn), dpi=110)
+        plt.close(fig)
+        names = ", ".join(g["names"])
+        items.append((fn, f"{names}: {path}", "verdict: " + "; ".join(sorted(g["verdicts"]))[:400],
+                      "; ".join(sorted(g["sources"]))[:600]))
     return items
 
 

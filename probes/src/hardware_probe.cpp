@@ -182,18 +182,27 @@ bool runs_on(const std::vector<std::string>& targets, const DeviceInfo& dev, std
   return false;
 }
 
+// The common start of a hardware run: the record's header, then the architecture check (a
+// wrong-architecture run comes back with the reason and nothing probed).
+template <class Src>
+AtomRun start_run(const std::string& name, const char* kind, const std::vector<std::string>& targets, const Src& source,
+                  const DeviceInfo& dev, const nlohmann::json& header, std::string& why) {
+  AtomRun run;
+  run.atom = name;
+  run.record = base_record(header, name, kind, dev, targets, source);
+  if (!runs_on(targets, dev, why)) {
+    run.wrong_arch = true;
+    run.reason = why;
+  }
+  return run;
+}
+
 AtomRun probe_on_hardware(const AtomDesc& atom, const DeviceInfo& dev, const nlohmann::json& header,
                           const ProbeOptions& options, bool grids) {
   const auto t0 = std::chrono::steady_clock::now();
-  AtomRun run;
-  run.atom = atom.name;
-  run.record = base_record(header, atom.name, "mma", dev, atom.targets, atom.source);
   std::string why;
-  if (!runs_on(atom.targets, dev, why)) {
-    run.wrong_arch = true;
-    run.reason = why;
-    return run;
-  }
+  AtomRun run = start_run(atom.name, "mma", atom.targets, atom.source, dev, header, why);
+  if (run.wrong_arch) return run;
   try {
     auto ex = make_hardware_executor(atom, why);
     if (!ex) {
@@ -266,15 +275,9 @@ AtomRun probe_on_hardware(const AtomDesc& atom, const DeviceInfo& dev, const nlo
 
 AtomRun probe_on_hardware(const LoadAtomDesc& atom, const DeviceInfo& dev, const nlohmann::json& header, bool grids) {
   const auto t0 = std::chrono::steady_clock::now();
-  AtomRun run;
-  run.atom = atom.name;
-  run.record = base_record(header, atom.name, "load", dev, atom.targets, atom.source);
   std::string why;
-  if (!runs_on(atom.targets, dev, why)) {
-    run.wrong_arch = true;
-    run.reason = why;
-    return run;
-  }
+  AtomRun run = start_run(atom.name, "load", atom.targets, atom.source, dev, header, why);
+  if (run.wrong_arch) return run;
   try {
     auto ex = make_hardware_load_executor(atom, why);
     if (!ex) {

@@ -8,6 +8,7 @@
 #include "flashprobe/kernels/kv_append.h"
 #include "flashprobe/kernels/runner.h"
 #include "flashprobe/oracle/check.h"
+#include "time_ledger.h"
 
 namespace flashprobe::proptests {
 
@@ -40,8 +41,19 @@ Domain domain_for(const KernelInfo& k, const DeviceInfo& dev) {
 namespace {
 
 RunResult run(const KernelInfo& k, const AttnProblem& p, const AttnInputs& in) {
+  const Timed t(Phase::kernel);
   kernels::RunOptions opt;
   return kernels::run_kernel(k, p, in, opt);
+}
+
+oracle::CheckResult timed_check(const AttnProblem& p, const AttnInputs& in, const AttnOutputs& out) {
+  const Timed t(Phase::oracle);
+  return oracle::check(p, in, out);
+}
+
+AttnInputs inputs_of(const Case& c) {
+  const Timed t(Phase::inputs);
+  return c.make_inputs();
 }
 
 std::string bytes_diff(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b) {
@@ -73,15 +85,15 @@ void prop_agrees_with_oracle(const KernelInfo& k, const DeviceInfo& dev) {
   RC_CLASSIFY(c.problem.sk <= 7, "Sk <= 7");
   RC_CLASSIFY(c.problem.hq != c.problem.hkv, "GQA");
   RC_CLASSIFY(c.problem.causal != Causal::none, "causal");
-  const AttnInputs in = c.make_inputs();
+  const AttnInputs in = inputs_of(c);
   const RunResult r = run(k, c.problem, in);
-  const oracle::CheckResult chk = oracle::check(c.problem, in, r.out);
+  const oracle::CheckResult chk = timed_check(c.problem, in, r.out);
   if (!chk.pass) RC_FAIL(c.id() + ": " + chk.summary());
 }
 
 void prop_every_output_written(const KernelInfo& k, const DeviceInfo& dev) {
   const Case c = *gen_case(domain_for(k, dev));
-  const RunResult r = run(k, c.problem, c.make_inputs());
+  const RunResult r = run(k, c.problem, inputs_of(c));
   if (r.o_unwritten || r.lse_unwritten || !r.inputs_modified.empty())
     RC_FAIL(c.id() + ": " + std::to_string(r.o_unwritten) + " O and " + std::to_string(r.lse_unwritten) +
             " LSE element(s) never written (first " + r.first_unwritten + ")" +
@@ -90,22 +102,22 @@ void prop_every_output_written(const KernelInfo& k, const DeviceInfo& dev) {
 
 void prop_guard_bands_intact(const KernelInfo& k, const DeviceInfo& dev) {
   const Case c = *gen_case(domain_for(k, dev));
-  const RunResult r = run(k, c.problem, c.make_inputs());
+  const RunResult r = run(k, c.problem, inputs_of(c));
   if (!r.guard_damage.empty()) RC_FAIL(c.id() + ": " + r.guard_damage.front());
 }
 
 void prop_finite_where_oracle_is(const KernelInfo& k, const DeviceInfo& dev) {
   const Case c = *gen_case(domain_for(k, dev));
-  const AttnInputs in = c.make_inputs();
+  const AttnInputs in = inputs_of(c);
   const RunResult r = run(k, c.problem, in);
-  const oracle::CheckResult chk = oracle::check(c.problem, in, r.out);
+  const oracle::CheckResult chk = timed_check(c.problem, in, r.out);
   if (!chk.o_metrics.nonfinite_pattern_ok)
     RC_FAIL(c.id() + ": NaN/Inf pattern differs from the oracle: " + chk.o_metrics.nonfinite_detail);
 }
 
 void prop_deterministic(const KernelInfo& k, const DeviceInfo& dev) {
   const Case c = *gen_case(domain_for(k, dev));
-  const AttnInputs in = c.make_inputs();
+  const AttnInputs in = inputs_of(c);
   const RunResult a = run(k, c.problem, in), b = run(k, c.problem, in);
   const std::string d = bytes_diff(a.out.o.bytes, b.out.o.bytes);
   if (!d.empty()) RC_FAIL(c.id() + ": O differs between two runs: " + d);
@@ -119,7 +131,7 @@ void prop_batch_invariant(const KernelInfo& k, const DeviceInfo& dev) {
   d.supports = [inner](const AttnProblem& p) { return p.batch >= 2 && inner(p); };
   const Case c = *gen_case(d);
   const AttnProblem& p = c.problem;
-  const AttnInputs in = c.make_inputs();
+  const AttnInputs in = inputs_of(c);
   const int b = *rc::gen::inRange(0, p.batch);
   // The same batch element alone, contiguous BSHD, with its own key length.
   AttnProblem one = p;
@@ -162,9 +174,9 @@ void prop_chunked_append_equals_prefill(const KernelInfo& k, const DeviceInfo& d
   const Case c = *gen_case(d);
   const AttnProblem full = c.problem;  // sq new tokens at the end of sk keys
   const int off = full.sk - full.sq;
-  const AttnInputs in = c.make_inputs();
+  const AttnInputs in = inputs_of(c);
   const RunResult ref = run(k, full, in);
-  const oracle::CheckResult ref_chk = oracle::check(full, in, ref.out);
+  const oracle::CheckResult ref_chk = timed_check(full, in, ref.out);
   RC_ASSERT(ref_chk.pass);
   const int chunk = *rc::gen::inRange(1, full.sq + 1);
   RC_TAG("chunk " + std::to_string(chunk));
@@ -196,7 +208,10 @@ void prop_chunked_append_equals_prefill(const KernelInfo& k, const DeviceInfo& d
           for (int x = 0; x < full.d; ++x) kn.set(offset(kns, b, t, h, x), in.k.get(offset(ks, b, off + start + t, h, x)));
           for (int x = 0; x < full.dv; ++x) vn.set(offset(vns, b, t, h, x), in.v.get(offset(vs, b, off + start + t, h, x)));
         }
-    const kernels::KvAppendResult app = kernels::run_kv_append(a, kn, vn, kc, vc);
+    const kernels::KvAppendResult app = [&] {
+      const Timed t(Phase::kernel);
+      return kernels::run_kv_append(a, kn, vn, kc, vc);
+    }();
     RC_ASSERT(app.guard_damage.empty());
     kc = app.k_cache;
     vc = app.v_cache;
@@ -216,7 +231,7 @@ void prop_chunked_append_equals_prefill(const KernelInfo& k, const DeviceInfo& d
             sin.q.set(offset(step.q_strides(), b, i, h, x), in.q.get(offset(full.q_strides(), b, start + i, h, x)));
     RC_PRE(static_cast<bool>(k.supports(dev, step)));
     const RunResult got = run(k, step, sin);
-    const oracle::CheckResult chk = oracle::check(step, sin, got.out);
+    const oracle::CheckResult chk = timed_check(step, sin, got.out);
     if (!chk.pass) RC_FAIL(c.id() + ": chunk at " + std::to_string(start) + " (len " + std::to_string(len) + "): " + chk.summary());
     for (int b = 0; b < full.batch; ++b)
       for (int i = 0; i < len; ++i) {
@@ -241,14 +256,14 @@ void prop_decode_last_row_equals_prefill(const KernelInfo& k, const DeviceInfo& 
   // mask would move, so the property uses the alignment that is invariant under dropping rows above.
   RC_PRE(p.causal != Causal::top_left);
   RC_PRE(static_cast<bool>(dec->supports(dev, last)));
-  const AttnInputs in = c.make_inputs();
+  const AttnInputs in = inputs_of(c);
   AttnInputs lin{Tensor(p.dtype, last.q_span()), in.k, in.v};
   for (int b = 0; b < p.batch; ++b)
     for (int h = 0; h < p.hq; ++h)
       for (int x = 0; x < p.d; ++x)
         lin.q.set(offset(last.q_strides(), b, 0, h, x), in.q.get(offset(p.q_strides(), b, p.sq - 1, h, x)));
   const RunResult full = run(k, p, in), one = run(*dec, last, lin);
-  const oracle::CheckResult cf = oracle::check(p, in, full.out), co = oracle::check(last, lin, one.out);
+  const oracle::CheckResult cf = timed_check(p, in, full.out), co = timed_check(last, lin, one.out);
   RC_ASSERT(cf.pass);
   RC_ASSERT(co.pass);
   for (int b = 0; b < p.batch; ++b) {
@@ -260,13 +275,13 @@ void prop_decode_last_row_equals_prefill(const KernelInfo& k, const DeviceInfo& 
 
 void prop_decode_splits_agree(const KernelInfo& k, const DeviceInfo& dev) {
   const Case c = *gen_case(domain_for(k, dev));
-  const AttnInputs in = c.make_inputs();
+  const AttnInputs in = inputs_of(c);
   const int splits = *rc::gen::element(1, 2, 3, 7, 64);
   RC_TAG("splits " + std::to_string(splits));
   const KernelInfo forced = kernels::decode_with_splits(splits);
   RC_PRE(static_cast<bool>(forced.supports(dev, c.problem)));
   const RunResult a = run(k, c.problem, in), b = run(forced, c.problem, in);
-  const oracle::CheckResult ca = oracle::check(c.problem, in, a.out), cb = oracle::check(c.problem, in, b.out);
+  const oracle::CheckResult ca = timed_check(c.problem, in, a.out), cb = timed_check(c.problem, in, b.out);
   if (!cb.pass) RC_FAIL(c.id() + ": decode with " + std::to_string(splits) + " split(s): " + cb.summary());
   for (int bb = 0; bb < c.problem.batch; ++bb)
     for (int i = 0; i < c.problem.sq; ++i) {

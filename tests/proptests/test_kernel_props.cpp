@@ -9,6 +9,7 @@
 #include "../common/gpu_skip.h"
 #include "kernel_props.h"
 #include "progress.h"
+#include "time_ledger.h"
 
 namespace flashprobe::proptests {
 namespace {
@@ -38,10 +39,13 @@ TEST_P(KernelProps, Holds) {
   for (const auto& p : properties_for(kname)) {
     if (p.name != pname) continue;
     progress_start(kname + "/" + pname, 0);
+    ledger_start(kname, pname);
     rc::detail::checkGTest([&] {
       progress_case();
+      ledger_case();
       p.run(*k, dev);
     });
+    ledger_end();
     progress_end();
     return;
   }

@@ -1,0 +1,42 @@
+// The property runs' time ledger: phases add up what their scopes took, outside a ledger nothing is
+// counted, and the record lands in $FLASHPROBE_RECORD_DIR.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include "flashprobe/core/record.h"
+#include "time_ledger.h"
+
+namespace fp = flashprobe::proptests;
+
+TEST(TimeLedger, PhasesAreTimedAndRecorded) {
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "ledger";
+  std::filesystem::create_directories(dir);
+  setenv("FLASHPROBE_RECORD_DIR", dir.c_str(), 1);
+  { const fp::Timed outside(fp::Phase::kernel); }  // no ledger open: not counted anywhere
+  fp::ledger_start("k", "P");
+  for (int i = 0; i < 3; ++i) {
+    fp::ledger_case();
+    const fp::Timed t(fp::Phase::oracle);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  {
+    const fp::Timed t(fp::Phase::kernel);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  fp::ledger_end();
+  unsetenv("FLASHPROBE_RECORD_DIR");
+  const auto rec = flashprobe::read_json_file((dir / "prop_throughput.json").string());
+  EXPECT_EQ(rec.at("schema"), "flashprobe.prop_throughput/1");
+  const auto& row = rec.at("rows").back();
+  EXPECT_EQ(row.at("kernel"), "k");
+  EXPECT_EQ(row.at("cases"), 3);
+  EXPECT_GE(row.at("oracle_s").get<double>(), 0.059);
+  EXPECT_GE(row.at("kernel_s").get<double>(), 0.0099);
+  EXPECT_LT(row.at("kernel_s").get<double>(), row.at("oracle_s").get<double>());
+  EXPECT_EQ(row.at("inputs_s").get<double>(), 0.0);
+  EXPECT_GE(row.at("seconds").get<double>(), row.at("oracle_s").get<double>() + row.at("kernel_s").get<double>());
+}

@@ -1,0 +1,58 @@
+#include "time_ledger.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "flashprobe/core/record.h"
+
+namespace flashprobe::proptests {
+namespace {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+struct Ledger {
+  bool open = false;
+  std::string kernel, property;
+  long long cases = 0;
+  double t0 = 0, phase[3] = {0, 0, 0};
+};
+Ledger g_ledger;
+nlohmann::json g_rows = nlohmann::json::array();
+
+}  // namespace
+
+Timed::Timed(Phase p) : phase_(p), t0_(now_s()) {}
+Timed::~Timed() {
+  if (g_ledger.open) g_ledger.phase[static_cast<int>(phase_)] += now_s() - t0_;
+}
+
+void ledger_start(const std::string& kernel, const std::string& property) {
+  g_ledger = Ledger{true, kernel, property, 0, now_s(), {0, 0, 0}};
+}
+
+void ledger_case() { ++g_ledger.cases; }
+
+void ledger_end() {
+  if (!g_ledger.open) return;
+  Ledger& l = g_ledger;
+  l.open = false;
+  const double total = now_s() - l.t0, in = l.phase[0], k = l.phase[1], o = l.phase[2];
+  const double rest = total - in - k - o;
+  std::printf("time %s/%s: %lld cases in %.2f s (%.1f cases/s): inputs %.0f%%, kernel %.0f%%, oracle %.0f%%, rest %.0f%%\n",
+              l.kernel.c_str(), l.property.c_str(), l.cases, total, total > 0 ? double(l.cases) / total : 0.0,
+              100 * in / total, 100 * k / total, 100 * o / total, 100 * rest / total);
+  g_rows.push_back({{"kernel", l.kernel}, {"property", l.property}, {"cases", l.cases}, {"seconds", total},
+                    {"inputs_s", in}, {"kernel_s", k}, {"oracle_s", o}, {"rest_s", rest}});
+  if (const char* dir = std::getenv("FLASHPROBE_RECORD_DIR"); dir && *dir) {
+    nlohmann::json rec = record_header("prop_throughput");
+    if (const char* p = std::getenv("RC_PARAMS")) rec["rc_params"] = p;
+    rec["rows"] = g_rows;
+    write_json_file(std::string(dir) + "/prop_throughput.json", rec);
+  }
+}
+
+}  // namespace flashprobe::proptests

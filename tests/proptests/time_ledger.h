@@ -1,0 +1,30 @@
+#pragma once
+// Where the time of a property run goes (issue 9's throughput question): building each case's
+// inputs on the host, the kernel (run_kernel: upload, launch, download, guard and poison checks) and
+// the oracle (double-precision reference and check). The rest of a property's wall time is case
+// generation, RapidCheck and the property's own host work. Per property the totals are printed and,
+// when $FLASHPROBE_RECORD_DIR is set, kept in prop_throughput.json (schema flashprobe.prop_throughput/1).
+#include <string>
+
+namespace flashprobe::proptests {
+
+enum class Phase { inputs, kernel, oracle };
+
+// Adds the time of its scope to a phase of the current ledger (no-op outside ledger_start/_end).
+class Timed {
+ public:
+  explicit Timed(Phase p);
+  ~Timed();
+  Timed(const Timed&) = delete;
+  Timed& operator=(const Timed&) = delete;
+
+ private:
+  Phase phase_;
+  double t0_;
+};
+
+void ledger_start(const std::string& kernel, const std::string& property);
+void ledger_case();
+void ledger_end();
+
+}  // namespace flashprobe::proptests

@@ -165,8 +165,9 @@ def accuracy_figures(recs, out):
                 sk_err[key].append((p["sk"], e))
     if per:
         keys = sorted(per)
-        fig, ax = plt.subplots(figsize=(max(8, 0.8 * len(keys)), 5))
-        ax.boxplot([per[k] for k in keys], labels=[f"{k}\n{d}" for k, d in keys], showfliers=True)
+        fig, ax = plt.subplots(figsize=(max(8, 0.8 * len(keys)), 5.5))
+        ax.boxplot([per[k] for k in keys], labels=[f"{k} {d}" for k, d in keys], showfliers=True)
+        plt.setp(ax.get_xticklabels(), rotation=35, ha="right", fontsize=8)
         ax.axhline(1.0, color="red", ls="--", label="bound (margin = 1)")
         ax.set_ylabel("margin = error / bound (clipped at 5)")
         ax.set_xlabel("kernel, dtype")
@@ -180,11 +181,14 @@ def accuracy_figures(recs, out):
         for k in keys:
             pts = sorted(sk_err[k])
             if pts:
-                ax.scatter([max(1, s) for s, _ in pts], [max(e, 1e-9) for _, e in pts], s=10, label=f"{k[0]} {k[1]}")
+                i = keys.index(k)  # 20 colours x 3 markers: no two series look alike
+                ax.scatter([max(1, s) for s, _ in pts], [max(e, 1e-9) for _, e in pts], s=12,
+                           color=plt.cm.tab20(i % 20), marker="os^"[(i // 20) % 3] if len(keys) > 20 else "os^"[i % 3],
+                           label=f"{k[0]} {k[1]}")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("Sk (keys; 0 drawn at 1)")
-        ax.set_ylabel("max |O - O_oracle|")
+        ax.set_ylabel("max |O - O_oracle| (0 drawn at 1e-9)")
         ax.set_title("Output error against the number of keys")
         ax.legend(fontsize=7, ncol=2)
         fig.tight_layout()

@@ -271,61 +271,49 @@ def perf_figures(recs, out):
         f["dtype"] = "bf16" if "_bf16" in case else "f16"
         return f
     table = []
+    parsed = [(parse(x["case"]), x) for x in results]
+
+    def figure(match, xkey, ykey, ceiling, xlabel, ylabel, title, fn, caption, row_label, fmt):
+        fig, ax = plt.subplots(figsize=(8, 5))
+        any_pts = False
+        for im in impls:
+            pts = sorted((f[xkey], x[ykey]) for f, x in parsed if impl_of(x) == im and match(f, x))
+            if pts:
+                any_pts = True
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=im)
+                table.extend([im, row_label, s, fmt(v)] for s, v in pts)
+        if not any_pts:
+            plt.close(fig)
+            return
+        if ceiling[0] in ceilings:
+            ax.axhline(ceilings[ceiling[0]], color="grey", ls="--", label=ceiling[1])
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, fn), dpi=110)
+        plt.close(fig)
+        items.append((fn, caption, "", "; ".join(sorted(srcs))))
+
     for dt in ("f16", "bf16"):
         for d in (64, 128):
             for causal in (False, True):
-                fig, ax = plt.subplots(figsize=(8, 5))
-                any_pts = False
-                for im in impls:
-                    pts = sorted((parse(x["case"])["sq"], x["tflops"]) for x in results
-                                 if impl_of(x) == im and x["group"] == "prefill" and parse(x["case"])["d"] == d
-                                 and parse(x["case"])["causal"] == causal and parse(x["case"])["dtype"] == dt)
-                    if pts:
-                        any_pts = True
-                        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=im)
-                        table += [[im, f"prefill d{d} {dt} {'causal' if causal else 'full'}", s, f"{t:.1f}"] for s, t in pts]
-                if not any_pts:
-                    plt.close(fig)
-                    continue
-                if "bf16_gemm_tflops" in ceilings:
-                    ax.axhline(ceilings["bf16_gemm_tflops"], color="grey", ls="--", label="bf16 GEMM 8192³ (same run)")
-                ax.set_xscale("log", base=2)
-                ax.set_xlabel("sequence length S (batch·S = 16k tokens, H·D = 2048)")
-                ax.set_ylabel("TFLOP/s (4·B·H·S²·D, halved for causal)")
-                ax.set_title(f"Prefill, D = {d}, {dt}, {'causal' if causal else 'non-causal'}")
-                ax.legend(fontsize=7)
-                fig.tight_layout()
-                fn = f"perf_prefill_d{d}_{dt}_{'causal' if causal else 'full'}.png"
-                fig.savefig(os.path.join(out, fn), dpi=110)
-                plt.close(fig)
-                items.append((fn, f"Prefill D={d} {dt} {'causal' if causal else 'non-causal'}", "", "; ".join(sorted(srcs))))
+                kind = "causal" if causal else "non-causal"
+                figure(lambda f, x: x["group"] == "prefill" and f["d"] == d and f["causal"] == causal and f["dtype"] == dt,
+                       "sq", "tflops", ("bf16_gemm_tflops", "bf16 GEMM 8192³ (same run)"),
+                       "sequence length S (batch·S = 16k tokens, H·D = 2048)", "TFLOP/s (4·B·H·S²·D, halved for causal)",
+                       f"Prefill, D = {d}, {dt}, {kind}", f"perf_prefill_d{d}_{dt}_{'causal' if causal else 'full'}.png",
+                       f"Prefill D={d} {dt} {kind}", f"prefill d{d} {dt} {'causal' if causal else 'full'}",
+                       lambda t: f"{t:.1f}")
     for dt in ("f16", "bf16"):
         for b in (1, 8):
-            fig, ax = plt.subplots(figsize=(8, 5))
-            any_pts = False
-            for im in impls:
-                pts = sorted((parse(x["case"])["sk"], x["gbps"]) for x in results
-                             if impl_of(x) == im and x["group"] == "decode" and parse(x["case"]).get("b") == b
-                             and parse(x["case"])["dtype"] == dt)
-                if pts:
-                    any_pts = True
-                    ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=im)
-                    table += [[im, f"decode B={b} {dt}", s, f"{g:.0f} GB/s"] for s, g in pts]
-            if not any_pts:
-                plt.close(fig)
-                continue
-            if "d2d_copy_gbps" in ceilings:
-                ax.axhline(ceilings["d2d_copy_gbps"], color="grey", ls="--", label="device copy (same run)")
-            ax.set_xscale("log", base=2)
-            ax.set_xlabel("keys Sk (Sq = 1, H = 32, D = 128)")
-            ax.set_ylabel("GB/s (Q + K + V + O bytes / time)")
-            ax.set_title(f"Decode, B = {b}, {dt}")
-            ax.legend(fontsize=7)
-            fig.tight_layout()
-            fn = f"perf_decode_b{b}_{dt}.png"
-            fig.savefig(os.path.join(out, fn), dpi=110)
-            plt.close(fig)
-            items.append((fn, f"Decode B={b} {dt}", "", "; ".join(sorted(srcs))))
+            figure(lambda f, x: x["group"] == "decode" and f.get("b") == b and f["dtype"] == dt,
+                   "sk", "gbps", ("d2d_copy_gbps", "device copy (same run)"),
+                   "keys Sk (Sq = 1, H = 32, D = 128)", "GB/s (Q + K + V + O bytes / time)",
+                   f"Decode, B = {b}, {dt}", f"perf_decode_b{b}_{dt}.png", f"Decode B={b} {dt}",
+                   f"decode B={b} {dt}", lambda g: f"{g:.0f} GB/s")
     return items, table
 
 

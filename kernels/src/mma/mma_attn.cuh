@@ -94,6 +94,23 @@ constexpr bool a_pairs_along_k() {
 
 FP_DEV std::uint32_t lds32(const std::uint16_t* p) { return *reinterpret_cast<const std::uint32_t*>(p); }
 
+// The atom's B fragment for the block starting at (k0, n0) of a shared tile stored n-major (B[k][n]
+// at t[n * ld + k]): the K tile for S = Q K^T, the transposed V tile for O += P V (generic path).
+template <class Atom>
+FP_DEV void load_b_nmajor(std::uint32_t (&bf)[Atom::kB / 2], const std::uint16_t* t, int ld, int k0, int n0,
+                          int lane) {
+  constexpr bool kPairs = b_pairs_along_k<Atom>();
+#pragma unroll
+  for (int r = 0; r < Atom::kB / 2; ++r) {
+    const atoms::Coord b0 = Atom::b(lane, 2 * r);
+    [[maybe_unused]] const atoms::Coord b1 = Atom::b(lane, 2 * r + 1);
+    if constexpr (kPairs)
+      bf[r] = lds32(&t[(n0 + b0.col) * ld + k0 + b0.row]);
+    else
+      bf[r] = atoms::pack2(t[(n0 + b0.col) * ld + k0 + b0.row], t[(n0 + b1.col) * ld + k0 + b1.row]);
+  }
+}
+
 // The pipelined path: ldmatrix feeds the atom's B operand from row-major K ([key][dim], n-major)
 // and V ([key][dim] = B[k][n], k-major) tiles.
 template <class Atom>
@@ -123,7 +140,6 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
   constexpr int M = C::M, N = C::N, K = C::K, R = kRows.rows;
   constexpr bool kPInRegs = kC2A.in_place;
 
-  constexpr bool kBPairs = b_pairs_along_k<Atom>();
   constexpr bool kAPairs = a_pairs_along_k<Atom>();
   constexpr bool kLdsm = use_ldsm<Atom>();
   static_assert(!kLdsm || (C::kNT % 2 == 0 && C::kOT % 2 == 0), "ldmatrix.x4 reads two n-tiles at a time");
@@ -324,23 +340,13 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
 #endif
     } else {
 #pragma unroll
-    for (int nt = 0; nt < C::kNT; ++nt) {
+      for (int nt = 0; nt < C::kNT; ++nt)
 #pragma unroll
-      for (int kk = 0; kk < C::kKT; ++kk) {
-        std::uint32_t bf[Atom::kB / 2];
-#pragma unroll
-        for (int r = 0; r < Atom::kB / 2; ++r) {
-          const atoms::Coord b0 = Atom::b(lane, 2 * r);
-          [[maybe_unused]] const atoms::Coord b1 = Atom::b(lane, 2 * r + 1);
-          if constexpr (kBPairs)
-            bf[r] = lds32(&k_s[(nt * N + b0.col) * C::kLd + kk * K + b0.row]);
-          else
-            bf[r] = atoms::pack2(k_s[(nt * N + b0.col) * C::kLd + kk * K + b0.row],
-                                 k_s[(nt * N + b1.col) * C::kLd + kk * K + b1.row]);
+        for (int kk = 0; kk < C::kKT; ++kk) {
+          std::uint32_t bf[Atom::kB / 2];
+          load_b_nmajor<Atom>(bf, k_s, C::kLd, kk * K, nt * N, lane);
+          Atom::mma(s[nt], qf[kk], bf);
         }
-        Atom::mma(s[nt], qf[kk], bf);
-      }
-    }
     }
 
     // Scores in base 2 (s * scale * log2(e), so that exp becomes one exp2), mask, and the new row
@@ -451,20 +457,11 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
 #endif
       } else {
 #pragma unroll
-      for (int ot = 0; ot < C::kOT; ++ot) {
-        std::uint32_t bf[Atom::kB / 2];
-#pragma unroll
-        for (int r = 0; r < Atom::kB / 2; ++r) {
-          const atoms::Coord b0 = Atom::b(lane, 2 * r);
-          [[maybe_unused]] const atoms::Coord b1 = Atom::b(lane, 2 * r + 1);
-          if constexpr (kBPairs)
-            bf[r] = lds32(&vt_s[(ot * N + b0.col) * C::kVLd + pt * K + b0.row]);
-          else
-            bf[r] = atoms::pack2(vt_s[(ot * N + b0.col) * C::kVLd + pt * K + b0.row],
-                                 vt_s[(ot * N + b1.col) * C::kVLd + pt * K + b1.row]);
+        for (int ot = 0; ot < C::kOT; ++ot) {
+          std::uint32_t bf[Atom::kB / 2];
+          load_b_nmajor<Atom>(bf, vt_s, C::kVLd, pt * K, ot * N, lane);
+          Atom::mma(o[ot], af, bf);
         }
-        Atom::mma(o[ot], af, bf);
-      }
       }
     }
     if constexpr (kLdsm) fp_dev::barrier();  // this stage is refilled two tiles from now

@@ -1,5 +1,6 @@
 #include "flashprobe/kernels/runner.h"
 
+#include <chrono>
 #include <cstring>
 #include <sstream>
 
@@ -98,6 +99,9 @@ RunResult run_kernel(const KernelInfo& kernel, const AttnProblem& p, const AttnI
   throw NoDevice("no GPU device: this build has no GPU backend (FLASHPROBE_GPU=off)");
 #else
   RunResult r;
+  using clock = std::chrono::steady_clock;
+  const auto since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
+  const auto t_up = clock::now();
   DeviceBuffer q = upload(in.q.bytes), k = upload(in.k.bytes), v = upload(in.v.bytes);
   DeviceBuffer o(static_cast<std::size_t>(p.o_span()) * dtype_size(p.out_dtype));
   DeviceBuffer lse(static_cast<std::size_t>(p.lse_size()) * sizeof(float));
@@ -117,9 +121,14 @@ RunResult run_kernel(const KernelInfo& kernel, const AttnProblem& p, const AttnI
   lse.poison();
   ws.poison();
   DeviceTensors t{q.data(), k.data(), v.data(), o.data(), lse.as<float>(), alibi.as<const float>(), seqlens.as<const int>()};
+  FP_CHECK(fp_rt::device_synchronize());  // the uploads and poison fills are done
+  r.upload_s = since(t_up);
+  const auto t_dev = clock::now();
   kernel.launch(p, t, r.workspace_bytes ? ws.data() : nullptr, nullptr);
   FP_CHECK_LAUNCH(kernel.name.c_str());
   FP_CHECK(fp_rt::device_synchronize());
+  r.device_s = since(t_dev);
+  const auto t_down = clock::now();
 
   r.out.o = Tensor(p.out_dtype, p.o_span());
   const auto ob = o.download();
@@ -143,6 +152,7 @@ RunResult run_kernel(const KernelInfo& kernel, const AttnProblem& p, const AttnI
     note_modified(r, "k", k, in.k);
     note_modified(r, "v", v, in.v);
   }
+  r.download_s = since(t_down);
   return r;
 #endif
 }

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "flashprobe/core/error.h"
+
 namespace flashprobe::proptests {
 
 namespace {
@@ -148,6 +150,22 @@ void apply_budget_from_env() {
   if (const char* s = std::getenv("FLASHPROBE_PROP_SEED")) params += " seed=" + std::string(s);
   if (!params.empty()) setenv("RC_PARAMS", params.c_str(), 1);
 }
+
+std::vector<DType> restrict_dtypes(const std::vector<DType>& dtypes, const char* value) {
+  if (value == nullptr || *value == '\0') return dtypes;
+  const auto t = parse_dtype(value);
+  if (!t) {
+    std::string allowed;
+    for (DType x : {DType::f16, DType::bf16, DType::f32}) allowed += (allowed.empty() ? "" : ", ") + std::string(dtype_name(x));
+    throw UsageError("FLASHPROBE_PROP_DTYPE = '" + std::string(value) + "' is not a dtype; allowed: " + allowed);
+  }
+  std::vector<DType> kept;
+  for (DType x : dtypes)
+    if (x == *t) kept.push_back(x);
+  return kept;
+}
+
+void restrict_dtypes_from_env(Domain& d) { d.dtypes = restrict_dtypes(d.dtypes, std::getenv("FLASHPROBE_PROP_DTYPE")); }
 
 }  // namespace flashprobe::proptests
 

@@ -35,6 +35,7 @@ Domain domain_for(const KernelInfo& k, const DeviceInfo& dev) {
     d.tile_n = 64;
   }
   d.supports = [&k, dev](const AttnProblem& p) { return static_cast<bool>(k.supports(dev, p)); };
+  restrict_dtypes_from_env(d);
   return d;
 }
 
@@ -43,7 +44,9 @@ namespace {
 RunResult run(const KernelInfo& k, const AttnProblem& p, const AttnInputs& in) {
   const Timed t(Phase::kernel);
   kernels::RunOptions opt;
-  return kernels::run_kernel(k, p, in, opt);
+  RunResult r = kernels::run_kernel(k, p, in, opt);
+  ledger_kernel_parts(r.upload_s, r.device_s, r.download_s);
+  return r;
 }
 
 oracle::CheckResult timed_check(const AttnProblem& p, const AttnInputs& in, const AttnOutputs& out) {

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "flashprobe/core/error.h"
 #include "flashprobe/proptests/generators.h"
 
 using namespace flashprobe;
@@ -149,4 +150,27 @@ TEST(Generators, ShrinkingTurnsFeaturesOffAndKeepsTheFailingBlock) {
     ++shrunk;
   }
   EXPECT_EQ(shrunk, 3) << "no generated case had soft-cap, ALiBi and a non-power-of-two Sk together";
+}
+
+TEST(Generators, DtypeRestrictionKeepsOnlyTheNamedDtypeAndRejectsUnknownNames) {
+  const std::vector<DType> all{DType::f16, DType::bf16, DType::f32};
+  EXPECT_EQ(restrict_dtypes(all, nullptr), all);
+  EXPECT_EQ(restrict_dtypes(all, ""), all);
+  EXPECT_EQ(restrict_dtypes(all, "bf16"), std::vector<DType>{DType::bf16});
+  EXPECT_EQ(restrict_dtypes(all, "fp32"), std::vector<DType>{DType::f32});
+  EXPECT_TRUE(restrict_dtypes({DType::f16, DType::bf16}, "f32").empty());  // the kernel takes no f32
+  try {
+    restrict_dtypes(all, "f8");
+    FAIL() << "f8 accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("'f8'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("bf16"), std::string::npos) << e.what();
+  }
+  Domain d;
+  setenv("FLASHPROBE_PROP_DTYPE", "bf16", 1);
+  restrict_dtypes_from_env(d);
+  unsetenv("FLASHPROBE_PROP_DTYPE");
+  EXPECT_EQ(d.dtypes, std::vector<DType>{DType::bf16});
+  // Every case drawn from the restricted domain has that dtype.
+  for (const Case& c : sample(d, 50)) EXPECT_EQ(c.problem.dtype, DType::bf16);
 }

@@ -1,10 +1,13 @@
 // The property gate (issue 9): every registered kernel x every property, each a RapidCheck property
 // run under GoogleTest (one invariant per test: Kernels/KernelProps.Holds/<kernel>_<property>).
 // Budgets come from the environment (FLASHPROBE_PROP_CASES / _MAX_SIZE / _SEED, or RC_PARAMS), so the
-// same binary is a 2-minute gate and an hour-long soak. A failure prints the shrunk case (its id and
+// same binary is a 2-minute gate and an hour-long soak; FLASHPROBE_PROP_DTYPE runs one dtype (a soak's
+// per-dtype counts; scripts/gpu/soak). A failure prints the shrunk case (its id and
 // JSON) and RapidCheck's RC_PARAMS="reproduce=..." line. Skips without a GPU.
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
+
+#include <cstdlib>
 
 #include "../common/gpu_skip.h"
 #include "kernel_props.h"
@@ -36,6 +39,8 @@ TEST_P(KernelProps, Holds) {
   const kernels::KernelInfo* k = kernels::find_kernel(kname);
   ASSERT_NE(k, nullptr) << kname;
   const DeviceInfo dev = require_device();
+  if (domain_for(*k, dev).dtypes.empty())
+    GTEST_SKIP() << kname << " takes no " << std::getenv("FLASHPROBE_PROP_DTYPE") << " inputs (FLASHPROBE_PROP_DTYPE)";
   for (const auto& p : properties_for(kname)) {
     if (p.name != pname) continue;
     progress_start(kname + "/" + pname, 0);

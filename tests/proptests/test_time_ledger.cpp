@@ -27,7 +27,10 @@ TEST(TimeLedger, PhasesAreTimedAndRecorded) {
     const fp::Timed t(fp::Phase::kernel);
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+  fp::ledger_kernel_parts(0.001, 0.004, 0.002);
+  fp::ledger_kernel_parts(0.001, 0.004, 0.002);
   fp::ledger_end();
+  fp::ledger_kernel_parts(1, 1, 1);  // after the end: not counted
   unsetenv("FLASHPROBE_RECORD_DIR");
   const auto rec = flashprobe::read_json_file((dir / "prop_throughput.json").string());
   EXPECT_EQ(rec.at("schema"), "flashprobe.prop_throughput/1");
@@ -38,5 +41,8 @@ TEST(TimeLedger, PhasesAreTimedAndRecorded) {
   EXPECT_GE(row.at("kernel_s").get<double>(), 0.0099);
   EXPECT_LT(row.at("kernel_s").get<double>(), row.at("oracle_s").get<double>());
   EXPECT_EQ(row.at("inputs_s").get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(row.at("kernel_upload_s").get<double>(), 0.002);
+  EXPECT_DOUBLE_EQ(row.at("kernel_device_s").get<double>(), 0.008);
+  EXPECT_DOUBLE_EQ(row.at("kernel_download_s").get<double>(), 0.004);
   EXPECT_GE(row.at("seconds").get<double>(), row.at("oracle_s").get<double>() + row.at("kernel_s").get<double>());
 }

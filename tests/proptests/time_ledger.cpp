@@ -19,6 +19,7 @@ struct Ledger {
   std::string kernel, property;
   long long cases = 0;
   double t0 = 0, phase[3] = {0, 0, 0};
+  double upload = 0, device = 0, download = 0;
 };
 Ledger g_ledger;
 nlohmann::json g_rows = nlohmann::json::array();
@@ -31,10 +32,17 @@ Timed::~Timed() {
 }
 
 void ledger_start(const std::string& kernel, const std::string& property) {
-  g_ledger = Ledger{true, kernel, property, 0, now_s(), {0, 0, 0}};
+  g_ledger = Ledger{true, kernel, property, 0, now_s(), {0, 0, 0}, 0, 0, 0};
 }
 
 void ledger_case() { ++g_ledger.cases; }
+
+void ledger_kernel_parts(double upload_s, double device_s, double download_s) {
+  if (!g_ledger.open) return;
+  g_ledger.upload += upload_s;
+  g_ledger.device += device_s;
+  g_ledger.download += download_s;
+}
 
 void ledger_end() {
   if (!g_ledger.open) return;
@@ -42,11 +50,14 @@ void ledger_end() {
   l.open = false;
   const double total = now_s() - l.t0, in = l.phase[0], k = l.phase[1], o = l.phase[2];
   const double rest = total - in - k - o;
-  std::printf("time %s/%s: %lld cases in %.2f s (%.1f cases/s): inputs %.0f%%, kernel %.0f%%, oracle %.0f%%, rest %.0f%%\n",
+  std::printf("time %s/%s: %lld cases in %.2f s (%.1f cases/s): inputs %.0f%%, kernel %.0f%% (upload %.0f%%, "
+              "device %.0f%%, download+checks %.0f%%), oracle %.0f%%, rest %.0f%%\n",
               l.kernel.c_str(), l.property.c_str(), l.cases, total, total > 0 ? double(l.cases) / total : 0.0,
-              100 * in / total, 100 * k / total, 100 * o / total, 100 * rest / total);
+              100 * in / total, 100 * k / total, 100 * l.upload / total, 100 * l.device / total,
+              100 * l.download / total, 100 * o / total, 100 * rest / total);
   g_rows.push_back({{"kernel", l.kernel}, {"property", l.property}, {"cases", l.cases}, {"seconds", total},
-                    {"inputs_s", in}, {"kernel_s", k}, {"oracle_s", o}, {"rest_s", rest}});
+                    {"inputs_s", in}, {"kernel_s", k}, {"oracle_s", o}, {"rest_s", rest},
+                    {"kernel_upload_s", l.upload}, {"kernel_device_s", l.device}, {"kernel_download_s", l.download}});
   if (const char* dir = std::getenv("FLASHPROBE_RECORD_DIR"); dir && *dir) {
     nlohmann::json rec = record_header("prop_throughput");
     if (const char* p = std::getenv("RC_PARAMS")) rec["rc_params"] = p;

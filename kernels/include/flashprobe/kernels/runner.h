@@ -37,6 +37,9 @@ struct RunResult {
   std::int64_t lse_unwritten = 0;
   std::string first_unwritten;               // "o[b=0,i=3,h=1,x=7]" or "lse[b=0,h=1,i=3]"
   std::size_t workspace_bytes = 0;
+  // Host wall time of the run's parts: allocate, upload and poison; launch until the device is idle;
+  // download and every check (poison scan, guard bands, inputs unchanged). Seconds.
+  double upload_s = 0, device_s = 0, download_s = 0;
   bool clean() const {
     return guard_damage.empty() && inputs_modified.empty() && o_unwritten == 0 && lse_unwritten == 0;
   }

@@ -66,6 +66,14 @@ std::string_view input_kind_name(InputKind k);
 // Call before the first property runs (the tests' main does); RC_PARAMS, if set, wins.
 void apply_budget_from_env();
 
+// A soak runs one dtype at a time (FLASHPROBE_PROP_DTYPE = f16, bf16, f32, ...) so that its case
+// counts are per kernel and dtype. Returns the domain's dtypes kept by `value` (all of them when
+// value is null or empty; none when the kernel does not take that dtype); a value that names no
+// dtype throws UsageError naming it and the allowed names.
+std::vector<DType> restrict_dtypes(const std::vector<DType>& dtypes, const char* value);
+// restrict_dtypes(d.dtypes, getenv("FLASHPROBE_PROP_DTYPE")) applied to d.
+void restrict_dtypes_from_env(Domain& d);
+
 }  // namespace flashprobe::proptests
 
 namespace flashprobe {

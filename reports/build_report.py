@@ -10,18 +10,20 @@ Reads records only (never logs), from every *.json under --data (default reports
                             kernel next to the vendor baselines, with the device ceilings drawn
   flashprobe.resources/1    registers, LDS/shared memory, scratch and occupancy per kernel and target
   flashprobe.calibration/1  the tolerance model's calibration (false-failure and kill rates)
+  flashprobe.prop_soak/1    the property soak: cases and failures per kernel, dtype and property
+  flashprobe.prop_throughput/1  property-run throughput: cases/s and where the time went
 Every figure and table names the device, date and commit of the records it came from; simulated or
 compiled-only results are labelled as such, never as measured.
 
 Usage: build_report.py [--data DIR] [--out DIR]; exit 0 on success, 2 on bad usage.
 """
-import argparse, collections, glob, html, json, os, sys
+import argparse, collections, glob, html, json, os, re, sys
 
 import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-SECTIONS = ["Layouts", "Accuracy", "Mutants", "Performance", "Resources", "Tolerance calibration"]
+SECTIONS = ["Layouts", "Accuracy", "Property gate", "Mutants", "Performance", "Resources", "Tolerance calibration"]
 
 
 def load_records(data):
@@ -327,6 +329,24 @@ def resource_rows(recs):
     return rows
 
 
+def gate_rows(recs):
+    """The soak's cases and failures per kernel x dtype, and the throughput ledgers' cases/s and shares."""
+    soak, speed = [], []
+    for r in recs.get("prop_soak", []):
+        for row in r.get("rows", []):
+            soak.append([row.get("kernel"), row.get("dtype"), row.get("property"), row.get("cases"), row.get("failures"),
+                         row.get("cases_per_process_s"), source_line(r)])
+    for r in recs.get("prop_throughput", []):
+        size = re.search(r"max_size=(\d+)", r.get("rc_params", ""))
+        for row in r.get("rows", []):
+            t = row.get("seconds") or 0
+            pct = (lambda k: f"{100 * row.get(k, 0) / t:.0f}%" if t else "?")
+            speed.append([row.get("kernel"), row.get("property"), size.group(1) if size else "default", row.get("cases"),
+                          f"{row.get('cases', 0) / t:.1f}" if t else "?", pct("inputs_s"), pct("kernel_s"),
+                          pct("kernel_device_s"), pct("oracle_s"), source_line(r)])
+    return soak, speed
+
+
 def html_table(header, rows):
     h = "<tr>" + "".join(f"<th>{html.escape(str(x))}</th>" for x in header) + "</tr>"
     b = "".join("<tr>" + "".join(f"<td>{html.escape(str(x))}</td>" for x in r) + "</tr>" for r in rows)
@@ -364,6 +384,12 @@ def main():
     section("Accuracy", acc, html_table(["kernel", "dtype", "cases", "max margin", "median margin", "cases over bound"], acc_rows)
             if acc_rows else "")
     summary.append(f"accuracy: {len(acc_rows)} kernel/dtype rows")
+    soak, speed = gate_rows(recs)
+    section("Property gate", [], (html_table(["kernel", "dtype", "property", "cases", "failures", "cases per process-s", "source"], soak)
+                                  if soak else "") +
+            (html_table(["kernel", "property", "max size", "cases", "cases/s", "inputs", "kernel", "of it device", "oracle", "source"], speed)
+             if speed else ""))
+    summary.append(f"property gate: {len(soak)} soak rows, {len(speed)} throughput rows")
     mut_rows = []
     for r in recs.get("mutants", []):
         for m in r.get("mutants", []):

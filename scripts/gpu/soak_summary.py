@@ -6,6 +6,7 @@ a failure too. Exit 1 when anything failed or a kernel x dtype has fewer cases t
 
 usage: soak_summary.py SOAKDIR OUT.json PROPERTY CASES PER_SHARD JOBS T0 T1
 """
+import datetime
 import json
 import os
 import re
@@ -88,6 +89,7 @@ def main():
               f"{busy:.0f} process-s ({passed / busy if busy else 0:.1f} cases/process-s): {state}")
     total = sum(r["cases"] for r in rows)
     rec = {"schema": "flashprobe.prop_soak/1", "tool": "scripts/gpu/soak",
+           "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
            "commit": os.environ.get("FLASHPROBE_COMMIT") or (header or {}).get("commit"),
            **{k: v for k, v in (header or {}).items() if k != "commit"},
            "property": prop, "cases_per_kernel_dtype": cases, "cases_per_shard": per, "jobs": jobs,

@@ -7,7 +7,7 @@ import json, os, re, subprocess, sys, tempfile
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.dirname(os.path.dirname(here))
 builder = os.path.join(root, "reports", "build_report.py")
-SECTIONS = ["Layouts", "Accuracy", "Mutants", "Performance", "Resources", "Tolerance calibration"]
+SECTIONS = ["Layouts", "Accuracy", "Property gate", "Mutants", "Performance", "Resources", "Tolerance calibration"]
 
 
 def sm80_layout():
@@ -72,14 +72,20 @@ def main():
                             "scratch_bytes": 0, "waves_per_simd": 8}]}
         muts = header("mutants") | {"mutants": [{"name": "softmax_block_not_pow2", "killed": True, "killed_by": "oracle", "counterexample": "sk=3"}]}
         cal = header("calibration", device=False) | {"false_failures": 0, "cases": 10000}
-        for i, r in enumerate([probe, grid, bench, res, muts, cal]):
+        soak = header("prop_soak") | {"rows": [{"kernel": "mma", "dtype": "bf16", "property": "AgreesWithOracle", "cases": 10010,
+                                                "failures": 0, "cases_per_process_s": 30.1}]}
+        speed = header("prop_throughput") | {"rc_params": " max_success=60 max_size=400 seed=77",
+                                             "rows": [{"kernel": "decode", "property": "AgreesWithOracle", "cases": 60, "seconds": 2.0,
+                                                       "inputs_s": 1.0, "kernel_s": 0.5, "kernel_device_s": 0.1, "oracle_s": 0.5}]}
+        for i, r in enumerate([probe, grid, bench, res, muts, cal, soak, speed]):
             json.dump(r, open(os.path.join(data, f"r{i}.json"), "w"))
         html = run(data, out)
         if html is None:
             return 1
         good, n = check(html, out, expect_figs=1 + 2 + 2)
         ok &= good
-        for needle in ("SM80_16x8x16_F32F16F16F32_TN", "softmax_block_not_pow2", "compiled, not run", "commit: abc123", "Test GPU"):
+        for needle in ("SM80_16x8x16_F32F16F16F32_TN", "softmax_block_not_pow2", "compiled, not run", "commit: abc123", "Test GPU",
+                       "<td>10010</td>", "<td>30.0</td>", "<td>400</td>", "<td>50%</td>"):
             if needle not in html:
                 print(f"FAIL: '{needle}' not in the report")
                 ok = False

@@ -29,11 +29,21 @@ void Tensor::set(std::int64_t i, double v) {
 }
 
 namespace {
-double nonzero_normal(std::mt19937_64& rng, std::normal_distribution<double>& nd, double mag, DType t) {
-  for (;;) {
-    const double v = round_to(t, mag * nd(rng));
-    if (v != 0.0) return v;
+// Fills element i with a nonzero draw of mag * N(0, 1) rounded to the tensor's dtype: encoded once
+// (a draw that rounds to +-0 is redrawn), so each element costs one draw and one rounding.
+void set_nonzero_normal(Tensor& t, std::int64_t i, std::mt19937_64& rng, std::normal_distribution<double>& nd,
+                        double mag) {
+  if (t.dtype == DType::f32) {
+    float f;
+    do f = static_cast<float>(mag * nd(rng));
+    while (f == 0.0f);
+    std::memcpy(t.bytes.data() + 4 * i, &f, 4);
+    return;
   }
+  std::uint16_t h;
+  do h = to_bits16(t.dtype, mag * nd(rng));
+  while ((h & 0x7FFF) == 0);
+  std::memcpy(t.bytes.data() + 2 * i, &h, 2);
 }
 }  // namespace
 
@@ -41,10 +51,10 @@ AttnInputs random_inputs(const AttnProblem& p, std::uint64_t seed, const InputDi
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> nd(0.0, 1.0);
   AttnInputs in{Tensor(p.dtype, p.q_span()), Tensor(p.dtype, p.k_span()), Tensor(p.dtype, p.v_span())};
-  for (std::int64_t i = 0; i < in.q.size(); ++i) in.q.set(i, nonzero_normal(rng, nd, dist.magnitude, p.dtype));
-  for (std::int64_t i = 0; i < in.v.size(); ++i) in.v.set(i, nonzero_normal(rng, nd, 1.0, p.dtype));
+  for (std::int64_t i = 0; i < in.q.size(); ++i) set_nonzero_normal(in.q, i, rng, nd, dist.magnitude);
+  for (std::int64_t i = 0; i < in.v.size(); ++i) set_nonzero_normal(in.v, i, rng, nd, 1.0);
   if (dist.key_jitter < 0) {
-    for (std::int64_t i = 0; i < in.k.size(); ++i) in.k.set(i, nonzero_normal(rng, nd, dist.magnitude, p.dtype));
+    for (std::int64_t i = 0; i < in.k.size(); ++i) set_nonzero_normal(in.k, i, rng, nd, dist.magnitude);
   } else {
     std::vector<double> base(static_cast<std::size_t>(p.d));
     for (auto& x : base) x = dist.magnitude * nd(rng);

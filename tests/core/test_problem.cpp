@@ -1,8 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include <nlohmann/json.hpp>
 
 #include "flashprobe/core/error.h"
+#include "flashprobe/core/half.h"
 #include "flashprobe/core/problem.h"
 #include "flashprobe/core/tensor.h"
 
@@ -123,6 +126,32 @@ TEST(Problem, RandomInputsAreNeverZeroAndRoundedToTheDtype) {
   const auto again = random_inputs(p, 42);
   EXPECT_EQ(in.q.bytes, again.q.bytes);
   EXPECT_NE(random_inputs(p, 43).q.bytes, in.q.bytes);
+}
+
+// The inputs of a seed never change (saved cases and RC_PARAMS reproductions depend on it): the
+// same stream as the plain definition -- draw mag * N(0, 1), round to the dtype, redraw a zero.
+TEST(Problem, RandomInputsFollowThePlainDefinitionBitForBit) {
+  for (DType t : {DType::f16, DType::bf16, DType::f32})
+    for (double mag : {1.0, 8.0}) {
+      AttnProblem p;
+      p.dtype = t; p.out_dtype = t; p.batch = 2; p.hq = 2; p.hkv = 1; p.sq = 5; p.sk = 33; p.d = 24; p.dv = 24;
+      InputDist dist;
+      dist.magnitude = mag;
+      const auto in = random_inputs(p, 7, dist);
+      std::mt19937_64 rng(7);
+      std::normal_distribution<double> nd(0.0, 1.0);
+      const auto plain = [&](double m) {
+        for (;;)
+          if (const double v = round_to(t, m * nd(rng)); v != 0.0) return v;
+      };
+      Tensor q(t, p.q_span()), k(t, p.k_span()), v(t, p.v_span());
+      for (std::int64_t i = 0; i < q.size(); ++i) q.set(i, plain(mag));
+      for (std::int64_t i = 0; i < v.size(); ++i) v.set(i, plain(1.0));
+      for (std::int64_t i = 0; i < k.size(); ++i) k.set(i, plain(mag));
+      EXPECT_EQ(in.q.bytes, q.bytes) << dtype_name(t);
+      EXPECT_EQ(in.v.bytes, v.bytes) << dtype_name(t);
+      EXPECT_EQ(in.k.bytes, k.bytes) << dtype_name(t);
+    }
 }
 
 TEST(Problem, NoKeysIsValidForAnyBatchAndLayout) {

@@ -85,6 +85,23 @@ TEST(Half, BF16AgreesWithIntegerRoundingReference) {
     }
 }
 
+// Decoding against independent definitions: a bf16 pattern is the float with those high 16 bits, an
+// f16 pattern is what the compiler's _Float16 holds.
+TEST(Half, EveryPatternDecodesAsTheCompilerAndTheFloatBitsSay) {
+  for (std::uint32_t b = 0; b < 65536; ++b) {
+    const auto bits = static_cast<std::uint16_t>(b);
+    const float bf = bits_to_float(b << 16);
+    _Float16 h;
+    std::memcpy(&h, &bits, 2);
+    const float hf = static_cast<float>(h);
+    if (std::isnan(bf)) ASSERT_TRUE(std::isnan(from_bf16_bits(bits))) << b;
+    else ASSERT_EQ(from_bf16_bits(bits), static_cast<double>(bf)) << b;
+    if (std::isnan(hf)) ASSERT_TRUE(std::isnan(from_f16_bits(bits))) << b;
+    else ASSERT_EQ(from_f16_bits(bits), static_cast<double>(hf)) << b;
+    ASSERT_EQ(std::signbit(from_f16_bits(bits)), (b & 0x8000) != 0) << b;
+  }
+}
+
 TEST(Half, SpecialValues) {
   EXPECT_EQ(to_f16_bits(65504.0), 0x7BFF);
   EXPECT_EQ(to_f16_bits(65520.0), 0x7C00);  // exactly half an ulp above max: ties to even = Inf

@@ -86,6 +86,8 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--backends", nargs="+", default=list(BACKENDS))
     ap.add_argument("--min-seconds", type=float, default=0.25)
+    ap.add_argument("--group", action="append", choices=["prefill", "whisper", "decode"],
+                    help="only these groups (repeatable; default all), as flashprobe bench --group")
     a = ap.parse_args()
     if not torch.cuda.is_available():
         print("torch_sdpa_bench: no CUDA device", file=sys.stderr)
@@ -122,6 +124,8 @@ def main():
            "results": []}
     print(f"{'impl':16s} {'case':48s} {'median ms':>10s} {'TFLOP/s':>9s} {'GB/s':>8s}")
     for c in grid(a.quick):
+        if a.group and c["group"] not in a.group:
+            continue
         dt = torch.float16 if c["dtype"] == "f16" else torch.bfloat16
         shape_q = (c["batch"], c["hq"], c["sq"], c["d"])
         shape_k = (c["batch"], c["hkv"], c["sk"], c["d"])

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/bench_grid.h"
+#include "bench/gemm_ceiling.h"
 #include "bench/timer.h"
 #include "command.h"
 #include "flashprobe/core/buffer.h"
@@ -82,7 +83,15 @@ int run(const Opts& o) {
                   std::to_string(o.min_seconds) + " s; inputs rotated over enough sets to exceed 3x L2";
   const double copy = bench::copy_ceiling_gbps();
   rec["ceilings"] = {{"d2d_copy_gbps", copy}};
-  std::printf("device %s (%s), copy ceiling %.0f GB/s\n", dev.name.c_str(), dev.arch.c_str(), copy);
+  const bench::GemmCeiling gemm = bench::gemm_ceiling_tflops();
+  if (gemm.tflops) {
+    rec["ceilings"]["bf16_gemm_tflops"] = *gemm.tflops;
+    rec["ceilings"]["bf16_gemm_by"] = gemm.library + " cublasGemmEx 8192^3, f32 accumulation";
+  } else {
+    rec["ceilings"]["bf16_gemm_unavailable"] = gemm.why_not;
+  }
+  std::printf("device %s (%s), copy ceiling %.0f GB/s, bf16 GEMM ceiling %s\n", dev.name.c_str(), dev.arch.c_str(), copy,
+              gemm.tflops ? (std::to_string(static_cast<int>(*gemm.tflops)) + " TFLOP/s").c_str() : gemm.why_not.c_str());
   long long l2 = 50ll << 20;  // H100: 50 MB; used only to size the input rotation
   nlohmann::json results = nlohmann::json::array();
   std::printf("%-10s %-48s %10s %10s %9s\n", "kernel", "case", "median ms", "TFLOP/s", "GB/s");

@@ -29,6 +29,9 @@
 #include "src/attn_common.cuh"
 #include "src/dtype.cuh"
 #if defined(FP_VENDOR_CUDA)
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include "flashprobe/atoms/sm75_ldmatrix.cuh"
 #include "src/mma/async_copy.cuh"
 #endif
@@ -39,6 +42,25 @@ template <class E>
 FP_DEV std::uint16_t to_bits(float x) {
   if constexpr (E::kType == DType::f16) return f32_to_f16(x);
   else return f32_to_bf16_rne(x);
+}
+
+// Two values rounded to nearest even and packed (lo in the low half), as the A operand's register
+// pairs want them: one cvt.rn.{f16,bf16}x2.f32 on sm_80+ (the bit-twiddling bf16 rounding costs
+// about five integer instructions per value), element-wise elsewhere. Same results either way
+// (NaN payloads aside: P holds exp2 of finite scores).
+template <class E>
+FP_DEV std::uint32_t to_bits2(float lo, float hi) {
+#if defined(FP_VENDOR_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if constexpr (E::kType == DType::f16) {
+    const __half2 h = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<const std::uint32_t*>(&h);
+  } else {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<const std::uint32_t*>(&h);
+  }
+#else
+  return atoms::pack2(to_bits<E>(lo), to_bits<E>(hi));
+#endif
 }
 
 template <class Atom, int D, int Waves, int Bn>
@@ -431,9 +453,8 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
       for (int r = 0; r < Atom::kA / 2; ++r) {
         if constexpr (kPInRegs) {
           constexpr int kTilesPerK = K / N;
-          af[r] = atoms::pack2(
-              to_bits<E>(s[pt * kTilesPerK + kC2A.tile[2 * r]][kC2A.slot[2 * r]]),
-              to_bits<E>(s[pt * kTilesPerK + kC2A.tile[2 * r + 1]][kC2A.slot[2 * r + 1]]));
+          af[r] = to_bits2<E>(s[pt * kTilesPerK + kC2A.tile[2 * r]][kC2A.slot[2 * r]],
+                              s[pt * kTilesPerK + kC2A.tile[2 * r + 1]][kC2A.slot[2 * r + 1]]);
         } else {
           const std::uint16_t* pw = p_s + wave * M * C::kPLd;
           const atoms::Coord a0 = Atom::a(lane, 2 * r);

@@ -42,12 +42,13 @@ TEST_P(Expected, SimulatedAtomIsRecoveredExactly) {
     EXPECT_EQ(formula(r.derived.operand(op)).text(), formula(atom.expected->operand(op)).text());
   }
   EXPECT_EQ(r.source, "simulated");
-  // Batching: 3 calls without replicas (singles, k matching, verification); replicas add the
-  // partner search (1-2 calls) and the group confirmation (1); wgmma's big D splits P1 by memory.
+  // Batching: 3 calls without replicas (packed singles, k matching, verification); replicas add the
+  // packs re-run as singles (1), the partner search (1-2 calls) and the group confirmation (1).
   const bool replicated = !atom.expected->a.injective() || !atom.expected->b.injective();
-  if (atom.wave <= 64) {
-    EXPECT_LE(r.executor_calls, replicated ? 6 : 3) << r.executor_calls;
+  if (atom.wave <= 64) {  // wgmma's big D splits the k matching by memory
+    EXPECT_LE(r.executor_calls, replicated ? 7 : 3) << r.executor_calls;
   }
+  EXPECT_EQ(r.packs_rerun > 0, replicated) << r.packs_rerun;
 }
 
 INSTANTIATE_TEST_SUITE_P(AllDocumented, Expected, ::testing::ValuesIn(cases()),
@@ -78,11 +79,31 @@ TEST(Engine, SmallBatchesOnlyCostMoreCalls) {
   const AtomDesc& atom = *find_mma_atom("CDNA_MFMA_16x16x16_F32F16");
   struct Limited : SimulatedExecutor {
     using SimulatedExecutor::SimulatedExecutor;
-    int max_batch() const override { return 100; }
+    int max_batch() const override { return 10; }
   } sim(atom, *atom.expected);
   const ProbeResult r = probe(atom, sim);
   EXPECT_TRUE(r.ok()) << report(r, false);
-  // 2 + 64*4 + 64*4 singles, 256 k-matching experiments and 4 verification ones, 100 per call.
-  EXPECT_EQ(r.experiments, 2 + 256 + 256 + 256 + 4);
-  EXPECT_EQ(r.executor_calls, 6 + 3 + 1);
+  // P1: 2 + 17 packs of A's 64*4 slots + 17 of B's (16 f16 members each, an odd pack count);
+  // 256 k-matching experiments and 4 verification ones, 10 per call.
+  EXPECT_EQ(r.experiments, 2 + 17 + 17 + 256 + 4);
+  EXPECT_EQ(r.executor_calls, 4 + 26 + 1);
+  EXPECT_EQ(r.packs_rerun, 0);
+}
+
+// RDNA3 wave32: lanes 16..31 must repeat lanes 0..15, so every pack holds a lone copy and must fall
+// back to singles; the singles then classify the replicas exactly as without packing.
+TEST(Engine, Rdna3PacksFallBackToSinglesAndTheLayoutIsUnchanged) {
+  const AtomDesc& atom = *find_mma_atom("GFX11_WMMA_16x16x16_F32F16_W32");
+  for (ReplicaRule rule : {ReplicaRule::partial, ReplicaRule::poison}) {
+    SimulatedExecutor sim(atom, *atom.expected, rule);
+    const ProbeResult r = probe(atom, sim);
+    EXPECT_TRUE(r.ok()) << report(r, false);
+    EXPECT_TRUE(r.anomalies.empty()) << report(r, false);
+    ASSERT_EQ(r.derived, *atom.expected) << format_diff(diff(*atom.expected, r.derived));
+    EXPECT_EQ(r.derived.a.replica_groups(), atom.expected->a.replica_groups());
+    EXPECT_EQ(r.derived.b.replica_groups(), atom.expected->b.replica_groups());
+    // 512 A slots and 512 B slots, 16 per pack: 33 packs each (odd), all re-run as 1024 singles.
+    EXPECT_EQ(r.packs_rerun, 33 + 33) << replica_rule_name(rule);
+    EXPECT_GE(r.experiments, 2 + 66 + 1024) << replica_rule_name(rule);
+  }
 }

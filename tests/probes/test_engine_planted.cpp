@@ -108,3 +108,28 @@ TEST(Anomalies, AValueThatIsNoPossibleSumIsReportedNotRounded) {
   EXPECT_FALSE(r.anomalies.empty()) << report(r, false);
   EXPECT_FALSE(r.ok());
 }
+
+TEST(Anomalies, APackWhoseValuesDoNotAddUpIsReported) {
+  // One D value of the first A pack (experiment 2 of the first call) is changed: by a fraction (no
+  // sum of members at all) or by 64 (member 6 gains or loses a D slot). The pack is re-run as
+  // singles, which are all clean and whole: exact arithmetic cannot give that pack, so it is named.
+  const AtomDesc& atom = *find_mma_atom("SM80_16x8x16_F32F16F16F32_TN");
+  for (double delta : {0.5, 64.0}) {
+    struct Tampered : SimulatedExecutor {
+      Tampered(const AtomDesc& a, double dv) : SimulatedExecutor(a, *a.expected), delta(dv) {}
+      void run(const FragmentBatch& b, std::vector<double>& d) override {
+        SimulatedExecutor::run(b, d);
+        if (first) d[static_cast<std::size_t>(2 * 32 * 4 + 5)] += delta;
+        first = false;
+      }
+      double delta;
+      bool first = true;
+    } sim(atom, delta);
+    const ProbeResult r = probe(atom, sim);
+    EXPECT_EQ(r.packs_rerun, 1) << delta;
+    ASSERT_EQ(r.anomalies.size(), 1u) << report(r, false);
+    EXPECT_NE(r.anomalies[0].find("did not add up"), std::string::npos) << r.anomalies[0];
+    EXPECT_EQ(r.derived, *atom.expected) << "the singles still give the layout";
+    EXPECT_FALSE(r.ok());
+  }
+}

@@ -801,32 +801,51 @@ class Engine {
     std::size_t widest = 0;
     for (auto& v : col_groups) widest = std::max(widest, v.size());
     const auto bval = exact_values({atom_.b_type, atom_.c_type}, static_cast<int>(widest) + 1);
-    const double noise_b = bval.back();
+    // Ignored slots carry noise louder than any matching: a read one adds at least noise - max|bval|
+    // (> max|bval|) to some D value, which then is no B value of its column, or makes a D value that
+    // must be 0 nonzero. Types too narrow for it keep a quieter noise (1 for A, an unused B value).
+    double loudest = 0;
+    for (std::size_t t = 0; t < widest; ++t) loudest = std::max(loudest, std::fabs(bval[t]));
+    const double noise_a = exact_value_above({atom_.a_type, atom_.c_type}, 2 * loudest).value_or(1.0);
+    const double noise_b = exact_value_above({atom_.b_type, atom_.c_type}, 2 * loudest).value_or(bval.back());
     std::vector<double> bfrag(static_cast<std::size_t>(B.n), 0.0);
     for (int i = 0; i < B.n; ++i) {
       const int g = B.group_of[static_cast<std::size_t>(i)];
       if (g >= 0) bfrag[static_cast<std::size_t>(i)] = bval[static_cast<std::size_t>(pos[static_cast<std::size_t>(g)])];
       else if (B.is_ignored(i)) bfrag[static_cast<std::size_t>(i)] = noise_b;
     }
+    // A groups are packed one per row: a group reaches only its own row (P1), so experiment e sets
+    // the e-th A group of every row and each D row answers for its own group -- about K experiments.
+    std::vector<std::vector<int>> row_groups(static_cast<std::size_t>(n_rows_));
+    for (int g = 0; g < GA; ++g)
+      if (const int r = row_of_group_[static_cast<std::size_t>(g)]; r >= 0) row_groups[static_cast<std::size_t>(r)].push_back(g);
+    std::size_t deepest = 0;
+    for (const auto& v : row_groups) deepest = std::max(deepest, v.size());
+    auto group_at = [&](int row, int e) {
+      const auto& v = row_groups[static_cast<std::size_t>(row)];
+      return static_cast<std::size_t>(e) < v.size() ? v[static_cast<std::size_t>(e)] : -1;
+    };
     int a_misses = 0, stray = 0;
     run_.run(
-        GA,
-        [&](int g, double* a, double* b, double*) {
-          for (int i : A.groups[static_cast<std::size_t>(g)]) a[i] = 1;
+        static_cast<int>(deepest),
+        [&](int e, double* a, double* b, double*) {
           for (int i = 0; i < A.n; ++i)
-            if (A.is_ignored(i)) a[i] = 1;  // noise: an ignored slot that is read shows up below
+            if (A.is_ignored(i)) a[i] = noise_a;  // an ignored slot that is read shows up below
+          for (int r = 0; r < n_rows_; ++r)
+            if (const int g = group_at(r, e); g >= 0)
+              for (int i : A.groups[static_cast<std::size_t>(g)]) a[i] = 1;
           std::copy(bfrag.begin(), bfrag.end(), b);
         },
-        [&](int g, const double* d) {
-          const int r = row_of_group_[static_cast<std::size_t>(g)];
+        [&](int e, const double* d) {
           for (int i = 0; i < nc; ++i) {
             if (!used_[static_cast<std::size_t>(i)]) continue;
             const double v = d[i];
             const int ri = row_of_d_[static_cast<std::size_t>(i)], ci = col_of_d_[static_cast<std::size_t>(i)];
-            if (ri != r || ci < 0) {
+            const int g = ri < 0 || ci < 0 ? -1 : group_at(ri, e);
+            if (g < 0) {
               if (v != 0 && stray++ < 8)
-                anomaly("k matching: A group " + cell(A.groups[static_cast<std::size_t>(g)].front(), A.slots) +
-                        " x encoded B: D " + cell(i, atom_.c_slots) + " = " + num(v) + " outside its row");
+                anomaly("k matching, experiment " + std::to_string(e) + ": D " + cell(i, atom_.c_slots) + " = " +
+                        num(v) + " where no A element of this experiment reaches");
               continue;
             }
             const auto& cg = col_groups[static_cast<std::size_t>(ci)];

@@ -34,10 +34,13 @@
 //                the random-input verification (P4) checks the choice.
 //  P2  groups    the P1 row/column experiments again with every copy of a group set (only when
 //                groups of several copies were found)
-//  P3  k match   one-hot A group x B encoded: within each column every B group gets a distinct
-//                exact value, so D[row][col] names the B group that shares the A group's k.
-//                Ignored slots carry a noise value here, so an A or B slot wrongly called ignored
-//                shows up as an anomaly.
+//  P3  k match   A groups x B encoded: within each column every B group gets a distinct exact
+//                value, so D[row][col] names the B group that shares the A group's k. A group only
+//                reaches its own row (P1), so experiment e sets the e-th A group of every row at once:
+//                K experiments, each D row answering for its own group (a row with no e-th group must
+//                stay 0). Ignored slots carry a noise value above twice the largest B value, so an A
+//                or B slot wrongly called ignored pushes some D value out of its column's values (or
+//                off 0) and shows up as an anomaly.
 //
 // Replicas the hardware merely *duplicates* (a copy it never reads, e.g. what nvcuda::wmma keeps
 // for another instruction) are invisible to D = mma(A, B, C): they are derived as ignored. Only a

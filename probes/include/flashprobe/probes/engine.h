@@ -16,11 +16,12 @@
 //      Packed: the singles travel in packs (src/packing.h) of up to 16 slots of one operand, member
 //      j holding 2^j (fewer where 2^j or the sums below 2^width would not be exact: 11 for an f16
 //      accumulator, 9 for e4m3, 7 for s8), so bit j of each D value is what member j alone lit. Slots
-//      a power of two apart never share a pack. The decoder trusts a pack only when every used D
-//      value is an integer in [0, 2^width) and every member lights nothing or one whole row
-//      (column); any other pack -- a lone replica copy, a short row, NaN -- is re-run as plain
-//      singles in one more call (ProbeResult::packs_rerun), which classify it as above. If those
-//      singles are all clean and whole, the pack's values did not add up: an anomaly.
+//      a power of two apart (one-bit replicas) share no pack when there are several. The decoder
+//      trusts a pack only when every used D value is an integer in [0, 2^width) and every member
+//      lights nothing or one whole row (column); any other pack -- a lone replica copy, a short row,
+//      NaN -- is re-run as plain singles in one more call (ProbeResult::packs_rerun), classified as
+//      above. If each of those singles lights nothing or one whole row (column), the pack's values
+//      did not add up, which exact arithmetic rules out: an anomaly.
 //  R   partners  for one representative incomplete slot s per operand: s together with s^m for
 //                every XOR mask m over lane bits or slot bits (R1), then with the span of every two
 //                lane masks (R2, only if no single mask works). A clean, full result names the

@@ -1,5 +1,6 @@
 #include "flashprobe/probes/elem_type.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -64,6 +65,10 @@ double round_e4m3(double x) {
   return std::copysign(r, x);
 }
 
+bool exact_in_all(std::initializer_list<ElemType> types, double v) {
+  return std::all_of(types.begin(), types.end(), [v](ElemType t) { return exact_in(t, v); });
+}
+
 double round_int(double x, double lo, double hi) {
   if (std::isnan(x)) return 0;
   const double r = std::nearbyint(x);
@@ -90,16 +95,19 @@ std::vector<double> exact_values(std::initializer_list<ElemType> types, int coun
   out.reserve(static_cast<std::size_t>(count));
   // Integers first; every type here holds 1..16 exactly, so the loop ends quickly in practice.
   for (long n = 1; static_cast<int>(out.size()) < count && n <= (1L << 24); ++n) {
-    for (double v : {static_cast<double>(n), -static_cast<double>(n)}) {
-      bool ok = true;
-      for (ElemType t : types) ok = ok && exact_in(t, v);
-      if (ok && static_cast<int>(out.size()) < count) out.push_back(v);
-    }
+    for (double v : {static_cast<double>(n), -static_cast<double>(n)})
+      if (exact_in_all(types, v) && static_cast<int>(out.size()) < count) out.push_back(v);
   }
   if (static_cast<int>(out.size()) < count)
     throw std::invalid_argument("exact_values: the element types cannot hold " + std::to_string(count) +
                                 " distinct exact values (got " + std::to_string(out.size()) + ")");
   return out;
+}
+
+std::optional<double> exact_value_above(std::initializer_list<ElemType> types, double bound) {
+  for (double v = std::max(0.0, std::floor(bound)) + 1; v <= 65536.0; ++v)
+    if (exact_in_all(types, v)) return v;
+  return std::nullopt;
 }
 
 }  // namespace flashprobe::probes

@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "flashprobe/probes/formula.h"
+#include "packing.h"
 
 namespace flashprobe::probes {
 
@@ -95,13 +96,7 @@ class Runner {
   std::vector<double> d_;
 };
 
-// What one experiment did to the used D slots, when the expected values are 0 or `one`.
-struct Effect {
-  std::vector<int> lit;  // D slots equal to `one`
-  int bad = 0;           // D slots holding neither 0 nor `one`
-  int bad_slot = -1;
-  double bad_value = 0;
-};
+using packing::Effect;
 
 struct Classified {
   enum State { complete, ignored, incomplete, overfull };
@@ -188,25 +183,26 @@ class Engine {
   }
   void check(std::string name, bool ok, std::string detail) { res_.checks.push_back({std::move(name), ok, std::move(detail)}); }
 
-  Effect effect(const double* d, double one) const {
-    Effect e;
-    for (int i = 0; i < nc; ++i) {
-      if (!used_[static_cast<std::size_t>(i)]) continue;
-      const double v = d[i];
-      if (v == one) e.lit.push_back(i);
-      else if (v != 0) {
-        if (e.bad++ == 0) {
-          e.bad_slot = i;
-          e.bad_value = v;
-        }
-      }
-    }
-    return e;
-  }
+  Effect effect(const double* d, double one) const { return packing::effect(d, used_, one); }
   bool clean_full(const Effect& e, int full) const { return e.bad == 0 && static_cast<int>(e.lit.size()) == full; }
   static void fill_all(double* p, int n, double v) { std::fill(p, p + n, v); }
+  Side& side(int s) { return s == 0 ? A : B; }
+  // A one-sided experiment: `slots` of side s (0: A, 1: B) set -- slot j to 2^j when `powers` (a
+  // pack), else to 1 -- and every slot of the other operand to 1; C stays 0.
+  void one_sided(int s, const std::vector<int>& slots, bool powers, double* a, double* b) const {
+    fill_all(s == 0 ? b : a, s == 0 ? B.n : A.n, 1);
+    double* x = s == 0 ? a : b;
+    for (std::size_t j = 0; j < slots.size(); ++j)
+      x[slots[j]] = powers ? std::ldexp(1.0, static_cast<int>(j)) : 1.0;
+  }
 
   // ---- P1 -------------------------------------------------------------------------------------
+  using Packs = std::array<std::vector<std::vector<int>>, 2>;  // per side: the slots of each pack
+  struct Rerun {
+    int side = 0, pack = 0;
+    std::string why;  // what made the decoder distrust it
+  };
+
   void phase1() {
     const int K = atom_.k;
     const auto cvals = exact_values({atom_.c_type}, nc);
@@ -216,22 +212,24 @@ class Engine {
     B.single.resize(static_cast<std::size_t>(B.n));
     std::map<double, int> cindex;
     for (int i = 0; i < nc; ++i) cindex[cvals[static_cast<std::size_t>(i)]] = i;
-    // Order: baseline, pass-through, A singles, B singles (the singles need `used_`).
-    const int count = 2 + A.n + B.n;
+    // The singles travel in packs (packing.h); packs the decoder cannot trust are re-run as singles.
+    const Packs packs{packing::make_packs(A.n, packing::pack_width(atom_.a_type, atom_.c_type)),
+                      packing::make_packs(B.n, packing::pack_width(atom_.b_type, atom_.c_type))};
+    const int pa = static_cast<int>(packs[0].size());
+    auto pack_of = [&](int e) { return std::pair<int, int>{e - 2 < pa ? 0 : 1, e - 2 < pa ? e - 2 : e - 2 - pa}; };
+    std::vector<Rerun> rerun;
+    // Order: baseline, pass-through, A packs, B packs (decoding needs `used_` and `full`).
     run_.run(
-        count,
+        2 + pa + static_cast<int>(packs[1].size()),
         [&](int e, double* a, double* b, double* c) {
           if (e == 0) {
             fill_all(a, A.n, 1);
             fill_all(b, B.n, 1);
           } else if (e == 1) {
             std::copy(cvals.begin(), cvals.end(), c);
-          } else if (e < 2 + A.n) {
-            a[e - 2] = 1;
-            fill_all(b, B.n, 1);
           } else {
-            fill_all(a, A.n, 1);
-            b[e - 2 - A.n] = 1;
+            const auto [s, p] = pack_of(e);
+            one_sided(s, packs[static_cast<std::size_t>(s)][static_cast<std::size_t>(p)], true, a, b);
           }
         },
         [&](int e, const double* d) {
@@ -247,6 +245,8 @@ class Engine {
                         ", expected " + std::to_string(K) + " (or 0 for an unused slot)");
             }
             used_count_ = static_cast<int>(std::count(used_.begin(), used_.end(), 1));
+            A.full = used_count_ / std::max(1, atom_.m);
+            B.full = used_count_ / std::max(1, atom_.n);
           } else if (e == 1) {
             for (int i = 0; i < nc; ++i) {
               if (!used_[static_cast<std::size_t>(i)]) continue;
@@ -257,10 +257,17 @@ class Engine {
               else
                 res_.c_to_d[static_cast<std::size_t>(it->second)] = i;
             }
-          } else if (e < 2 + A.n) {
-            A.single[static_cast<std::size_t>(e - 2)] = effect(d, 1);
           } else {
-            B.single[static_cast<std::size_t>(e - 2 - A.n)] = effect(d, 1);
+            const auto [s, p] = pack_of(e);
+            const auto& members = packs[static_cast<std::size_t>(s)][static_cast<std::size_t>(p)];
+            Side& sd = side(s);
+            auto dec = packing::decode(d, used_, static_cast<int>(members.size()));
+            if (packing::trusted(dec, sd.full)) {
+              for (std::size_t j = 0; j < members.size(); ++j)
+                sd.single[static_cast<std::size_t>(members[j])] = std::move(dec.members[j]);
+            } else {
+              rerun.push_back({s, p, distrust(dec, sd, members)});
+            }
           }
         });
     const int mn = atom_.m * atom_.n;
@@ -272,8 +279,52 @@ class Engine {
     check("C/D pass-through", identity,
           identity ? "with A = B = 0 every used D slot returns its own C value"
                    : "some C values come out in another D slot: C and D layouts differ (see c_to_d)");
-    A.full = used_count_ / std::max(1, atom_.m);
-    B.full = used_count_ / std::max(1, atom_.n);
+    rerun_packs(packs, rerun);
+  }
+
+  std::string distrust(const packing::Decoded& dec, const Side& sd, const std::vector<int>& members) const {
+    if (dec.bad) return "D " + cell(dec.bad_slot, atom_.c_slots) + " = " + num(dec.bad_value) + " is no sum of distinct members";
+    for (std::size_t j = 0; j < members.size(); ++j) {
+      const auto lit = static_cast<int>(dec.members[j].lit.size());
+      if (lit != 0 && lit != sd.full)
+        return "member " + cell(members[j], sd.slots) + " lights " + std::to_string(lit) + " of " +
+               std::to_string(sd.full) + " D slots";
+    }
+    return "trusted";
+  }
+
+  // Packs the decoder distrusts: every member again as a plain single, so incomplete replicas, short
+  // rows and undefined results are classified from true singles. A pack whose members then all turn
+  // out clean (each lights nothing or one whole row or column) should have decoded: its values did
+  // not add up, which exact arithmetic rules out -- an anomaly.
+  void rerun_packs(const Packs& packs, const std::vector<Rerun>& rerun) {
+    std::vector<std::pair<int, int>> singles;  // (side, slot)
+    for (const Rerun& r : rerun)
+      for (int i : packs[static_cast<std::size_t>(r.side)][static_cast<std::size_t>(r.pack)]) singles.emplace_back(r.side, i);
+    run_.run(
+        static_cast<int>(singles.size()),
+        [&](int e, double* a, double* b, double*) {
+          const auto [s, i] = singles[static_cast<std::size_t>(e)];
+          one_sided(s, {i}, false, a, b);
+        },
+        [&](int e, const double* d) {
+          const auto [s, i] = singles[static_cast<std::size_t>(e)];
+          side(s).single[static_cast<std::size_t>(i)] = effect(d, 1);
+        });
+    int added_up_wrong = 0;
+    for (const Rerun& r : rerun) {
+      const Side& sd = side(r.side);
+      const auto& members = packs[static_cast<std::size_t>(r.side)][static_cast<std::size_t>(r.pack)];
+      const bool clean = std::all_of(members.begin(), members.end(), [&](int i) {
+        const Effect& e = sd.single[static_cast<std::size_t>(i)];
+        return e.bad == 0 && (e.lit.empty() || static_cast<int>(e.lit.size()) == sd.full);
+      });
+      if (clean && added_up_wrong++ < 8)
+        anomaly(std::string(operand_name(sd.op)) + " pack of " + std::to_string(members.size()) + " slots from " +
+                cell(members.front(), sd.slots) + ": " + r.why + ", yet each slot alone lights nothing or one whole " +
+                (sd.op == Operand::A ? "row" : "column") + ": the packed values did not add up");
+    }
+    res_.packs_rerun = static_cast<int>(rerun.size());
   }
 
   void classify(Side& s) {
@@ -329,13 +380,8 @@ class Engine {
     run_.run(
         na + static_cast<int>(sets[1].size()),
         [&](int e, double* a, double* b, double*) {
-          if (e < na) {
-            for (int i : sets[0][static_cast<std::size_t>(e)]) a[i] = 1;
-            fill_all(b, B.n, 1);
-          } else {
-            fill_all(a, A.n, 1);
-            for (int i : sets[1][static_cast<std::size_t>(e - na)]) b[i] = 1;
-          }
+          if (e < na) one_sided(0, sets[0][static_cast<std::size_t>(e)], false, a, b);
+          else one_sided(1, sets[1][static_cast<std::size_t>(e - na)], false, a, b);
         },
         [&](int e, const double* d) {
           const int side = e < na ? 0 : 1;
@@ -624,13 +670,8 @@ class Engine {
     run_.run(
         na + nb,
         [&](int e, double* a, double* b, double*) {
-          if (e < na) {
-            for (int i : A.pending[static_cast<std::size_t>(e)]) a[i] = 1;
-            fill_all(b, B.n, 1);
-          } else {
-            fill_all(a, A.n, 1);
-            for (int i : B.pending[static_cast<std::size_t>(e - na)]) b[i] = 1;
-          }
+          if (e < na) one_sided(0, A.pending[static_cast<std::size_t>(e)], false, a, b);
+          else one_sided(1, B.pending[static_cast<std::size_t>(e - na)], false, a, b);
         },
         [&](int e, const double* d) { eff[static_cast<std::size_t>(e)] = effect(d, 1); });
     for (int s = 0; s < 2; ++s) {
@@ -760,32 +801,51 @@ class Engine {
     std::size_t widest = 0;
     for (auto& v : col_groups) widest = std::max(widest, v.size());
     const auto bval = exact_values({atom_.b_type, atom_.c_type}, static_cast<int>(widest) + 1);
-    const double noise_b = bval.back();
+    // Ignored slots carry noise louder than any matching: a read one adds at least noise - max|bval|
+    // (> max|bval|) to some D value, which then is no B value of its column, or makes a D value that
+    // must be 0 nonzero. Types too narrow for it keep a quieter noise (1 for A, an unused B value).
+    double loudest = 0;
+    for (std::size_t t = 0; t < widest; ++t) loudest = std::max(loudest, std::fabs(bval[t]));
+    const double noise_a = exact_value_above({atom_.a_type, atom_.c_type}, 2 * loudest).value_or(1.0);
+    const double noise_b = exact_value_above({atom_.b_type, atom_.c_type}, 2 * loudest).value_or(bval.back());
     std::vector<double> bfrag(static_cast<std::size_t>(B.n), 0.0);
     for (int i = 0; i < B.n; ++i) {
       const int g = B.group_of[static_cast<std::size_t>(i)];
       if (g >= 0) bfrag[static_cast<std::size_t>(i)] = bval[static_cast<std::size_t>(pos[static_cast<std::size_t>(g)])];
       else if (B.is_ignored(i)) bfrag[static_cast<std::size_t>(i)] = noise_b;
     }
+    // A groups are packed one per row: a group reaches only its own row (P1), so experiment e sets
+    // the e-th A group of every row and each D row answers for its own group -- about K experiments.
+    std::vector<std::vector<int>> row_groups(static_cast<std::size_t>(n_rows_));
+    for (int g = 0; g < GA; ++g)
+      if (const int r = row_of_group_[static_cast<std::size_t>(g)]; r >= 0) row_groups[static_cast<std::size_t>(r)].push_back(g);
+    std::size_t deepest = 0;
+    for (const auto& v : row_groups) deepest = std::max(deepest, v.size());
+    auto group_at = [&](int row, int e) {
+      const auto& v = row_groups[static_cast<std::size_t>(row)];
+      return static_cast<std::size_t>(e) < v.size() ? v[static_cast<std::size_t>(e)] : -1;
+    };
     int a_misses = 0, stray = 0;
     run_.run(
-        GA,
-        [&](int g, double* a, double* b, double*) {
-          for (int i : A.groups[static_cast<std::size_t>(g)]) a[i] = 1;
+        static_cast<int>(deepest),
+        [&](int e, double* a, double* b, double*) {
           for (int i = 0; i < A.n; ++i)
-            if (A.is_ignored(i)) a[i] = 1;  // noise: an ignored slot that is read shows up below
+            if (A.is_ignored(i)) a[i] = noise_a;  // an ignored slot that is read shows up below
+          for (int r = 0; r < n_rows_; ++r)
+            if (const int g = group_at(r, e); g >= 0)
+              for (int i : A.groups[static_cast<std::size_t>(g)]) a[i] = 1;
           std::copy(bfrag.begin(), bfrag.end(), b);
         },
-        [&](int g, const double* d) {
-          const int r = row_of_group_[static_cast<std::size_t>(g)];
+        [&](int e, const double* d) {
           for (int i = 0; i < nc; ++i) {
             if (!used_[static_cast<std::size_t>(i)]) continue;
             const double v = d[i];
             const int ri = row_of_d_[static_cast<std::size_t>(i)], ci = col_of_d_[static_cast<std::size_t>(i)];
-            if (ri != r || ci < 0) {
+            const int g = ri < 0 || ci < 0 ? -1 : group_at(ri, e);
+            if (g < 0) {
               if (v != 0 && stray++ < 8)
-                anomaly("k matching: A group " + cell(A.groups[static_cast<std::size_t>(g)].front(), A.slots) +
-                        " x encoded B: D " + cell(i, atom_.c_slots) + " = " + num(v) + " outside its row");
+                anomaly("k matching, experiment " + std::to_string(e) + ": D " + cell(i, atom_.c_slots) + " = " +
+                        num(v) + " where no A element of this experiment reaches");
               continue;
             }
             const auto& cg = col_groups[static_cast<std::size_t>(ci)];

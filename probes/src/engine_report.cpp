@@ -22,8 +22,9 @@ std::string report(const ProbeResult& r, bool with_grids) {
   for (const auto& a : r.anomalies) os << "  anomaly: " << a << "\n";
   for (const auto& n : r.notes) os << "  note: " << n << "\n";
   if (!r.diff.empty()) os << "  diff (" << r.diff.size() << " slots):\n" << format_diff(r.diff);
-  os << "  " << r.experiments << " experiments in " << r.executor_calls << " executor calls, " << r.seconds * 1e3
-     << " ms\n";
+  os << "  " << r.experiments << " experiments in " << r.executor_calls << " executor calls";
+  if (r.packs_rerun) os << " (" << r.packs_rerun << " packs re-run as singles)";
+  os << ", " << r.seconds * 1e3 << " ms\n";
   if (with_grids) os << "\n" << grid(r.derived) << "\n";
   return os.str();
 }
@@ -57,6 +58,7 @@ void to_json(nlohmann::json& j, const ProbeResult& r) {
        {"c_to_d", r.c_to_d},
        {"executor_calls", r.executor_calls},
        {"experiments", r.experiments},
+       {"packs_rerun", r.packs_rerun},
        {"seconds", r.seconds}};
 }
 

@@ -6,6 +6,7 @@
 
 #include "flashprobe/probes/engine.h"
 #include "flashprobe/probes/simulated.h"
+#include "layout_gen.h"
 
 using namespace flashprobe::probes;
 
@@ -107,4 +108,92 @@ TEST(Anomalies, AValueThatIsNoPossibleSumIsReportedNotRounded) {
   const ProbeResult r = probe(atom, sim);
   EXPECT_FALSE(r.anomalies.empty()) << report(r, false);
   EXPECT_FALSE(r.ok());
+}
+
+TEST(Anomalies, APackWhoseValuesDoNotAddUpIsReported) {
+  // One D value of the first A pack (experiment 2 of the first call) is changed: by a fraction (no
+  // sum of members at all) or by 64 (member 6 gains or loses a D slot). The pack is re-run as
+  // singles, which are all clean and whole: exact arithmetic cannot give that pack, so it is named.
+  const AtomDesc& atom = *find_mma_atom("SM80_16x8x16_F32F16F16F32_TN");
+  for (double delta : {0.5, 64.0}) {
+    struct Tampered : SimulatedExecutor {
+      Tampered(const AtomDesc& a, double dv) : SimulatedExecutor(a, *a.expected), delta(dv) {}
+      void run(const FragmentBatch& b, std::vector<double>& d) override {
+        SimulatedExecutor::run(b, d);
+        if (first) d[static_cast<std::size_t>(2 * 32 * 4 + 5)] += delta;
+        first = false;
+      }
+      double delta;
+      bool first = true;
+    } sim(atom, delta);
+    const ProbeResult r = probe(atom, sim);
+    EXPECT_EQ(r.packs_rerun, 1) << delta;
+    ASSERT_EQ(r.anomalies.size(), 1u) << report(r, false);
+    EXPECT_NE(r.anomalies[0].find("did not add up"), std::string::npos) << r.anomalies[0];
+    EXPECT_EQ(r.derived, *atom.expected) << "the singles still give the layout";
+    EXPECT_FALSE(r.ok());
+  }
+}
+
+TEST(Anomalies, AnIgnoredSlotReadInKMatchingIsReported) {
+  // Every other A slot is ignored. P1 (the first call) sees that layout; from the second call on one
+  // element has moved from its slot into an ignored one, i.e. the engine called a slot ignored that
+  // is read. In the packed k matching that slot carries noise above twice the largest B value, so
+  // its row's D values leave the column's values in every experiment.
+  const auto ra = fp_test::random_atom(7, 16, 16, 16, 32, true, 0, 0, 1, 0, 0);
+  const AtomDesc& atom = ra.atom;
+  const MmaLayout& truth = *atom.expected;
+  MmaLayout moved = truth;
+  int held = -1, spare = -1;
+  for (int i = 0; i < truth.a.size(); ++i) (truth.a.at_flat(i).ignored() ? spare : held) = i;
+  ASSERT_GE(held, 0);
+  ASSERT_GE(spare, 0);
+  moved.a.set_flat(spare, truth.a.at_flat(held));
+  moved.a.set_flat(held, kIgnored);
+  struct Switching : Executor {
+    Switching(const AtomDesc& a, const MmaLayout& p1, const MmaLayout& later) : first(a, p1), rest(a, later) {}
+    std::string source() const override { return "simulated"; }
+    std::string description() const override { return "layout changes after the first call"; }
+    void run(const FragmentBatch& b, std::vector<double>& d) override { (calls++ == 0 ? first : rest).run(b, d); }
+    SimulatedExecutor first, rest;
+    int calls = 0;
+  } sim(atom, truth, moved);
+  const ProbeResult r = probe(atom, sim);
+  EXPECT_EQ(r.packs_rerun, 0) << report(r, false);
+  bool named = false;
+  for (const auto& a : r.anomalies)
+    named = named || (a.find("k matching") != std::string::npos &&
+                      a.find("not the value of any B element") != std::string::npos);
+  EXPECT_TRUE(named) << report(r, false);
+  EXPECT_FALSE(r.ok());
+}
+
+TEST(Anomalies, KMatchingNoiseIsLouderThanAnyMatch) {
+  // The guarantee behind the test above: in the k matching (the second call here) every ignored A
+  // and B slot holds more than twice the largest B value, so a read one can never look like a match.
+  const auto ra = fp_test::random_atom(11, 16, 16, 32, 32, true, 0, 0, 1, 1, 0);
+  const AtomDesc& atom = ra.atom;
+  struct Recording : SimulatedExecutor {
+    using SimulatedExecutor::SimulatedExecutor;
+    void run(const FragmentBatch& b, std::vector<double>& d) override {
+      if (++calls == 2) seen = b;
+      SimulatedExecutor::run(b, d);
+    }
+    int calls = 0;
+    FragmentBatch seen;
+  } sim(atom, *atom.expected);
+  const ProbeResult r = probe(atom, sim);
+  ASSERT_TRUE(r.ok()) << report(r, false);
+  ASSERT_EQ(sim.seen.count, atom.k);  // one experiment per k: one A element per row in each
+  const OperandLayout &la = atom.expected->a, &lb = atom.expected->b;
+  for (int e = 0; e < sim.seen.count; ++e) {
+    double loudest = 0, quietest_noise = 1e300;
+    for (int i = 0; i < lb.size(); ++i)
+      if (lb.at_flat(i).ignored()) quietest_noise = std::min(quietest_noise, std::fabs(sim.seen.b(e)[i]));
+      else loudest = std::max(loudest, std::fabs(sim.seen.b(e)[i]));
+    for (int i = 0; i < la.size(); ++i)
+      if (la.at_flat(i).ignored()) quietest_noise = std::min(quietest_noise, std::fabs(sim.seen.a(e)[i]));
+    EXPECT_GT(quietest_noise, 2 * loudest) << "experiment " << e;
+    EXPECT_GT(loudest, 1);
+  }
 }

@@ -80,3 +80,10 @@ TEST(ElemTypes, ExactValuesAreExactAndDistinct) {
   EXPECT_EQ(round_to_elem(ElemType::bf16, 257), 256);
   EXPECT_THROW(exact_values({ElemType::s8}, 300), std::invalid_argument);
 }
+
+TEST(ElemTypes, ExactValueAbove) {
+  EXPECT_EQ(exact_value_above({ElemType::f16, ElemType::f32}, 16), 17);
+  EXPECT_EQ(exact_value_above({ElemType::e4m3, ElemType::f32}, 32), 36);  // 33..35 are not e4m3
+  EXPECT_EQ(exact_value_above({ElemType::s8, ElemType::s32}, 126.5), 127);
+  EXPECT_EQ(exact_value_above({ElemType::s8}, 127), std::nullopt);
+}

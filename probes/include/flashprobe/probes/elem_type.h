@@ -34,4 +34,8 @@ inline bool exact_in(ElemType t, double x) { return round_to_elem(t, x) == x; }
 // that many (e.g. more than 255 for s8).
 std::vector<double> exact_values(std::initializer_list<ElemType> types, int count);
 
+// The smallest positive integer above `bound` that every type of `types` holds exactly (e4m3: 36 above 32);
+// nullopt when there is none up to 2^16 (s8 above 127).
+std::optional<double> exact_value_above(std::initializer_list<ElemType> types, double bound);
+
 }  // namespace flashprobe::probes

@@ -13,6 +13,15 @@
 //      not one of the possible sums (NaN, garbage) -- is *incomplete*: the hardware needs the other
 //      copies of a replica group set as well (RDNA3 wave32 WMMA: lanes 16..31 must equal lanes 0..15
 //      for A and B; with one copy set they disagree and the result is wrong or undefined).
+//      Packed: the singles travel in packs (src/packing.h) of up to 16 slots of one operand, member
+//      j holding 2^j (fewer where 2^j or the sums below 2^width would not be exact: 11 for an f16
+//      accumulator, 9 for e4m3, 7 for s8), so bit j of each D value is what member j alone lit. Slots
+//      a power of two apart (one-bit replicas) share no pack when there are several. The decoder
+//      trusts a pack only when every used D value is an integer in [0, 2^width) and every member
+//      lights nothing or one whole row (column); any other pack -- a lone replica copy, a short row,
+//      NaN -- is re-run as plain singles in one more call (ProbeResult::packs_rerun), classified as
+//      above. If each of those singles lights nothing or one whole row (column), the pack's values
+//      did not add up, which exact arithmetic rules out: an anomaly.
 //  R   partners  for one representative incomplete slot s per operand: s together with s^m for
 //                every XOR mask m over lane bits or slot bits (R1), then with the span of every two
 //                lane masks (R2, only if no single mask works). A clean, full result names the
@@ -26,10 +35,13 @@
 //                the random-input verification (P4) checks the choice.
 //  P2  groups    the P1 row/column experiments again with every copy of a group set (only when
 //                groups of several copies were found)
-//  P3  k match   one-hot A group x B encoded: within each column every B group gets a distinct
-//                exact value, so D[row][col] names the B group that shares the A group's k.
-//                Ignored slots carry a noise value here, so an A or B slot wrongly called ignored
-//                shows up as an anomaly.
+//  P3  k match   A groups x B encoded: within each column every B group gets a distinct exact
+//                value, so D[row][col] names the B group that shares the A group's k. A group only
+//                reaches its own row (P1), so experiment e sets the e-th A group of every row at once:
+//                K experiments, each D row answering for its own group (a row with no e-th group must
+//                stay 0). Ignored slots carry a noise value above twice the largest B value, so an A
+//                or B slot wrongly called ignored pushes some D value out of its column's values (or
+//                off 0) and shows up as an anomaly.
 //
 // Replicas the hardware merely *duplicates* (a copy it never reads, e.g. what nvcuda::wmma keeps
 // for another instruction) are invisible to D = mma(A, B, C): they are derived as ignored. Only a
@@ -88,7 +100,8 @@ struct ProbeResult {
   std::vector<std::string> notes;     // choices the engine made that semantics alone could not force
   std::vector<int> c_to_d;            // pass-through: C slot i came out in D slot c_to_d[i] (-1: nowhere)
   int executor_calls = 0;
-  long experiments = 0;
+  long experiments = 0;               // every experiment run, packs and their re-run singles included
+  int packs_rerun = 0;                // P1 packs the decoder distrusted, re-run as singles
   double seconds = 0;
 
   bool checks_ok() const;
@@ -101,7 +114,7 @@ ProbeResult probe(const AtomDesc& atom, Executor& executor, const ProbeOptions& 
 // Human-readable report: verdict, formulas, checks, anomalies, diff, and (with grids) the grids.
 std::string report(const ProbeResult& r, bool with_grids);
 // {"atom", "source", "executor", "verdict", "labels", "layout", "formulas", "checks", "anomalies",
-//  "diff", "executor_calls", "experiments", "seconds"}
+//  "diff", "executor_calls", "experiments", "packs_rerun", "seconds"}
 void to_json(nlohmann::json& j, const ProbeResult& r);
 
 }  // namespace flashprobe::probes

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "flashprobe/core/error.h"
+#include "flashprobe/kernels/decode_plan.h"
 #include "src/launchers.h"
 
 namespace flashprobe::kernels {
@@ -146,9 +147,13 @@ std::size_t decode_workspace_bytes(const AttnProblem& p, int splits) {
 }  // namespace detail
 
 int decode_default_splits(const AttnProblem& p) {
-  // About 64 keys per split (enough work per block to hide the combine), at most 64 splits.
-  constexpr int kKeysPerSplit = 64, kMaxSplits = 64;
-  return std::clamp((p.sk + kKeysPerSplit - 1) / kKeysPerSplit, 1, kMaxSplits);
+  // The SM count of the device this process runs on (the first, as require_device() picks it);
+  // without one, decode_splits plans for a nominal device. Asked once: one device per process.
+  static const int sms = [] {
+    const DeviceQuery q = query_devices();
+    return q.devices.empty() ? 0 : q.devices.front().multiprocessors;
+  }();
+  return decode_splits(p, sms);
 }
 
 KernelInfo decode_with_splits(int splits) {

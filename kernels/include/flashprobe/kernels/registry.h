@@ -56,8 +56,9 @@ const KernelInfo* find_kernel(const std::string& name);
 // "ref3pass, tiled, decode": for error messages.
 std::string kernel_names();
 
-// Decode's key split: how many blocks share the keys of one query row. Exposed so tests can force
-// 1, odd and more-splits-than-keys counts through decode_with_splits().
+// Decode's key split: how many blocks share the keys of one query row, decode_splits() (decode_plan.h)
+// for the SM count of this process's device. Exposed so tests can force 1, odd and
+// more-splits-than-keys counts through decode_with_splits().
 int decode_default_splits(const AttnProblem& p);
 // A KernelInfo running decode with exactly `splits` splits (>= 1), named "decode/splits=<n>".
 KernelInfo decode_with_splits(int splits);

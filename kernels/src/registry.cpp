@@ -64,6 +64,8 @@ Support decode_supports(const DeviceInfo& dev, const AttnProblem& p) {
   if (p.d > kDecodeMaxDim || p.dv > kDecodeMaxDim)
     return Support::no("d=" + std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + ": decode handles d, dv <= " +
                        std::to_string(kDecodeMaxDim));
+  if (p.sk > kDecodeMaxKeys)
+    return Support::no("sk=" + std::to_string(p.sk) + ": decode indexes keys in 32 bits, sk <= " + std::to_string(kDecodeMaxKeys));
   if (std::int64_t{p.hq} * p.sq > kMaxGridYZ)
     return Support::no("hq*sq=" + std::to_string(std::int64_t{p.hq} * p.sq) + " exceeds the grid limit " + std::to_string(kMaxGridYZ));
   return Support::yes();

@@ -149,6 +149,14 @@ std::vector<GridCase> build() {
     p.sq = 48;
     add("near_uniform", p, InputDist{1.0, 0.01});
   }
+  // K/V rows off 16-byte alignment (head stride d + 1): kernels that read 16-byte vectors fall back
+  // to element loads (decode's fallback gives bitwise the aligned result: test_kernels_gpu).
+  for (int sq : {1, 6, 40}) {
+    AttnProblem u = make(2, 8, 2, sq, 300, 128);
+    u.k = u.v = Strides{300LL * 2 * 129, 2 * 129, 129, 1};
+    u.causal = Causal::bottom_right;
+    add("unaligned_kv", u);
+  }
   return g;
 }
 

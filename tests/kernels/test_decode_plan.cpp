@@ -7,21 +7,12 @@
 #include "flashprobe/core/device_info.h"
 #include "flashprobe/kernels/decode_plan.h"
 #include "flashprobe/kernels/registry.h"
+#include "kernel_grid.h"
 
 namespace flashprobe::kernels {
 namespace {
 
-AttnProblem decode_problem(int batch, int hq, int hkv, int sq, int sk, int d, int dv = 0) {
-  AttnProblem p;
-  p.batch = batch;
-  p.hq = hq;
-  p.hkv = hkv;
-  p.sq = sq;
-  p.sk = sk;
-  p.d = d;
-  p.dv = dv > 0 ? dv : d;
-  return p;
-}
+using testing::make_problem;
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
@@ -70,18 +61,18 @@ TEST(DecodePlan, RowsOfOneKvHeadShareABlock) {
 
 TEST(DecodePlan, BenchmarkShapesOnAnH100) {
   // b1 h32 d128: 32 kv heads x 16 splits = 512 blocks, one wave of the 4 x 132 resident blocks.
-  const AttnProblem p = decode_problem(1, 32, 32, 1, 8192, 128);
+  const AttnProblem p = make_problem(1, 32, 32, 1, 8192, 128);
   EXPECT_EQ(decode_splits(p, 132), 16);
   EXPECT_EQ(decode_chunk(8192, 16, 32), 512);
-  const AttnProblem l = decode_problem(1, 32, 32, 1, 32768, 128);
+  const AttnProblem l = make_problem(1, 32, 32, 1, 32768, 128);
   EXPECT_EQ(decode_splits(l, 132), 16);  // not 17: 544 blocks would leave 16 to run alone
   EXPECT_EQ(decode_chunk(32768, 16, 32), 2048);
   // The batch does not change the split (bitwise batch invariance); 8 elements run 8 waves.
-  EXPECT_EQ(decode_splits(decode_problem(8, 32, 32, 1, 32768, 128), 132), 16);
+  EXPECT_EQ(decode_splits(make_problem(8, 32, 32, 1, 32768, 128), 132), 16);
   // GQA 32/8: one block serves the 4 heads of a kv head: 8 blocks per split, 3 resident per SM.
-  EXPECT_EQ(decode_splits(decode_problem(1, 32, 8, 1, 32768, 128), 132), 49);
+  EXPECT_EQ(decode_splits(make_problem(1, 32, 8, 1, 32768, 128), 132), 49);
   // A soft-cap runs one row per block: 32 blocks per split again.
-  AttnProblem cap = decode_problem(1, 32, 8, 1, 32768, 128);
+  AttnProblem cap = make_problem(1, 32, 8, 1, 32768, 128);
   cap.softcap = 30;
   EXPECT_EQ(decode_splits(cap, 132), 16);
 }
@@ -93,7 +84,7 @@ TEST(DecodePlan, SplitsNeverExceedKeyStepsAndEverySplitGetsWholeSteps) {
         for (int sq : {1, 3, 8})
           for (int d : {8, 40, 64, 111, 128, 256})
             for (int sk : {0, 1, 2, 3, 31, 32, 33, 100, 1000, 4096, 32768, 100003}) {
-              const AttnProblem p = decode_problem(1, hkv * group, hkv, sq, sk, d);
+              const AttnProblem p = make_problem(1, hkv * group, hkv, sq, sk, d);
               const DecodeGeometry g = decode_geometry(p.d, p.dv, p.group(), p.sq);
               const int steps = std::max(ceil_div(sk, g.keys_per_step), 1);
               const int splits = decode_splits(p, sms);
@@ -138,7 +129,7 @@ TEST(DecodePlan, ForcedSplitCountsKeepTheirBorders) {
 TEST(DecodePlan, DefaultSplitsUseThisProcessDevice) {
   const DeviceQuery q = query_devices();
   const int sms = q.devices.empty() ? 0 : q.devices.front().multiprocessors;
-  const AttnProblem p = decode_problem(2, 8, 2, 1, 5000, 64);
+  const AttnProblem p = make_problem(2, 8, 2, 1, 5000, 64);
   EXPECT_EQ(decode_default_splits(p), decode_splits(p, sms));
   EXPECT_EQ(decode_splits(p, 0), decode_splits(p, kDecodeNominalSMs));
 }

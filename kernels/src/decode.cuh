@@ -1,28 +1,44 @@
 #pragma once
 // decode: attention for a few query rows (Sq <= kDecodeMaxSq) over a long key range, the shape of a
-// generation step. Too few rows to fill the GPU with one block per row, so the keys are split:
-//   1. split kernel, grid (splits, Hq*Sq, B): block (s, row) runs the online softmax over keys
-//      [s*chunk, (s+1)*chunk) ∩ visible(row) — each wave of the block takes every nwaves-th key, the
-//      waves are merged through shared memory — and writes the partial (o_s normalised, lse_s).
+// generation step: bound by the bandwidth of reading K and V once. Two kernels:
+//   1. split kernel, grid (splits * row_tiles, Hkv, B): block ((split, tile), kv head, b) runs the
+//      online softmax of up to R query rows that read the same kv head (a tile of the group's heads x
+//      the sq positions, flashprobe/kernels/decode_plan.h) over the keys
+//      [split * chunk, (split + 1) * chunk), masking per row, and writes each row's partial
+//      (o_s normalised, lse_s).
 //   2. combine kernel, one block per row: O = sum_s w_s o_s / sum_s w_s with w_s = exp(lse_s - max),
 //      LSE = max + log(sum_s w_s).
 // An empty split (no visible key) writes o_s = 0 and lse_s = -inf, so it has weight exp(-inf) = 0;
 // if every split is empty the row gets O = 0 and LSE = -inf. Any split count works (1, odd, more
 // splits than keys).
 //
-// Lanes own dims lane, lane + W, ... (W = the wave size), so K/V rows are read coalesced and the
-// dot product is reduced over the full wave. D and Dv up to kDecodeMaxDim.
+// Inside a block: a key row is read by a group of G lanes (G = lanes_per_key, a power of two), each
+// lane owning 8 consecutive dims (16 bytes): one 16-byte load per lane per key for K and one for V.
+// The 128 threads form 128/G key groups; a block step gives each group U = decode_unroll(R) keys,
+// and the next step's K and V are loaded (two register buffers) while this step computes. Dot
+// products are reduced over the G lanes with shuffles; each key group keeps its own running
+// (m, l, o) per row; the groups are merged with shuffles inside a wave and through shared memory
+// across waves. DECODE_NOTES.md has the counts and the reasoning.
+//
+// Rows whose K/V cannot be read as aligned 16-byte vectors (odd strides, d or dv not a multiple of
+// 8) use the same kernel with eight 16-bit loads per chunk: same lanes, same keys, same arithmetic
+// in the same order, so both loaders give bitwise the same result (the batch-invariance property
+// compares a strided batch with a contiguous single element).
+//
+// Softmax in base 2: without soft-cap and ALiBi, scale * log2(e) is folded into q and the reduced
+// dot product is the base-2 score; otherwise score() transforms the raw dot product.
 #include "flashprobe/core/device.cuh"
+#include "flashprobe/kernels/decode_plan.h"
 #include "flashprobe/kernels/registry.h"
 #include "src/attn_common.cuh"
 #include "src/dtype.cuh"
 
 namespace flashprobe::kernels::dev {
 
-inline constexpr int kDecodeThreads = 128;
 inline constexpr int kDecodeWaves = kDecodeThreads / fp_dev::kWaveSize;
-inline constexpr int kDimsPerLane = kDecodeMaxDim / fp_dev::kWaveSize;
+inline constexpr int kVec = kDecodeVecElems;
 static_assert(kDecodeThreads % fp_dev::kWaveSize == 0, "whole waves per block");
+static_assert(kDecodeMaxDim <= 32 * kVec && 32 <= fp_dev::kWaveSize, "a key row fits in the lanes of one wave");
 
 // Workspace layout: partial o [rows][splits][dv] f32, then partial lse [rows][splits] f32.
 struct DecodeWorkspace {
@@ -35,77 +51,287 @@ inline DecodeWorkspace decode_workspace(const Params& p, int splits, void* ws) {
   return {f, f + parts * p.dv};
 }
 
-template <class E, Bug bug>
-__global__ __launch_bounds__(kDecodeThreads) void decode_split(Params p, int splits, int chunk, DecodeWorkspace ws) {
-  __shared__ float part_m[kDecodeWaves], part_l[kDecodeWaves];
-  __shared__ float part_o[kDecodeWaves][kDecodeMaxDim];
-  const int split = static_cast<int>(blockIdx.x);
-  const int h = static_cast<int>(blockIdx.y) / p.sq;
-  const int i = static_cast<int>(blockIdx.y) % p.sq;
-  const int b = static_cast<int>(blockIdx.z);
+// One lane's walk along the keys of a K or V tensor: its 8 dims of the row of key j start at at(j),
+// `elem` elements apart, `n` of them inside the row (0..8). A lane past the row's end (n = 0) walks
+// the row's first 8 dims instead: every address it forms is inside the tensor.
+struct KeyStream {
+  const std::uint16_t* base;  // key 0 of this (batch, kv head), at the lane's first dim
+  std::int64_t key, elem;
+  int n;
+
+  FP_DEV const std::uint16_t* at(int j) const { return base + j * key; }
+};
+FP_DEV KeyStream key_stream(const void* t, const DevStrides& s, int b, int h, int x0, int dims) {
+  const int n = dims - x0 < 0 ? 0 : dims - x0 < kVec ? dims - x0 : kVec;
+  return {static_cast<const std::uint16_t*>(t) + offset4(s, b, 0, h, n > 0 ? x0 : 0), s.s, s.d, n};
+}
+
+// 16 bytes of one row at src: a vector load, or eight 16-bit loads. Loads are unconditional (no
+// divergent branches around them: the compiler keeps them in flight) from addresses inside the
+// tensor; what they read past the row's end or for keys outside the block's range is never used:
+// q is 0 on dims past d, o past dv is never stored, and keys outside a row's range get p = 0 (the
+// keys a block reads are real keys of the sequence, [0, keys(b)), so p * v is 0).
+template <bool kVectorLoads>
+FP_DEV uint4 load_chunk(const KeyStream& ks, const std::uint16_t* src) {
+  if constexpr (kVectorLoads) {
+    return *reinterpret_cast<const uint4*>(src);
+  } else {
+    const int last = ks.n > 0 ? ks.n - 1 : 0;
+    std::uint32_t w[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+    for (int e = 0; e < kVec; ++e)
+      w[e / 2] |= static_cast<std::uint32_t>(src[(e < last ? e : last) * ks.elem]) << (16 * (e % 2));
+    return uint4{w[0], w[1], w[2], w[3]};
+  }
+}
+
+// One step's K and V for one lane: U keys, 16 bytes of each.
+template <int U>
+struct KVChunks {
+  uint4 k[U], v[U];
+};
+
+// The softmax state of R query rows over the keys one lane group has seen: running max m (base 2),
+// sum l and this lane's 8 dims of the unnormalised o.
+template <int R>
+struct RowsState {
+  float m[R], l[R], o[R][kVec];
+};
+
+// Merge another group's state (mo, lo, oo) of row r into s: the LSE-weighted sum. Two empty states
+// stay empty (the weights are exp2(-inf) = 0 instead of exp2(-inf - -inf) = NaN).
+template <int R>
+FP_DEV void merge_row(RowsState<R>& s, int r, float mo, float lo, const float (&oo)[kVec]) {
+  const float mx = fmaxf(s.m[r], mo);
+  const float base = mx == kNegInf ? 0.f : mx;
+  const float a = exp2f(s.m[r] - base), w = exp2f(mo - base);
+  s.l[r] = s.l[r] * a + lo * w;
+#pragma unroll
+  for (int e = 0; e < kVec; ++e) s.o[r][e] = s.o[r][e] * a + oo[e] * w;
+  s.m[r] = mx;
+}
+
+template <class E, Bug bug, int R, bool kVectorLoads>
+__global__ FP_LAUNCH_BOUNDS(kDecodeThreads, decode_blocks_per_sm(R)) void decode_split(Params p, int lanes_per_key, int row_tiles,
+                                                                                     int splits, int chunk, DecodeWorkspace ws) {
+  static_assert(sizeof(typename E::storage) == 2, "decode reads 16-bit K and V");
+  constexpr int U = decode_unroll(R);
+  __shared__ float part_m[kDecodeWaves][R], part_l[kDecodeWaves][R];
+  __shared__ float part_o[kDecodeWaves][R][kDecodeMaxDim];
+
+  const int G = lanes_per_key;
   const int lane = fp_dev::lane_id(), wave = fp_dev::wave_id();
-  const int hk = kv_head<bug>(p, h);
+  const int sub = lane & (G - 1), x0 = sub * kVec;  // this lane's dims x0 .. x0 + 7
+  const int groups = kDecodeThreads / G, group = static_cast<int>(threadIdx.x) / G;
+  const int step = groups * U;
+  const int tile = static_cast<int>(blockIdx.x) % row_tiles, split = static_cast<int>(blockIdx.x) / row_tiles;
+  const int hk = static_cast<int>(blockIdx.y), b = static_cast<int>(blockIdx.z);
+  const int rows = p.group * p.sq;
+  // Row r of this block: query head hk * group + t / sq (kv head hk), position t % sq with
+  // t = tile * R + r; padding rows past the group's end (all keys masked) borrow row 0's head.
+  auto head_of = [&](int r) { return hk * p.group + (tile * R + r < rows ? tile * R + r : tile * R) / p.sq; };
+  auto pos_of = [&](int r) { return (tile * R + r < rows ? tile * R + r : tile * R) % p.sq; };
 
-  std::int64_t lo, hi;
-  visible_range<bug>(p, b, i, lo, hi);
-  const std::int64_t s0 = std::int64_t{split} * chunk;
-  const std::int64_t s1 = s0 + chunk - 1 < p.sk - 1 ? s0 + chunk - 1 : std::int64_t{p.sk} - 1;
-  const std::int64_t jlo = lo > s0 ? lo : s0, jhi = hi < s1 ? hi : s1;
-  const std::int64_t i_diag = i + diag_of<bug>(p, b);
+  // Each row's visible keys cut to the split; the block walks the union of the rows' ranges. Key
+  // indices fit in int (decode_supports: sk <= kDecodeMaxKeys).
+  const std::int64_t split_begin = std::int64_t{split} * chunk;
+  const int s0 = split_begin < p.sk ? static_cast<int>(split_begin) : p.sk;  // empty splits start past the keys
+  const int s1 = (split_begin + chunk < p.sk ? static_cast<int>(split_begin + chunk) : p.sk) - 1;
+  const std::int64_t diag = diag_of<bug>(p, b);
+  int lo[R], hi[R];
+  int jlo = s1 + 1, jhi = s0 - 1;
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    std::int64_t vlo = 1, vhi = 0;
+    if (tile * R + r < rows) visible_range<bug>(p, b, pos_of(r), vlo, vhi);
+    vlo = vlo > s0 ? vlo : s0;
+    vhi = vhi < s1 ? vhi : s1;
+    if (vlo > vhi) vlo = 1, vhi = 0;  // empty
+    lo[r] = static_cast<int>(vlo), hi[r] = static_cast<int>(vhi);
+    if (lo[r] <= hi[r]) {
+      jlo = lo[r] < jlo ? lo[r] : jlo;
+      jhi = hi[r] > jhi ? hi[r] : jhi;
+    }
+  }
 
-  float q[kDimsPerLane], o[kDimsPerLane];
+  // score = dot * scale in base 2, or soft-cap / ALiBi through score(): those problems run one row
+  // per block (decode_geometry), so blocks of several rows never compile the transform.
+  const bool plain = R > 1 || (p.softcap <= 0.f && p.alibi == nullptr);
+  const float qscale = plain ? p.scale * kLog2e : 1.f;
+  float q[R][kVec];
+  RowsState<R> st;
 #pragma unroll
-  for (int x = 0; x < kDimsPerLane; ++x) {
-    const int dim = lane + x * fp_dev::kWaveSize;
-    q[x] = dim < p.d ? load<E>(p.q, offset4(p.qs, b, i, h, dim)) : 0.f;
-    o[x] = 0.f;
-  }
-  float m = kNegInf, l = 0.f;  // log2 units; the keys this wave saw
-  for (std::int64_t j = jlo + wave; j <= jhi; j += kDecodeWaves) {
-    float dot = 0.f;
+  for (int r = 0; r < R; ++r) {
 #pragma unroll
-    for (int x = 0; x < kDimsPerLane; ++x) {
-      const int dim = lane + x * fp_dev::kWaveSize;
-      if (dim < p.d) dot += q[x] * load<E>(p.k, offset4(p.ks, b, j, hk, dim));
+    for (int e = 0; e < kVec; ++e) {
+      // Unconditional load from a dim inside the row, then 0 past d (branch-free, like the K/V loads).
+      const float x = load<E>(p.q, offset4(p.qs, b, pos_of(r), head_of(r), x0 + e < p.d ? x0 + e : p.d - 1));
+      q[r][e] = x0 + e < p.d ? x * qscale : 0.f;
+      st.o[r][e] = 0.f;
     }
-    for (int w = fp_dev::kWaveSize / 2; w > 0; w /= 2) dot += fp_dev::shfl_xor(dot, w);
-    const float s = score(p, dot, h, i_diag, j) * kLog2e;  // j is visible: s is finite
-    const float m_new = fmaxf(m, s);
-    const float alpha = exp2f(m - m_new);  // 0 on the first key (m = -inf, m_new finite)
-    const float pj = exp2f(s - m_new);
-    l = l * alpha + pj;
+    st.m[r] = kNegInf;
+    st.l[r] = 0.f;
+  }
+
+  const KeyStream kst = key_stream(p.k, p.ks, b, hk, x0, p.d), vst = key_stream(p.v, p.vs, b, hk, x0, p.dv);
+  // Slot u of step jb holds key jb + u * groups + group. Keys outside [jlo, jhi] (every row masks
+  // them) read key jhi or jlo instead, a row inside the keys: no branch around the loads.
+  auto key_of = [&](int jb, int u) { return jb + u * groups + group; };
+  auto load_keys = [&](const KeyStream& ks, uint4 (&c)[U], int jb) {
 #pragma unroll
-    for (int x = 0; x < kDimsPerLane; ++x) {
-      const int dim = lane + x * fp_dev::kWaveSize;
-      o[x] = o[x] * alpha + (dim < p.dv ? pj * load<E>(p.v, offset4(p.vs, b, j, hk, dim)) : 0.f);
+    for (int u = 0; u < U; ++u) {
+      const int j = key_of(jb, u);
+      c[u] = load_chunk<kVectorLoads>(ks, ks.at(j < jlo ? jlo : j > jhi ? jhi : j));
     }
-    m = m_new;
-  }
-  // Merge the waves: the same LSE-weighted sum as the combine kernel, in shared memory.
+  };
+  // The scores of a step's keys and the online-softmax update of (m, l), o rescaled; pr gets the
+  // keys' weights for values_step.
+  // `transformed` (a constant at each call, folded once inlined): soft-cap or ALiBi applied to the
+  // raw dot product.
+  auto scores_step = [&](const uint4 (&kc)[U], int jb, float (&pr)[R][U], bool transformed) {
+    float dot[R][U];
 #pragma unroll
-  for (int x = 0; x < kDimsPerLane; ++x) {
-    const int dim = lane + x * fp_dev::kWaveSize;
-    if (dim < p.dv) part_o[wave][dim] = o[x];
+    for (int u = 0; u < U; ++u) {
+      float kf[kVec];
+      widen8<E>(kc[u], kf);
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        float acc = 0.f;
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) acc = fmaf(q[r][e], kf[e], acc);
+        dot[r][u] = acc;
+      }
+    }
+    // Sum over the G lanes of each key: the butterfly leaves the same sum in every lane of the group.
+#pragma unroll
+    for (int off = 16; off > 0; off /= 2)
+      if (off < G) {
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+#pragma unroll
+          for (int u = 0; u < U; ++u) dot[r][u] += fp_dev::shfl_xor(dot[r][u], off);
+      }
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      float s[U], mx = st.m[r];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int j = key_of(jb, u);
+        float x = dot[r][u];
+        if (transformed) x = score(p, x, head_of(r), pos_of(r) + diag, j) * kLog2e;
+        s[u] = j >= lo[r] && j <= hi[r] ? x : kNegInf;
+        mx = fmaxf(mx, s[u]);
+      }
+      // Nothing visible yet: base 0 keeps the weights exp2(-inf) = 0 instead of NaN.
+      const float base = mx == kNegInf ? 0.f : mx;
+      const float alpha = exp2f(st.m[r] - base);
+      float l = st.l[r] * alpha;
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        pr[r][u] = exp2f(s[u] - base);
+        l += pr[r][u];
+      }
+      st.l[r] = l;
+      st.m[r] = mx;
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) st.o[r][e] *= alpha;
+    }
+  };
+  auto values_step = [&](const uint4 (&vc)[U], const float (&pr)[R][U]) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      float vf[kVec];
+      widen8<E>(vc[u], vf);
+#pragma unroll
+      for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) st.o[r][e] = fmaf(pr[r][u], vf[e], st.o[r][e]);
+    }
+  };
+  auto load_step = [&](KVChunks<U>& buf, int jb) {
+    load_keys(kst, buf.k, jb);
+    load_keys(vst, buf.v, jb);
+  };
+  auto compute_step = [&](const KVChunks<U>& buf, int jb) {
+    float pr[R][U];
+    scores_step(buf.k, jb, pr, false);
+    values_step(buf.v, pr);
+  };
+
+  if (jlo <= jhi) {  // block-uniform: every lane takes the same steps (the shuffles need all of them)
+    // Steps start on the split's grid (s0 + n * step), so a key's lane group does not depend on
+    // which rows share the block.
+    int jb = s0 + (jlo - s0) / step * step;
+    KVChunks<U> a, c;
+    if (kVectorLoads && plain) {
+      // The next step's loads are issued before this step computes (past the end they re-read key
+      // jhi): two steps of 16-byte loads in flight per lane.
+      load_step(a, jb);
+      for (;;) {
+        load_step(c, jb + step);
+        compute_step(a, jb);
+        jb += step;
+        if (jb > jhi) break;
+        load_step(a, jb + step);
+        compute_step(c, jb);
+        jb += step;
+        if (jb > jhi) break;
+      }
+    } else {
+      // One step in flight, K then V: 16-bit loads hold a register each until packed, and the score
+      // transform (tanhf may be a call on AMD) keeps little live across it. The steps and the
+      // arithmetic are the loop's above, so is the result.
+      for (; jb <= jhi; jb += step) {
+        float pr[R][U];
+        load_keys(kst, a.k, jb);
+        scores_step(a.k, jb, pr, !plain);
+        load_keys(vst, a.v, jb);
+        values_step(a.v, pr);
+      }
+    }
   }
-  if (lane == 0) {
-    part_m[wave] = m;
-    part_l[wave] = l;
+
+  // Merge the key groups of a wave (lanes G, 2G, ... apart hold the same dims), then the waves.
+  for (int off = G; off < fp_dev::kWaveSize; off *= 2) {
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      float oo[kVec];
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) oo[e] = fp_dev::shfl_xor(st.o[r][e], off);
+      const float mo = fp_dev::shfl_xor(st.m[r], off), lo_other = fp_dev::shfl_xor(st.l[r], off);
+      merge_row(st, r, mo, lo_other, oo);
+    }
+  }
+  if (lane < G) {
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+#pragma unroll
+      for (int e = 0; e < kVec; ++e)
+        if (x0 + e < p.dv) part_o[wave][r][x0 + e] = st.o[r][e];
+      if (lane == 0) {
+        part_m[wave][r] = st.m[r];
+        part_l[wave][r] = st.l[r];
+      }
+    }
   }
   fp_dev::barrier();
-  float mb = kNegInf;
-  for (int w = 0; w < kDecodeWaves; ++w) mb = fmaxf(mb, part_m[w]);
-  // An empty split: every wave has m = -inf; skip the weights (exp2(-inf - -inf) would be NaN).
-  float lb = 0.f;
-  if (mb != kNegInf)
-    for (int w = 0; w < kDecodeWaves; ++w) lb += exp2f(part_m[w] - mb) * part_l[w];
-  const std::int64_t part = ((std::int64_t{b} * p.hq + h) * p.sq + i) * splits + split;
-  for (int dim = static_cast<int>(threadIdx.x); dim < p.dv; dim += kDecodeThreads) {
-    float acc = 0.f;
+  for (int x = static_cast<int>(threadIdx.x); x < R * p.dv; x += kDecodeThreads) {
+    const int r = x / p.dv, dim = x % p.dv, t = tile * R + r;
+    if (t >= rows) break;  // rows past the group's end come last
+    float mb = kNegInf;
+    for (int w = 0; w < kDecodeWaves; ++w) mb = fmaxf(mb, part_m[w][r]);
+    // An empty split: every wave has m = -inf; skip the weights (exp2(-inf - -inf) would be NaN).
+    float lb = 0.f, acc = 0.f;
     if (mb != kNegInf)
-      for (int w = 0; w < kDecodeWaves; ++w) acc += exp2f(part_m[w] - mb) * part_o[w][dim];
+      for (int w = 0; w < kDecodeWaves; ++w) {
+        const float wgt = exp2f(part_m[w][r] - mb);
+        lb += wgt * part_l[w][r];
+        acc += wgt * part_o[w][r][dim];
+      }
+    const std::int64_t part = ((std::int64_t{b} * p.hq + head_of(r)) * p.sq + pos_of(r)) * splits + split;
     ws.o[part * p.dv + dim] = lb > 0.f ? acc / lb : 0.f;
+    if (dim == 0) ws.lse[part] = lb > 0.f ? (mb + log2f(lb)) * kLn2 : kNegInf;
   }
-  if (threadIdx.x == 0) ws.lse[part] = lb > 0.f ? (mb + log2f(lb)) * kLn2 : kNegInf;
 }
 
 inline constexpr int kCombineThreads = 128;
@@ -141,9 +367,32 @@ __global__ __launch_bounds__(kCombineThreads) void decode_combine(Params p, int 
   if (threadIdx.x == 0) p.lse[row] = sum > 0.f ? mx + logf(sum) : kNegInf;
 }
 
-inline int decode_chunk(int sk, int splits) {
-  const int c = (sk + splits - 1) / splits;
-  return c < 1 ? 1 : c;
+// Whether the rows of a [B, S, H, n] tensor can be read as aligned 16-byte vectors: 16-byte aligned
+// base, unit element stride, n and every stride of a dimension with more than one index a multiple
+// of 8 elements.
+inline bool rows_16b(const void* base, const DevStrides& s, int batch, int keys, int heads, int n) {
+  auto fits = [](std::int64_t stride, int extent) { return extent <= 1 || stride % kVec == 0; };
+  return reinterpret_cast<std::uintptr_t>(base) % 16 == 0 && s.d == 1 && n % kVec == 0 && fits(s.b, batch) &&
+         fits(s.s, keys) && fits(s.h, heads);
+}
+
+template <class E, Bug bug, int R>
+void launch_split(const Params& p, const DecodeGeometry& g, int splits, int chunk, DecodeWorkspace ws, Stream s) {
+  // The row tiles of one kv head and split are neighbours in launch order: they read the same keys,
+  // the later ones mostly from L2.
+  const dim3 grid(static_cast<unsigned>(splits * g.row_tiles), static_cast<unsigned>(p.hkv), static_cast<unsigned>(p.batch));
+  const bool vec = rows_16b(p.k, p.ks, p.batch, p.sk, p.hkv, p.d) && rows_16b(p.v, p.vs, p.batch, p.sk, p.hkv, p.dv);
+  if (vec) decode_split<E, bug, R, true><<<grid, kDecodeThreads, 0, s>>>(p, g.lanes_per_key, g.row_tiles, splits, chunk, ws);
+  else decode_split<E, bug, R, false><<<grid, kDecodeThreads, 0, s>>>(p, g.lanes_per_key, g.row_tiles, splits, chunk, ws);
+}
+
+template <class E, Bug bug>
+void launch_split(const Params& p, const DecodeGeometry& g, int splits, int chunk, DecodeWorkspace ws, Stream s) {
+  switch (g.rows_per_block) {
+    case 1: launch_split<E, bug, 1>(p, g, splits, chunk, ws, s); return;
+    case 2: launch_split<E, bug, 2>(p, g, splits, chunk, ws, s); return;
+    default: launch_split<E, bug, kDecodeMaxRowsPerBlock>(p, g, splits, chunk, ws, s); return;
+  }
 }
 
 }  // namespace flashprobe::kernels::dev
@@ -152,10 +401,12 @@ namespace flashprobe::kernels::detail {
 template <Bug bug>
 void launch_decode(const Params& p, int splits, void* workspace, Stream s) {
   const auto ws = dev::decode_workspace(p, splits, workspace);
-  const int chunk = dev::decode_chunk(p.sk, splits);
-  const dim3 grid(static_cast<unsigned>(splits), static_cast<unsigned>(p.hq * p.sq), static_cast<unsigned>(p.batch));
-  if (p.dtype == DType::bf16) dev::decode_split<dev::BF16, bug><<<grid, dev::kDecodeThreads, 0, s>>>(p, splits, chunk, ws);
-  else dev::decode_split<dev::F16, bug><<<grid, dev::kDecodeThreads, 0, s>>>(p, splits, chunk, ws);
+  const DecodeGeometry g = decode_geometry(p.d, p.dv, p.group, p.sq, p.softcap > 0.f || p.alibi != nullptr);
+  const int chunk = decode_chunk(p.sk, splits, g.keys_per_step);
+  // The combine mutant's split kernel is the production one (fewer instantiations to compile).
+  constexpr Bug split_bug = bug == Bug::combine_skips_empty ? Bug::none : bug;
+  if (p.dtype == DType::bf16) dev::launch_split<dev::BF16, split_bug>(p, g, splits, chunk, ws, s);
+  else dev::launch_split<dev::F16, split_bug>(p, g, splits, chunk, ws, s);
   FP_CHECK_LAUNCH("decode_split");
   dev::decode_combine<bug><<<static_cast<unsigned>(p.batch * p.hq * p.sq), dev::kCombineThreads, 0, s>>>(p, splits, ws);
   FP_CHECK_LAUNCH("decode_combine");

@@ -55,6 +55,24 @@ FP_DEV float load(const void* base, std::int64_t i) {
   else return p[i];
 }
 
+// Eight 16-bit elements of one 16-byte load (uint4, the vector type of CUDA and HIP), widened to f32
+// exactly as load<E> widens them one by one; element 2i is the low half of word i.
+template <class E>
+FP_DEV void widen8(const uint4& c, float (&f)[8]) {
+  static_assert(sizeof(typename E::storage) == 2, "16-bit elements");
+  const std::uint32_t w[4] = {c.x, c.y, c.z, c.w};
+#pragma unroll
+  for (int x = 0; x < 4; ++x) {
+    if constexpr (E::kType == DType::f16) {
+      f[2 * x] = f16_to_f32(static_cast<std::uint16_t>(w[x] & 0xffffu));
+      f[2 * x + 1] = f16_to_f32(static_cast<std::uint16_t>(w[x] >> 16));
+    } else {
+      f[2 * x] = __uint_as_float(w[x] << 16);
+      f[2 * x + 1] = __uint_as_float(w[x] & 0xffff0000u);
+    }
+  }
+}
+
 // Store v as element i of a tensor of run-time type t.
 template <bool kTruncateBf16 = false>
 FP_DEV void store(void* base, std::int64_t i, DType t, float v) {

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "flashprobe/core/error.h"
+#include "flashprobe/kernels/decode_plan.h"
 #include "src/launchers.h"
 
 namespace flashprobe::kernels {
@@ -63,6 +64,8 @@ Support decode_supports(const DeviceInfo& dev, const AttnProblem& p) {
   if (p.d > kDecodeMaxDim || p.dv > kDecodeMaxDim)
     return Support::no("d=" + std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + ": decode handles d, dv <= " +
                        std::to_string(kDecodeMaxDim));
+  if (p.sk > kDecodeMaxKeys)
+    return Support::no("sk=" + std::to_string(p.sk) + ": decode indexes keys in 32 bits, sk <= " + std::to_string(kDecodeMaxKeys));
   if (std::int64_t{p.hq} * p.sq > kMaxGridYZ)
     return Support::no("hq*sq=" + std::to_string(std::int64_t{p.hq} * p.sq) + " exceeds the grid limit " + std::to_string(kMaxGridYZ));
   return Support::yes();
@@ -146,9 +149,13 @@ std::size_t decode_workspace_bytes(const AttnProblem& p, int splits) {
 }  // namespace detail
 
 int decode_default_splits(const AttnProblem& p) {
-  // About 64 keys per split (enough work per block to hide the combine), at most 64 splits.
-  constexpr int kKeysPerSplit = 64, kMaxSplits = 64;
-  return std::clamp((p.sk + kKeysPerSplit - 1) / kKeysPerSplit, 1, kMaxSplits);
+  // The SM count of the device this process runs on (the first, as require_device() picks it);
+  // without one, decode_splits plans for a nominal device. Asked once: one device per process.
+  static const int sms = [] {
+    const DeviceQuery q = query_devices();
+    return q.devices.empty() ? 0 : q.devices.front().multiprocessors;
+  }();
+  return decode_splits(p, sms);
 }
 
 KernelInfo decode_with_splits(int splits) {

@@ -3,9 +3,8 @@
 #include <cmath>
 
 namespace flashprobe::kernels::testing {
-namespace {
 
-AttnProblem make(int batch, int hq, int hkv, int sq, int sk, int d) {
+AttnProblem make_problem(int batch, int hq, int hkv, int sq, int sk, int d) {
   AttnProblem p;
   p.batch = batch;
   p.hq = hq;
@@ -16,6 +15,8 @@ AttnProblem make(int batch, int hq, int hkv, int sq, int sk, int d) {
   p.dtype = p.out_dtype = DType::f16;
   return p;
 }
+
+namespace {
 
 std::vector<double> alibi(int hq) {  // the geometric slopes of the ALiBi paper: 2^(-8(h+1)/H)
   std::vector<double> s;
@@ -33,30 +34,30 @@ std::vector<GridCase> build() {
   for (int sk : kGridSk)
     for (int sq : {1, 3, 17, 70})
       for (Causal c : {Causal::none, Causal::bottom_right}) {
-        AttnProblem p = make(1, 2, 1, sq, sk, 64);
+        AttnProblem p = make_problem(1, 2, 1, sq, sk, 64);
         p.causal = c;
         add("sk_edge", p);
       }
   // Query counts in the gap between 1 and the tile heights (16, 32, 64) and just past them.
   for (int sq : {2, 5, 8, 9, 15, 16, 31, 33, 63, 65})
     for (int d : {64, 128}) {
-      AttnProblem p = make(2, 2, 2, sq, 100, d);
+      AttnProblem p = make_problem(2, 2, 2, sq, 100, d);
       p.causal = Causal::bottom_right;
       add("sq_gap", p);
     }
   // GQA groups of 3 and 6 with two kv heads (h % Hkv and h / group differ).
   for (auto [hq, hkv] : {std::pair{6, 2}, std::pair{12, 2}, std::pair{6, 1}})
     for (int sq : {1, 4, 40}) {
-      AttnProblem p = make(2, hq, hkv, sq, 77, 64);
+      AttnProblem p = make_problem(2, hq, hkv, sq, 77, 64);
       p.causal = sq == 40 ? Causal::bottom_right : Causal::none;
       add("gqa", p);
     }
   // Every head dim of tiled, and odd ones for the other paths.
   for (int d : {64, 80, 96, 128, 256, 72, 40})
     for (int sq : {1, 37})
-      for (int sk : {50, 129}) add("head_dim", make(1, 2, 1, sq, sk, d));
+      for (int sk : {50, 129}) add("head_dim", make_problem(1, 2, 1, sq, sk, d));
   {
-    AttnProblem p = make(1, 2, 2, 5, 33, 64);
+    AttnProblem p = make_problem(1, 2, 2, 5, 33, 64);
     p.dv = 96;  // d != dv: ref3pass and decode only
     add("dv_ne_d", p);
     p.sq = 40;
@@ -64,27 +65,27 @@ std::vector<GridCase> build() {
   }
   // KV cache: kv_offset tokens already cached, the new ones attend with bottom-right alignment.
   for (auto [sq, off] : {std::pair{1, 99}, std::pair{4, 96}, std::pair{10, 90}, std::pair{40, 60}}) {
-    AttnProblem p = make(2, 4, 2, sq, off + sq, 64);
+    AttnProblem p = make_problem(2, 4, 2, sq, off + sq, 64);
     p.kv_offset = off;
     p.causal = Causal::bottom_right;
     add("kv_offset", p);
   }
   // Top-left causal: more queries than keys (rows with no key) and fewer.
   for (auto [sq, sk] : {std::pair{40, 20}, std::pair{20, 40}, std::pair{3, 9}}) {
-    AttnProblem p = make(1, 2, 1, sq, sk, 64);
+    AttnProblem p = make_problem(1, 2, 1, sq, sk, 64);
     p.causal = Causal::top_left;
     add("causal_top_left", p);
   }
   // Bottom-right with more queries than keys: the first rows see nothing.
   for (int sq : {3, 50}) {
-    AttnProblem p = make(1, 2, 1, sq, 2, 64);
+    AttnProblem p = make_problem(1, 2, 1, sq, 2, 64);
     p.causal = Causal::bottom_right;
     add("empty_rows", p);
   }
   // Per-batch key lengths, zeros included (padded caches / varlen).
   for (int sq : {1, 5, 20})
     for (Causal c : {Causal::none, Causal::bottom_right}) {
-      AttnProblem p = make(3, 2, 1, sq, 100, 64);
+      AttnProblem p = make_problem(3, 2, 1, sq, 100, 64);
       p.causal = c;
       p.seqlens_k = {0, 37, 100};
       add("seqlens", p);
@@ -92,7 +93,7 @@ std::vector<GridCase> build() {
   // Sliding windows (left, right), with and without causal.
   for (auto [wl, wr] : {std::pair{4, 0}, std::pair{16, 16}, std::pair{0, 0}, std::pair{32, -1}, std::pair{-1, 8}})
     for (int sq : {1, 6, 40}) {
-      AttnProblem p = make(1, 2, 1, sq, 129, 64);
+      AttnProblem p = make_problem(1, 2, 1, sq, 129, 64);
       p.window_left = wl;
       p.window_right = wr;
       p.causal = wr == 0 ? Causal::bottom_right : Causal::none;
@@ -101,20 +102,20 @@ std::vector<GridCase> build() {
   // Soft-cap (scores pushed into the tanh's bend by larger inputs) and ALiBi.
   for (double cap : {5.0, 30.0})
     for (int sq : {1, 40}) {
-      AttnProblem p = make(1, 4, 2, sq, 90, 64);
+      AttnProblem p = make_problem(1, 4, 2, sq, 90, 64);
       p.softcap = cap;
       p.causal = Causal::bottom_right;
       add("softcap", p, InputDist{3.0, -1});
     }
   for (int sq : {1, 40})
     for (Causal c : {Causal::none, Causal::bottom_right}) {
-      AttnProblem p = make(2, 4, 2, sq, 90, 64);
+      AttnProblem p = make_problem(2, 4, 2, sq, 90, 64);
       p.alibi_slopes = alibi(4);
       p.causal = c;
       add("alibi", p);
     }
   {
-    AttnProblem p = make(1, 4, 1, 40, 130, 64);
+    AttnProblem p = make_problem(1, 4, 1, 40, 130, 64);
     p.alibi_slopes = alibi(4);
     p.softcap = 20;
     p.window_left = 50;
@@ -126,28 +127,36 @@ std::vector<GridCase> build() {
   }
   // Layouts: BHSD, a fused QKV buffer [B, S, 3, H, D] (q, k, v share strides), padded O.
   for (int sq : {1, 33}) {
-    AttnProblem p = make(2, 3, 3, sq, 70, 64);
+    AttnProblem p = make_problem(2, 3, 3, sq, 70, 64);
     p.with_layout(TensorLayout::bhsd);
     add("bhsd", p);
-    AttnProblem f = make(2, 3, 3, sq, sq, 64);
+    AttnProblem f = make_problem(2, 3, 3, sq, sq, 64);
     const std::int64_t row = 3LL * f.hq * f.d;
     f.q = f.k = f.v = Strides{row * sq, row, f.d, 1};
     f.causal = Causal::bottom_right;
     add("fused_qkv", f);
-    AttnProblem o = make(1, 2, 1, sq, 70, 64);
+    AttnProblem o = make_problem(1, 2, 1, sq, 70, 64);
     o.o = Strides{std::int64_t{sq} * 2 * 80, 2 * 80, 80, 1};  // head stride 80 > dv: gaps in O
     add("padded_o", o);
   }
   // Long rows: the row sum gets large (fp16 accumulation shows), many tiles pass through shared memory.
   for (int sq : {1, 64}) {
-    AttnProblem p = make(1, 2, 1, sq, 2048, 64);
+    AttnProblem p = make_problem(1, 2, 1, sq, 2048, 64);
     add("long_row", p, InputDist{0.5, -1});
   }
   {
-    AttnProblem p = make(1, 2, 1, 4, 1000, 64);  // nearly identical keys: a nearly uniform softmax
+    AttnProblem p = make_problem(1, 2, 1, 4, 1000, 64);  // nearly identical keys: a nearly uniform softmax
     add("near_uniform", p, InputDist{1.0, 0.01});
     p.sq = 48;
     add("near_uniform", p, InputDist{1.0, 0.01});
+  }
+  // K/V rows off 16-byte alignment (head stride d + 1): kernels that read 16-byte vectors fall back
+  // to element loads (decode's fallback gives bitwise the aligned result: test_kernels_gpu).
+  for (int sq : {1, 6, 40}) {
+    AttnProblem u = make_problem(2, 8, 2, sq, 300, 128);
+    u.k = u.v = Strides{300LL * 2 * 129, 2 * 129, 129, 1};
+    u.causal = Causal::bottom_right;
+    add("unaligned_kv", u);
   }
   return g;
 }

@@ -26,6 +26,9 @@ struct GridCase {
 
 const std::vector<GridCase>& kernel_grid();
 
+// A contiguous BSHD f16 problem with dv = d: the grid's building block, for other tests' cases too.
+AttnProblem make_problem(int batch, int hq, int hkv, int sq, int sk, int d);
+
 // The edge values the issue requires.
 inline constexpr int kGridSk[] = {0, 1, 2, 3, 5, 7, 63, 65, 127, 129};
 

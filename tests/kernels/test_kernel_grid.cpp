@@ -40,6 +40,7 @@ TEST(KernelGrid, CoversTheRequiredEdges) {
   EXPECT_TRUE(any([](const AttnProblem& p) { return p.q == p.k && !p.q.is_zero(); }));  // fused QKV
   EXPECT_TRUE(any([](const AttnProblem& p) { return p.id().find("_bhsd") != std::string::npos; }));
   EXPECT_TRUE(any([](const AttnProblem& p) { return p.sk >= 1000; }));
+  EXPECT_TRUE(any([](const AttnProblem& p) { return p.k.h % 8 != 0 && p.sq == 1; }));  // K rows off 16-byte alignment
 }
 
 }  // namespace

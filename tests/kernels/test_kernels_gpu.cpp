@@ -139,6 +139,39 @@ TEST(DecodeSplits, AnySplitCountAgrees) {
   EXPECT_TRUE(rep.failures.empty()) << rep.failures.size() << " failing case(s), first: " << rep.failures.front();
 }
 
+// decode reads aligned K/V rows as 16-byte vectors and other rows with 16-bit loads into the same
+// lanes, feeding the same arithmetic: the same values stored off alignment (head stride d + 1) give
+// bitwise the same O and LSE. Covers the fallback on every grid feature with contiguous K/V.
+TEST(DecodeLoads, UnalignedRowsGiveBitwiseTheAlignedResult) {
+  FP_SKIP_WITHOUT_GPU();
+  const DeviceInfo dev = require_device();
+  const KernelInfo* k = find_kernel("decode");
+  ASSERT_NE(k, nullptr);
+  Report rep{"decode_unaligned"};
+  for (const GridCase& c : kernel_grid()) {
+    const AttnProblem p = c.with_dtype(DType::bf16);
+    if (!k->supports(dev, p) || p.d % 8 != 0 || p.dv % 8 != 0 || !p.k.is_zero() || !p.v.is_zero()) continue;
+    AttnProblem u = p;
+    u.k = Strides{std::int64_t{p.sk} * p.hkv * (p.d + 1), std::int64_t{p.hkv} * (p.d + 1), p.d + 1, 1};
+    u.v = Strides{std::int64_t{p.sk} * p.hkv * (p.dv + 1), std::int64_t{p.hkv} * (p.dv + 1), p.dv + 1, 1};
+    const AttnInputs in = random_inputs(p, c.seed, c.dist);
+    AttnInputs uin{in.q, Tensor(p.dtype, u.k_span()), Tensor(p.dtype, u.v_span())};
+    for (int b = 0; b < p.batch; ++b)
+      for (int j = 0; j < p.sk; ++j)
+        for (int h = 0; h < p.hkv; ++h) {
+          for (int x = 0; x < p.d; ++x) uin.k.set(offset(u.k_strides(), b, j, h, x), in.k.get(offset(p.k_strides(), b, j, h, x)));
+          for (int x = 0; x < p.dv; ++x) uin.v.set(offset(u.v_strides(), b, j, h, x), in.v.get(offset(p.v_strides(), b, j, h, x)));
+        }
+    const RunResult a = run_kernel(*k, p, in), b = run_kernel(*k, u, uin);
+    const bool same = a.out.o.bytes == b.out.o.bytes &&
+                      std::memcmp(a.out.lse.data(), b.out.lse.data(), a.out.lse.size() * sizeof(float)) == 0;
+    rep.add(k->name, c.id(DType::bf16), same && b.clean(), {{"bitwise_equal", same}, {"run_findings", b.describe()}},
+            same ? b.describe() : "element loads differ from vector loads");
+  }
+  EXPECT_GT(rep.run, 0);
+  EXPECT_TRUE(rep.failures.empty()) << rep.failures.size() << " failing case(s), first: " << rep.failures.front();
+}
+
 // Two runs of the same kernel on the same inputs give the same bits (O and LSE).
 TEST(Determinism, TwoRunsAreBitwiseEqual) {
   FP_SKIP_WITHOUT_GPU();

@@ -238,12 +238,5 @@ TEST(Registry, WorkspaceSizes) {
   EXPECT_EQ(find_kernel("ref3pass")->workspace_bytes(prob(3, 0, 64)), 0u);
 }
 
-TEST(Registry, DecodeDefaultSplits) {
-  EXPECT_EQ(decode_default_splits(prob(1, 0, 64)), 1);
-  EXPECT_EQ(decode_default_splits(prob(1, 64, 64)), 1);
-  EXPECT_EQ(decode_default_splits(prob(1, 65, 64)), 2);
-  EXPECT_EQ(decode_default_splits(prob(1, 1 << 20, 64)), 64);
-}
-
 }  // namespace
 }  // namespace flashprobe::kernels

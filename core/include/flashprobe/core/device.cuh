@@ -7,6 +7,16 @@
 #define FP_HD __host__ __device__
 #define FP_DEV __device__ __forceinline__
 
+// __launch_bounds__ with a minimum of resident blocks per SM: CUDA then caps the registers per
+// thread so that many blocks fit. HIP reads a second argument as waves per execution unit (another
+// quantity, and a cap that made the decode kernel spill on CDNA): there only the block size is
+// declared and the compiler sizes the registers.
+#if defined(FP_VENDOR_HIP)
+#define FP_LAUNCH_BOUNDS(max_threads, min_blocks_per_sm) __launch_bounds__(max_threads)
+#else
+#define FP_LAUNCH_BOUNDS(max_threads, min_blocks_per_sm) __launch_bounds__(max_threads, min_blocks_per_sm)
+#endif
+
 namespace fp_dev {
 
 #if defined(FP_VENDOR_HIP)

@@ -56,15 +56,16 @@ const KernelInfo* find_kernel(const std::string& name);
 // "ref3pass, tiled, decode": for error messages.
 std::string kernel_names();
 
-// Decode's key split: how many blocks share the keys of one query row. Exposed so tests can force
-// 1, odd and more-splits-than-keys counts through decode_with_splits().
+// Decode's key split: how many blocks share the keys of one query row, decode_splits() (decode_plan.h)
+// for the SM count of this process's device. Exposed so tests can force 1, odd and
+// more-splits-than-keys counts through decode_with_splits().
 int decode_default_splits(const AttnProblem& p);
 // A KernelInfo running decode with exactly `splits` splits (>= 1), named "decode/splits=<n>".
 KernelInfo decode_with_splits(int splits);
 
 // Limits of the paths, shared by supports() and the tests.
-inline constexpr int kDecodeMaxSq = 8;    // decode keeps one block per query row; beyond this tiled wins
-inline constexpr int kDecodeMaxDim = 256; // q and o slices live in registers: 256/wave size per lane
+inline constexpr int kDecodeMaxSq = 8;    // decode is for generation steps; beyond this tiled and mma win
+inline constexpr int kDecodeMaxDim = 256; // a key row is read by at most 32 lanes of 16 bytes
 inline constexpr int kTiledDims[] = {64, 80, 96, 128, 256};
 inline constexpr int kMaxGridYZ = 65535;  // grid.y/z limit shared by CUDA and HIP
 

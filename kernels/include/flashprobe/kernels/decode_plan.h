@@ -1,0 +1,59 @@
+#pragma once
+// How the decode kernel cuts its work: pure host functions (and constants shared with the device
+// code), so the split-count policy is tested without a GPU.
+//
+// One block of kDecodeThreads threads runs one (batch, kv head, row tile, key split). A row tile is
+// up to kDecodeMaxRowsPerBlock query rows that read the same kv head (heads of one GQA group x the
+// sq query positions), so K and V are read once for all of them. Each key row is read by a group of
+// `lanes_per_key` lanes, 16 bytes (8 elements) each; the block walks its keys in steps of
+// `keys_per_step` = (threads / lanes_per_key) key groups x decode_unroll(rows) keys per group.
+//
+// Example (H100, 132 SMs; b1 h32 d128 sq1 sk8192): 16 lanes per key, 1 row per block, 8 key groups
+// x 4 = 32 keys per step; 32 kv heads in 4 x 132 resident blocks -> 16 splits of 16 steps (512
+// keys), 512 blocks in one wave.
+#include "flashprobe/core/problem.h"
+
+namespace flashprobe::kernels {
+
+inline constexpr int kDecodeThreads = 128;        // 4 waves of 32 (2 of 64)
+inline constexpr int kDecodeVecElems = 8;         // 16-bit elements per 16-byte load
+inline constexpr int kDecodeMaxRowsPerBlock = 4;  // query rows sharing one pass over K and V
+inline constexpr int kDecodeNominalSMs = 132;     // the SM count planned for when no device is known (H100)
+inline constexpr int kDecodeMaxKeys = 1 << 30;    // key indices are 32-bit inside the kernel
+
+// Keys per key group and step: 4 / rows, so the K/V registers in flight (two steps' worth) and the
+// per-row registers (q, o) share one budget.
+constexpr int decode_unroll(int rows_per_block) { return kDecodeMaxRowsPerBlock / rows_per_block; }
+// Blocks resident per SM that the register budget is set for (__launch_bounds__): 4 (<= 128
+// registers per thread) up to 2 rows per block, 3 (<= 168) at 4 rows.
+constexpr int decode_blocks_per_sm(int rows_per_block) { return rows_per_block <= 2 ? 4 : 3; }
+
+struct DecodeGeometry {
+  int lanes_per_key = 1;   // power of two >= ceil(max(d, dv) / 8), <= 32
+  int rows_per_block = 1;  // 1, 2 or 4: the power of two >= group * sq, capped at kDecodeMaxRowsPerBlock (1 with a score transform)
+  int row_tiles = 1;       // ceil(group * sq / rows_per_block) blocks per kv head and split
+  int keys_per_step = 1;   // kDecodeThreads / lanes_per_key * decode_unroll(rows_per_block)
+};
+
+// @pre 1 <= d, dv <= 256; group, sq >= 1. With score_transform (soft-cap or ALiBi) every row gets
+// its own block: the transform's tanhf is a function call in AMD device code built without the
+// device libraries, and several rows' registers kept live across those calls spill.
+DecodeGeometry decode_geometry(int d, int dv, int group, int sq, bool score_transform = false);
+
+// The split count for a device with `multiprocessors` SMs (<= 0: kDecodeNominalSMs): as many splits
+// as one wave of blocks holds — one batch element's blocks (hkv * row_tiles * splits) at most
+// decode_blocks_per_sm x the SMs, rounded down, since a few blocks past a full wave would run alone
+// with too few loads in flight — never more than the key steps (ceil(sk / keys_per_step)), at least
+// 1, and chosen so that every split gets the same whole number of key steps (the chunk of
+// decode_chunk is then a multiple of keys_per_step and no split is empty). Independent of the batch
+// size on purpose: the split count sets the order of the floating-point sums, and a batch element
+// must come out bitwise equal to the same element run alone (the BatchInvariant property); a larger
+// batch runs more waves of small blocks.
+int decode_splits(const AttnProblem& p, int multiprocessors);
+
+// Keys per split for `splits` splits: ceil(sk / splits) rounded up to a multiple of keys_per_step
+// when that still leaves no split empty (always so for decode_splits' counts), else ceil(sk / splits)
+// itself (forced split counts in the tests keep their uneven split borders). At least 1.
+int decode_chunk(int sk, int splits, int keys_per_step);
+
+}  // namespace flashprobe::kernels

@@ -1,0 +1,45 @@
+#include "flashprobe/kernels/decode_plan.h"
+
+#include <algorithm>
+
+namespace flashprobe::kernels {
+namespace {
+int pow2_at_least(int n) {
+  int p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+int ceil_div(long long a, long long b) { return static_cast<int>((a + b - 1) / b); }
+}  // namespace
+
+DecodeGeometry decode_geometry(int d, int dv, int group, int sq, bool score_transform) {
+  DecodeGeometry g;
+  g.lanes_per_key = pow2_at_least(ceil_div(std::max(d, dv), kDecodeVecElems));
+  const int rows = std::max(group, 1) * std::max(sq, 1);
+  g.rows_per_block = score_transform ? 1 : std::min(pow2_at_least(rows), kDecodeMaxRowsPerBlock);
+  g.row_tiles = ceil_div(rows, g.rows_per_block);
+  g.keys_per_step = kDecodeThreads / g.lanes_per_key * decode_unroll(g.rows_per_block);
+  return g;
+}
+
+int decode_splits(const AttnProblem& p, int multiprocessors) {
+  const DecodeGeometry g = decode_geometry(p.d, p.dv, p.group(), p.sq, p.softcap > 0 || !p.alibi_slopes.empty());
+  const int sms = multiprocessors > 0 ? multiprocessors : kDecodeNominalSMs;
+  const long long blocks_per_split = static_cast<long long>(p.hkv) * g.row_tiles;
+  const long long slots = static_cast<long long>(decode_blocks_per_sm(g.rows_per_block)) * sms;  // resident blocks
+  // As many splits as one wave of blocks holds, rounded down: a few blocks past a full wave would
+  // run alone after it, each too few loads in flight to use the memory system.
+  const long long want = slots / blocks_per_split;
+  const int steps = std::max(ceil_div(std::max(p.sk, 0), g.keys_per_step), 1);
+  // Every split gets the same whole number of steps: at most `want` splits of steps_per_split steps.
+  const int steps_per_split = ceil_div(steps, static_cast<int>(std::clamp<long long>(want, 1, steps)));
+  return ceil_div(steps, steps_per_split);
+}
+
+int decode_chunk(int sk, int splits, int keys_per_step) {
+  const int even = std::max(ceil_div(std::max(sk, 0), std::max(splits, 1)), 1);
+  const int rounded = ceil_div(even, keys_per_step) * keys_per_step;
+  return ceil_div(sk, rounded) == splits ? rounded : even;
+}
+
+}  // namespace flashprobe::kernels

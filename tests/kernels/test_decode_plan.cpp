@@ -1,0 +1,138 @@
+// decode's work decomposition (flashprobe/kernels/decode_plan.h) is pure host code: lanes per key,
+// rows per block, keys per step, the split count from the SM count and the keys per split.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "flashprobe/core/device_info.h"
+#include "flashprobe/kernels/decode_plan.h"
+#include "flashprobe/kernels/registry.h"
+#include "kernel_grid.h"
+
+namespace flashprobe::kernels {
+namespace {
+
+using testing::make_problem;
+
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+TEST(DecodePlan, LanesPerKeyCoverTheLongerRowIn16ByteChunks) {
+  EXPECT_EQ(decode_geometry(128, 128, 1, 1).lanes_per_key, 16);
+  EXPECT_EQ(decode_geometry(64, 64, 1, 1).lanes_per_key, 8);
+  EXPECT_EQ(decode_geometry(256, 256, 1, 1).lanes_per_key, 32);
+  EXPECT_EQ(decode_geometry(80, 80, 1, 1).lanes_per_key, 16);   // 10 chunks: 6 lanes idle
+  EXPECT_EQ(decode_geometry(59, 111, 1, 1).lanes_per_key, 16);  // dv decides: 14 chunks
+  EXPECT_EQ(decode_geometry(8, 1, 1, 1).lanes_per_key, 1);
+  EXPECT_EQ(decode_geometry(1, 1, 1, 1).lanes_per_key, 1);
+  for (int d = 1; d <= kDecodeMaxDim; ++d) {
+    const int g = decode_geometry(d, 1, 1, 1).lanes_per_key;
+    EXPECT_GE(g * kDecodeVecElems, d);
+    EXPECT_LE(g, 32) << "a key row must fit in one wave of 32";
+    EXPECT_EQ(g & (g - 1), 0) << "power of two (the shuffle butterfly)";
+  }
+}
+
+TEST(DecodePlan, RowsOfOneKvHeadShareABlock) {
+  // MHA decode: one row per block, 4 keys per key group and step.
+  DecodeGeometry g = decode_geometry(128, 128, 1, 1);
+  EXPECT_EQ(g.rows_per_block, 1);
+  EXPECT_EQ(g.row_tiles, 1);
+  EXPECT_EQ(g.keys_per_step, 8 * 4);
+  // GQA group 4: the four heads in one block, one key per key group and step.
+  g = decode_geometry(128, 128, 4, 1);
+  EXPECT_EQ(g.rows_per_block, 4);
+  EXPECT_EQ(g.row_tiles, 1);
+  EXPECT_EQ(g.keys_per_step, 8);
+  // Two query positions of one head; a group of 3 rounds up to 4 rows (one padding row).
+  EXPECT_EQ(decode_geometry(64, 64, 1, 2).rows_per_block, 2);
+  EXPECT_EQ(decode_geometry(64, 64, 1, 2).keys_per_step, 16 * 2);
+  EXPECT_EQ(decode_geometry(64, 64, 3, 1).rows_per_block, 4);
+  // More rows than a block holds: tiles of kDecodeMaxRowsPerBlock.
+  // Soft-cap or ALiBi: one row per block whatever the group.
+  EXPECT_EQ(decode_geometry(128, 128, 4, 1, true).rows_per_block, 1);
+  EXPECT_EQ(decode_geometry(128, 128, 4, 1, true).row_tiles, 4);
+  EXPECT_EQ(decode_geometry(128, 128, 4, 1, true).keys_per_step, 32);
+  g = decode_geometry(64, 64, 6, 1);
+  EXPECT_EQ(g.rows_per_block, kDecodeMaxRowsPerBlock);
+  EXPECT_EQ(g.row_tiles, 2);
+  EXPECT_EQ(decode_geometry(128, 128, 64, 8).row_tiles, 64 * 8 / kDecodeMaxRowsPerBlock);
+  for (int rows : {1, 2, 4}) EXPECT_EQ(decode_unroll(rows) * rows, kDecodeMaxRowsPerBlock);
+}
+
+TEST(DecodePlan, BenchmarkShapesOnAnH100) {
+  // b1 h32 d128: 32 kv heads x 16 splits = 512 blocks, one wave of the 4 x 132 resident blocks.
+  const AttnProblem p = make_problem(1, 32, 32, 1, 8192, 128);
+  EXPECT_EQ(decode_splits(p, 132), 16);
+  EXPECT_EQ(decode_chunk(8192, 16, 32), 512);
+  const AttnProblem l = make_problem(1, 32, 32, 1, 32768, 128);
+  EXPECT_EQ(decode_splits(l, 132), 16);  // not 17: 544 blocks would leave 16 to run alone
+  EXPECT_EQ(decode_chunk(32768, 16, 32), 2048);
+  // The batch does not change the split (bitwise batch invariance); 8 elements run 8 waves.
+  EXPECT_EQ(decode_splits(make_problem(8, 32, 32, 1, 32768, 128), 132), 16);
+  // GQA 32/8: one block serves the 4 heads of a kv head: 8 blocks per split, 3 resident per SM.
+  EXPECT_EQ(decode_splits(make_problem(1, 32, 8, 1, 32768, 128), 132), 49);
+  // A soft-cap runs one row per block: 32 blocks per split again.
+  AttnProblem cap = make_problem(1, 32, 8, 1, 32768, 128);
+  cap.softcap = 30;
+  EXPECT_EQ(decode_splits(cap, 132), 16);
+}
+
+TEST(DecodePlan, SplitsNeverExceedKeyStepsAndEverySplitGetsWholeSteps) {
+  for (int sms : {1, 2, 20, 80, 108, 132, 228, 304})
+    for (int hkv : {1, 2, 8, 32})
+      for (int group : {1, 2, 3, 4, 8})
+        for (int sq : {1, 3, 8})
+          for (int d : {8, 40, 64, 111, 128, 256})
+            for (int sk : {0, 1, 2, 3, 31, 32, 33, 100, 1000, 4096, 32768, 100003}) {
+              const AttnProblem p = make_problem(1, hkv * group, hkv, sq, sk, d);
+              const DecodeGeometry g = decode_geometry(p.d, p.dv, p.group(), p.sq);
+              const int steps = std::max(ceil_div(sk, g.keys_per_step), 1);
+              const int splits = decode_splits(p, sms);
+              SCOPED_TRACE(p.id() + " sms=" + std::to_string(sms) + " splits=" + std::to_string(splits));
+              ASSERT_GE(splits, 1);
+              ASSERT_LE(splits, steps);
+              // One batch element's blocks fit in one wave, and fill a good part of it unless every
+              // step already has its own split.
+              const long long blocks = static_cast<long long>(splits) * hkv * g.row_tiles;
+              const long long slots = static_cast<long long>(decode_blocks_per_sm(g.rows_per_block)) * sms;
+              if (splits > 1) EXPECT_LE(blocks, slots);
+              if (splits < steps && hkv * g.row_tiles <= slots) EXPECT_GE(4 * blocks, slots);
+              // Whole steps per split, no split empty, every key in a split.
+              const int chunk = decode_chunk(sk, splits, g.keys_per_step);
+              if (sk > 0) {
+                EXPECT_EQ(chunk % g.keys_per_step, 0);
+                EXPECT_EQ(ceil_div(sk, chunk), splits);
+              }
+              // Independent of the batch size.
+              AttnProblem big = p;
+              big.batch = 7;
+              EXPECT_EQ(decode_splits(big, sms), splits);
+            }
+}
+
+TEST(DecodePlan, ForcedSplitCountsKeepTheirBorders) {
+  // Rounding 34 keys per split up to 64 would leave the third split empty: the chunk stays 34.
+  EXPECT_EQ(decode_chunk(100, 3, 64), 34);
+  EXPECT_EQ(decode_chunk(100, 2, 64), 64);  // 50 -> 64 still gives 2 splits
+  EXPECT_EQ(decode_chunk(100, 64, 64), 2);  // more splits than keys / 2: the last 14 are empty
+  EXPECT_EQ(decode_chunk(5, 64, 32), 1);
+  EXPECT_EQ(decode_chunk(0, 5, 32), 1);
+  for (int sk : {1, 7, 100, 129, 2048})
+    for (int splits : {1, 2, 3, 5, 7, 64})
+      for (int kps : {8, 32, 64, 512}) {
+        const int chunk = decode_chunk(sk, splits, kps);
+        EXPECT_GE(static_cast<long long>(chunk) * splits, sk) << "the splits cover every key";
+        EXPECT_GE(chunk, 1);
+      }
+}
+
+TEST(DecodePlan, DefaultSplitsUseThisProcessDevice) {
+  const DeviceQuery q = query_devices();
+  const int sms = q.devices.empty() ? 0 : q.devices.front().multiprocessors;
+  const AttnProblem p = make_problem(2, 8, 2, 1, 5000, 64);
+  EXPECT_EQ(decode_default_splits(p), decode_splits(p, sms));
+  EXPECT_EQ(decode_splits(p, 0), decode_splits(p, kDecodeNominalSMs));
+}
+
+}  // namespace
+}  // namespace flashprobe::kernels

@@ -77,18 +77,29 @@ std::string binary_runs_on(const BinaryTargets& bin, const DeviceInfo& dev) {
          "); rebuild with -DCMAKE_CUDA_ARCHITECTURES=" + std::to_string(dev_sm);
 }
 
-const std::vector<std::string>& preference_order(const DeviceInfo& dev, const AttnProblem& p) {
-  // mma: the tensor-core path of issue 8, preferred wherever it supports the problem. For a handful
-  // of query rows (sq <= kDecodeMaxSq) it runs one block per (query tile, head, batch): when those
-  // blocks cannot fill the device, decode, which also splits the keys across blocks, goes first.
-  // Measured on an H100 (reports/data/h100-80gb-hbm3/2026-11-23-pipelined, sq = 1, d = 128):
-  // batch 1 x 32 heads (32 blocks, 132 SMs): decode 476-585 GB/s, mma 181-204; batch 8 x 32 heads
-  // (256 blocks): mma 1293-1446 GB/s, decode 678-746.
-  static const std::vector<std::string> prefill{"mma", "decode", "tiled", "ref3pass"};
-  static const std::vector<std::string> few_rows{"decode", "mma", "tiled", "ref3pass"};
+// Whether decode goes before mma, and why. mma, the tensor-core path of issue 8, is preferred
+// wherever it supports the problem, except for a handful of query rows (sq <= kDecodeMaxSq): it runs
+// one block per (query tile, head, batch), while decode splits the keys across blocks and reads them
+// with 16-byte loads. Measured on an H100 (reports/data/h100-80gb-hbm3/2026-11-23-decode2, d = 128,
+// 32 heads, Sk 1k-32k): at sq = 1 decode moves 866-2856 GB/s at batch 1 (mma 169-203) and
+// 2157-3041 at batch 8 (mma 1177-1462). For 1 < sq <= kDecodeMaxSq only the under-filled case
+// (batch * hq blocks below the SM count) is decode's; the rest is unmeasured and stays with mma.
+bool decode_first(const DeviceInfo& dev, const AttnProblem& p, std::string* why) {
+  if (p.sq > kDecodeMaxSq) return false;
   const long long blocks = static_cast<long long>(p.batch) * p.hq;
   const bool underfilled = dev.multiprocessors <= 0 || blocks < dev.multiprocessors;
-  return p.sq <= kDecodeMaxSq && underfilled ? few_rows : prefill;
+  if (why) {
+    *why = "sq=" + std::to_string(p.sq) + " <= " + std::to_string(kDecodeMaxSq) + ": keys split across blocks, " +
+           (p.sq == 1 ? std::string("one query row (decode measured ahead of the tensor-core path at any batch)")
+                      : "batch*hq=" + std::to_string(blocks) + " blocks under " + std::to_string(dev.multiprocessors) + " SMs");
+  }
+  return p.sq == 1 || underfilled;
+}
+
+const std::vector<std::string>& preference_order(const DeviceInfo& dev, const AttnProblem& p) {
+  static const std::vector<std::string> prefill{"mma", "decode", "tiled", "ref3pass"};
+  static const std::vector<std::string> few_rows{"decode", "mma", "tiled", "ref3pass"};
+  return decode_first(dev, p, nullptr) ? few_rows : prefill;
 }
 
 std::string Selection::describe() const {
@@ -121,10 +132,9 @@ Selection select(const DeviceInfo& dev, const AttnProblem& p, const BinaryTarget
     }
     sel.kernel = k;
     if (name == "mma") sel.reason = "tensor-core path supports the problem on " + dev.arch;
-    else if (name == "decode")
-      sel.reason = "sq=" + std::to_string(p.sq) + " <= " + std::to_string(kDecodeMaxSq) + " and batch*hq=" +
-                   std::to_string(static_cast<long long>(p.batch) * p.hq) + " blocks under " +
-                   std::to_string(dev.multiprocessors) + " SMs: keys split across blocks";
+    else if (name == "decode") {
+      if (!decode_first(dev, p, &sel.reason)) sel.reason = "the tensor-core path does not support the problem";
+    }
     else if (name == "tiled") sel.reason = "d=" + std::to_string(p.d) + ", " + std::string(dtype_name(p.dtype)) + ": scalar FlashAttention-2";
     else if (name == "ref3pass") sel.reason = "fallback: no faster path supports the problem";
     else sel.reason = "first supported kernel in the order of preference";

@@ -52,20 +52,28 @@ TEST(Select, DecodeForFewQueryRows) {
   EXPECT_TRUE(kernels().front().supports(kSm90, prob(1, 4096, 128))) << "mma should support sm_90";
 }
 
-TEST(Select, FewQueryRowsGoToTensorCoresOnceTheirBlocksFillTheDevice) {
+// By measurement (select.cpp): one query row is decode's at any batch; a few rows go to the tensor
+// cores once their blocks fill the device.
+TEST(Select, OneQueryRowIsDecodesAndAFewRowsGoToTensorCoresOnceTheirBlocksFillTheDevice) {
   DeviceInfo h100 = kSm90;
   h100.multiprocessors = 132;
   AttnProblem p = prob(1, 32768, 128);
   p.hq = p.hkv = 32;
+  for (int batch : {1, 8}) {
+    p.batch = batch;
+    const Selection s = select(h100, p, kCuda, kernels());
+    ASSERT_TRUE(s) << s.describe();
+    EXPECT_EQ(s.kernel->name, "decode") << "batch " << batch;
+    EXPECT_NE(s.reason.find("one query row"), std::string::npos) << s.reason;
+  }
+  p.sq = 4;
   p.batch = 1;  // 32 blocks for 132 SMs: decode splits the keys
-  const Selection one = select(h100, p, kCuda, kernels());
-  ASSERT_TRUE(one) << one.describe();
-  EXPECT_EQ(one.kernel->name, "decode");
-  EXPECT_NE(one.reason.find("batch*hq=32 blocks under 132 SMs"), std::string::npos) << one.reason;
+  const Selection few = select(h100, p, kCuda, kernels());
+  ASSERT_TRUE(few) << few.describe();
+  EXPECT_EQ(few.kernel->name, "decode");
+  EXPECT_NE(few.reason.find("batch*hq=32 blocks under 132 SMs"), std::string::npos) << few.reason;
   p.batch = 8;  // 256 blocks
-  const Selection eight = select(h100, p, kCuda, kernels());
-  ASSERT_TRUE(eight) << eight.describe();
-  EXPECT_EQ(eight.kernel->name, "mma");
+  EXPECT_EQ(select(h100, p, kCuda, kernels()).kernel->name, "mma");
   p.sq = kDecodeMaxSq + 1;
   p.batch = 1;
   EXPECT_EQ(select(h100, p, kCuda, kernels()).kernel->name, "mma");

@@ -95,8 +95,12 @@ TEST(DecodePlan, SplitsNeverExceedKeyStepsAndEverySplitGetsWholeSteps) {
               // step already has its own split.
               const long long blocks = static_cast<long long>(splits) * hkv * g.row_tiles;
               const long long slots = static_cast<long long>(decode_blocks_per_sm(g.rows_per_block)) * sms;
-              if (splits > 1) { EXPECT_LE(blocks, slots); }
-              if (splits < steps && hkv * g.row_tiles <= slots) { EXPECT_GE(4 * blocks, slots); }
+              if (splits > 1) {
+                EXPECT_LE(blocks, slots);
+              }
+              if (splits < steps && hkv * g.row_tiles <= slots) {
+                EXPECT_GE(4 * blocks, slots);
+              }
               // Whole steps per split, no split empty, every key in a split.
               const int chunk = decode_chunk(sk, splits, g.keys_per_step);
               if (sk > 0) {

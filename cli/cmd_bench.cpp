@@ -2,14 +2,13 @@
 // events after warm-up, the median of many repetitions and rotated inputs, and writes records
 // (TFLOP/s, GB/s) plus the device-to-device copy ceiling measured in the same run.
 #include <cstdio>
-#include <cstring>
-#include <random>
 #include <optional>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "bench/bench_grid.h"
 #include "bench/gemm_ceiling.h"
+#include "bench/random_tiled.h"
 #include "bench/timer.h"
 #include "command.h"
 #include "flashprobe/core/buffer.h"
@@ -37,31 +36,14 @@ struct InputSets {
   int count = 1;
 };
 
-// Random normal values (never zero in the dtype) for n elements: a pattern of at most 4 Mi values
-// generated on the host and repeated. Timing does not care that a 2 GB KV cache repeats every
-// 8 MB; generating every value made the host the bottleneck of decode cases.
-std::vector<std::uint8_t> random_tiled(DType t, std::int64_t n, std::uint64_t seed) {
-  const std::int64_t n0 = std::min<std::int64_t>(n, std::int64_t{1} << 22);
-  Tensor pat(t, n0);
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> nd;
-  for (std::int64_t i = 0; i < n0; ++i)
-    do pat.set(i, nd(rng));
-    while (pat.get(i) == 0.0);
-  std::vector<std::uint8_t> out(static_cast<std::size_t>(n) * dtype_size(t));
-  for (std::size_t off = 0; off < out.size(); off += pat.bytes.size())
-    std::memcpy(out.data() + off, pat.bytes.data(), std::min(pat.bytes.size(), out.size() - off));
-  return out;
-}
-
 InputSets make_inputs(const AttnProblem& p, std::size_t ws_bytes, long long l2_bytes) {
   InputSets s;
   const double set_bytes = double(p.q_span() + p.k_span() + p.v_span()) * double(dtype_size(p.dtype));
   s.count = static_cast<int>(std::min(8.0, std::max(1.0, std::ceil(3.0 * double(l2_bytes) / set_bytes))));
   // One random (never zero) set uploaded into every rotation buffer: the buffers' distinct
   // addresses are what defeat the L2.
-  const auto q = random_tiled(p.dtype, p.q_span(), 1000), k = random_tiled(p.dtype, p.k_span(), 1001),
-             v = random_tiled(p.dtype, p.v_span(), 1002);
+  const auto q = bench::random_tiled(p.dtype, p.q_span(), 1000), k = bench::random_tiled(p.dtype, p.k_span(), 1001),
+             v = bench::random_tiled(p.dtype, p.v_span(), 1002);
   for (int i = 0; i < s.count; ++i) {
     s.q.emplace_back(q.size());
     s.q.back().upload(q);

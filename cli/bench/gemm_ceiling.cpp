@@ -7,15 +7,12 @@
 
 #include <dlfcn.h>
 
-#include <algorithm>
-#include <cstring>
-#include <random>
-#include <vector>
+#include <string>
 
+#include "bench/random_tiled.h"
 #include "bench/timer.h"
 #include "flashprobe/core/buffer.h"
 #include "flashprobe/core/error.h"
-#include "flashprobe/core/half.h"
 #include "flashprobe/core/vendor.h"
 
 #if defined(FP_HAVE_GPU_RUNTIME) && defined(FP_VENDOR_CUDA)
@@ -56,21 +53,11 @@ GemmCeiling gemm_ceiling_tflops(int n) {
     out.why_not = out.library + " lacks cublasCreate_v2/cublasDestroy_v2/cublasGemmEx";
     return out;
   }
-  // Random bf16 operands (never zeros): a 1 Mi-element random pattern repeated.
+  // Random bf16 operands (never zeros), as the kernels' inputs are made.
   const std::size_t elems = static_cast<std::size_t>(n) * n;
-  std::vector<std::uint16_t> pattern(std::size_t{1} << 20);
-  std::mt19937_64 rng(1);
-  std::normal_distribution<double> nd(0.0, 1.0);
-  for (auto& h : pattern)
-    do h = to_bf16_bits(nd(rng));
-    while ((h & 0x7FFF) == 0);
-  std::vector<std::uint16_t> host(elems);
-  for (std::size_t i = 0; i < elems; i += pattern.size())
-    std::memcpy(host.data() + i, pattern.data(), std::min(pattern.size(), elems - i) * 2);
   DeviceBuffer a(elems * 2), b(elems * 2), c(elems * 2);
-  a.upload(host);
-  std::reverse(host.begin(), host.end());
-  b.upload(host);
+  a.upload(random_tiled(DType::bf16, static_cast<std::int64_t>(elems), 2000));
+  b.upload(random_tiled(DType::bf16, static_cast<std::int64_t>(elems), 2001));
   cublasHandle_t h = nullptr;
   check_blas(create(&h), "cublasCreate");
   const float alpha = 1, beta = 0;

@@ -47,6 +47,14 @@ void set_nonzero_normal(Tensor& t, std::int64_t i, std::mt19937_64& rng, std::no
 }
 }  // namespace
 
+Tensor random_normal(DType t, std::int64_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> nd(0.0, 1.0);
+  Tensor out(t, n);
+  for (std::int64_t i = 0; i < n; ++i) set_nonzero_normal(out, i, rng, nd, 1.0);
+  return out;
+}
+
 AttnInputs random_inputs(const AttnProblem& p, std::uint64_t seed, const InputDist& dist) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> nd(0.0, 1.0);

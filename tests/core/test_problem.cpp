@@ -154,6 +154,22 @@ TEST(Problem, RandomInputsFollowThePlainDefinitionBitForBit) {
     }
 }
 
+TEST(Problem, RandomNormalFollowsTheSameRule) {
+  for (DType t : {DType::f16, DType::bf16, DType::f32}) {
+    const Tensor got = random_normal(t, 5000, 3);
+    std::mt19937_64 rng(3);
+    std::normal_distribution<double> nd(0.0, 1.0);
+    Tensor want(t, 5000);
+    for (std::int64_t i = 0; i < want.size(); ++i)
+      for (;;)
+        if (const double v = round_to(t, nd(rng)); v != 0.0) {
+          want.set(i, v);
+          break;
+        }
+    EXPECT_EQ(got.bytes, want.bytes) << dtype_name(t);
+  }
+}
+
 TEST(Problem, NoKeysIsValidForAnyBatchAndLayout) {
   // Sk = 0 makes the contiguous K/V strides 0; that must not be reported as aliasing.
   AttnProblem p;

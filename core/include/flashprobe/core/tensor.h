@@ -37,6 +37,9 @@ struct InputDist {
   double key_jitter = -1;  // >= 0: keys are one shared random vector plus jitter*noise (nearly identical keys)
 };
 AttnInputs random_inputs(const AttnProblem& p, std::uint64_t seed, const InputDist& dist = {});
+// n draws of N(0, 1) rounded to t, a draw that rounds to zero redrawn (the same per-element rule as
+// random_inputs), from a generator seeded with `seed`.
+Tensor random_normal(DType t, std::int64_t n, std::uint64_t seed);
 
 inline std::int64_t offset(const Strides& s, std::int64_t b, std::int64_t t, std::int64_t h, std::int64_t x) {
   return b * s.b + t * s.s + h * s.h + x * s.d;

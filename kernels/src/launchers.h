@@ -12,6 +12,8 @@
 namespace flashprobe::kernels {
 // The tensor-core kernel's entry (src/mma/mma_registry.cpp).
 KernelInfo make_mma_kernel();
+// The Hopper wgmma + TMA kernel's entry (src/wgmma/wgmma_registry.cpp).
+KernelInfo make_wgmma_kernel();
 }  // namespace flashprobe::kernels
 
 namespace flashprobe::kernels::detail {

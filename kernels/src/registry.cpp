@@ -111,6 +111,7 @@ KernelInfo make_decode(const std::string& name, int forced_splits) {
 std::vector<KernelInfo> make_table() {
   std::vector<KernelInfo> v;
   v.push_back(make_mma_kernel());
+  v.push_back(make_wgmma_kernel());
   v.push_back(make_decode("decode", 0));
   v.push_back({"tiled", "scalar FlashAttention-2: online softmax, K/V tiles through shared memory, d = dv in {64, 80, 96, 128, 256}",
                tiled_supports, [](const AttnProblem&) { return std::size_t{0}; },

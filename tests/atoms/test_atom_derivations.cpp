@@ -7,6 +7,7 @@
 #include "flashprobe/atoms/amd_layout.h"
 #include "flashprobe/atoms/sm75_ldmatrix.h"
 #include "flashprobe/atoms/sm80_layout.h"
+#include "flashprobe/atoms/sm90_wgmma_layout.h"
 
 using namespace flashprobe::atoms;
 
@@ -49,6 +50,37 @@ TEST(AtomDerivations, Gfx12AndCdnaRows) {
   EXPECT_EQ(mf.lane_mask, 0b11111);  // 32 lanes share a row: lanes 0-31 and 32-63 hold other rows
   EXPECT_FALSE(derive_c_to_a<CDNA_MFMA_32x32x8_Layout>().in_place);
   EXPECT_FALSE(derive_c_to_a<GFX12_WMMA_16x16x16_Layout>().in_place);
+}
+
+// wgmma (the wgmma attention kernel): a thread holds two rows of S (g and g + 8 of its warp's 16),
+// shared by the four lanes of its group; P for k-step ks of P·V is accumulator slots 8ks..8ks+7 of
+// the same thread, so the 64 x 128 score tile feeds the register (RS) form without shared memory.
+TEST(AtomDerivations, WgmmaRowsAndPInRegistersAcrossKSteps) {
+  using S = SM90_64xNx16_Layout<128>;
+  constexpr auto r = derive_c_rows<S>();
+  static_assert(r.consistent);
+  EXPECT_EQ(r.rows, 2);
+  EXPECT_EQ(r.lane_mask, 0b11);
+  for (int q = 0; q < S::kC; ++q) EXPECT_EQ(r.local[q], (q >> 1) & 1) << q;
+  constexpr auto w = derive_wide_c_to_a<SM90_64xNx16_Layout<64>, S>();
+  static_assert(w.in_place);
+  static_assert(w.kSteps == 8);
+  for (int ks = 0; ks < w.kSteps; ++ks)
+    for (int i = 0; i < 8; ++i) EXPECT_EQ(w.slot[ks][i], 8 * ks + i) << ks << "," << i;
+  // N = 256 needs the 128-slot tables.
+  static_assert(derive_c_rows<SM90_64xNx16_Layout<256>>().consistent);
+}
+
+// A C layout whose columns are rotated by one lane group is no longer reusable in place.
+struct RotatedWgmmaC : SM90_64xNx16_Layout<64> {
+  static constexpr Coord c(int lane, int i) {
+    const Coord x = SM90_64xNx16_Layout<64>::c(lane, i);
+    return {x.row, (x.col + 2) % 64};
+  }
+};
+TEST(AtomDerivations, WideCToARejectsAShiftedAccumulatorLayout) {
+  EXPECT_FALSE((derive_wide_c_to_a<SM90_64xNx16_Layout<64>, RotatedWgmmaC>().in_place));
+  EXPECT_FALSE((derive_wide_c_to_a<SM80_16x8x16_Layout, SM90_64xNx16_Layout<64>>().in_place));  // other wave
 }
 
 // A deliberately broken layout: lane 0 holds one row in all its slots, lane 4 four different rows,

@@ -9,6 +9,7 @@
 #include "flashprobe/atoms/amd_layout.h"
 #include "flashprobe/atoms/sm75_ldmatrix.h"
 #include "flashprobe/atoms/sm80_layout.h"
+#include "flashprobe/atoms/sm90_wgmma_layout.h"
 #include "flashprobe/probes/atom.h"
 #include "flashprobe/probes/layout.h"
 
@@ -56,6 +57,15 @@ void expect_matches(const char* registry_name) {
 TEST(AtomsMatchRegistry, Sm80MmaSyncF16AndBf16) {
   expect_matches<flashprobe::atoms::SM80_16x8x16_Layout>("SM80_16x8x16_F32F16F16F32_TN");
   expect_matches<flashprobe::atoms::SM80_16x8x16_Layout>("SM80_16x8x16_F32BF16BF16F32_TN");
+}
+
+TEST(AtomsMatchRegistry, Sm90WgmmaEveryProbedN) {
+  using flashprobe::atoms::SM90_64xNx16_Layout;
+  expect_matches<SM90_64xNx16_Layout<8>>("SM90_64x8x16_F32F16F16_RS");
+  expect_matches<SM90_64xNx16_Layout<16>>("SM90_64x16x16_F32F16F16_RS");
+  expect_matches<SM90_64xNx16_Layout<64>>("SM90_64x64x16_F32F16F16_RS");
+  expect_matches<SM90_64xNx16_Layout<128>>("SM90_64x128x16_F32F16F16_RS");
+  expect_matches<SM90_64xNx16_Layout<256>>("SM90_64x256x16_F32F16F16_RS");
 }
 
 TEST(AtomsMatchRegistry, Gfx11WmmaWave32WithReplicas) {

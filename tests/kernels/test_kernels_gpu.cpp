@@ -113,10 +113,18 @@ TEST_P(KernelGrid, AgreesWithOracleOnEveryCase) {
   ASSERT_NE(k, nullptr);
   Report rep{GetParam()};
   run_grid(*k, rep);
-  EXPECT_GT(rep.run, 0);
+  if (rep.run == 0) {
+    // A kernel for one architecture (wgmma: sm_90) refuses every case elsewhere: say why, skip.
+    AttnProblem plain;
+    plain.sq = plain.sk = 128;
+    plain.d = plain.dv = 64;
+    plain.dtype = plain.out_dtype = DType::f16;
+    const Support s = k->supports(require_device(), plain);
+    GTEST_SKIP() << "no grid case runs on this device: " << s.reason;
+  }
   EXPECT_TRUE(rep.failures.empty()) << rep.failures.size() << " failing case(s), first: " << rep.failures.front();
 }
-INSTANTIATE_TEST_SUITE_P(Kernels, KernelGrid, ::testing::Values("ref3pass", "tiled", "decode", "mma"));
+INSTANTIATE_TEST_SUITE_P(Kernels, KernelGrid, ::testing::Values("ref3pass", "tiled", "decode", "mma", "wgmma"));
 
 // Decode with forced split counts: 1, even, odd, and more splits than keys (empty splits), on the
 // cases where splits matter: edge key counts, windows that empty the first splits, zero-length keys.

@@ -228,11 +228,45 @@ TEST(Registry, NamesAndLookup) {
   ASSERT_NE(find_kernel("ref3pass"), nullptr);
   ASSERT_NE(find_kernel("mma"), nullptr);
   EXPECT_EQ(find_kernel("nope"), nullptr);
-  EXPECT_EQ(kernel_names(), "mma, decode, tiled, ref3pass");
+  ASSERT_NE(find_kernel("wgmma"), nullptr);
+  EXPECT_EQ(kernel_names(), "mma, wgmma, decode, tiled, ref3pass");
   for (auto& k : kernels()) {
     EXPECT_FALSE(k.description.empty()) << k.name;
     EXPECT_TRUE(k.supports && k.workspace_bytes && k.launch) << k.name;
   }
+}
+
+// The Hopper path: sm_90 only, f16/bf16, d = dv in {64, 128}, strides the TMA can address. Its
+// sm_90a code exists only in the cuda backend; elsewhere it refuses every problem and says why.
+TEST(Registry, WgmmaSupportsHopperProblemsTheTmaCanAddress) {
+  const KernelInfo* w = find_kernel("wgmma");
+  ASSERT_NE(w, nullptr);
+#if defined(FLASHPROBE_BACKEND_CUDA)
+  EXPECT_TRUE(w->supports(kSm90, prob(4096, 4096, 128))) << w->supports(kSm90, prob(4096, 4096, 128)).reason;
+  EXPECT_TRUE(w->supports(kSm90, prob(3, 5, 64, DType::bf16)));
+  AttnProblem bhsd = prob(100, 300, 64);
+  bhsd.with_layout(TensorLayout::bhsd);
+  EXPECT_TRUE(w->supports(kSm90, bhsd));
+  for (const DeviceInfo& dev : {kSm80, kSm86, kSm100, kGfx1100, kNone}) {
+    const Support s = w->supports(dev, prob(256, 256, 64));
+    EXPECT_FALSE(s) << dev.arch;
+    EXPECT_NE(s.reason.find("sm_90"), std::string::npos) << s.reason;
+  }
+  EXPECT_NE(w->supports(kSm90, prob(256, 256, 96)).reason.find("d=96"), std::string::npos);
+  EXPECT_NE(w->supports(kSm90, prob(256, 256, 64, DType::f32)).reason.find("dtype=f32"), std::string::npos);
+  AttnProblem odd = prob(64, 64, 64);
+  odd.k = odd.v = Strides{64LL * 2 * 68, 2 * 68, 68, 1};  // rows 136 bytes apart: not 16-byte multiples
+  const Support so = w->supports(kSm90, odd);
+  EXPECT_FALSE(so);
+  EXPECT_NE(so.reason.find("multiples of 8"), std::string::npos) << so.reason;
+  AttnProblem dv = prob(64, 64, 64);
+  dv.dv = 128;
+  EXPECT_FALSE(w->supports(kSm90, dv));
+#else
+  const Support s = w->supports(kSm90, prob(4096, 4096, 128));
+  EXPECT_FALSE(s);
+  EXPECT_NE(s.reason.find("sm_90a"), std::string::npos) << s.reason;
+#endif
 }
 
 TEST(Registry, WorkspaceSizes) {

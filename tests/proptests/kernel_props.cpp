@@ -29,6 +29,10 @@ Domain domain_for(const KernelInfo& k, const DeviceInfo& dev) {
     d.dv_differs = true;
     d.dtypes = {DType::f16, DType::bf16, DType::f32};
     d.tile_m = 16;
+  } else if (base == "wgmma") {
+    d.head_dims = {64, 128};  // Hopper path: 128 query rows and 128 keys per tile
+    d.tile_m = 128;
+    d.tile_n = 128;
   } else {
     d.head_dims = {64, 80, 96, 128, 256};
     d.tile_m = 64;

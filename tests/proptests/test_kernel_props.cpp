@@ -26,7 +26,7 @@ using Param = std::tuple<std::string, std::string>;  // kernel, property
 
 std::vector<Param> all_params() {
   std::vector<Param> v;
-  for (const char* k : {"ref3pass", "tiled", "decode", "mma"})
+  for (const char* k : {"ref3pass", "tiled", "decode", "mma", "wgmma"})
     for (const auto& p : properties_for(k)) v.emplace_back(k, p.name);
   return v;
 }
@@ -39,6 +39,14 @@ TEST_P(KernelProps, Holds) {
   const kernels::KernelInfo* k = kernels::find_kernel(kname);
   ASSERT_NE(k, nullptr) << kname;
   const DeviceInfo dev = require_device();
+  {
+    // A kernel of one architecture (wgmma: sm_90) refuses everything elsewhere: skip, saying why.
+    AttnProblem plain;
+    plain.sq = plain.sk = 128;
+    plain.d = plain.dv = 64;
+    plain.dtype = plain.out_dtype = DType::f16;
+    if (const kernels::Support s = k->supports(dev, plain); !s) GTEST_SKIP() << kname << " refuses this device: " << s.reason;
+  }
   if (domain_for(*k, dev).dtypes.empty())
     GTEST_SKIP() << kname << " takes no " << std::getenv("FLASHPROBE_PROP_DTYPE") << " inputs (FLASHPROBE_PROP_DTYPE)";
   for (const auto& p : properties_for(kname)) {

@@ -38,7 +38,7 @@ struct Coord {
 // to local row `local[s]`, and lanes that differ only in the bits of `lane_mask` hold the same rows.
 template <class Atom>
 struct CRows {
-  static constexpr int kMaxSlots = 64;
+  static constexpr int kMaxSlots = 128;  // wgmma m64n256: 128 accumulators per thread
   int rows = 0;
   int local[kMaxSlots] = {};
   int lane_mask = 0;  // OR of the single-bit xor masks that keep every slot's row
@@ -61,12 +61,19 @@ constexpr CRows<Atom> derive_c_rows() {
     }
     r.local[s] = idx;
   }
-  // Every lane must group its slots the same way (slot s and t share a row iff local[s] == local[t]).
+  // Every lane must group its slots the same way (slot s and t share a row iff local[s] == local[t]):
+  // each slot's row equals that of its local row's first slot, and the local rows' rows differ.
+  // (Linear in lanes x slots: wgmma's 128 lanes x 128 slots must stay within constexpr step limits.)
+  int first[CRows<Atom>::kMaxSlots] = {};
+  for (int s = Atom::kC - 1; s >= 0; --s) first[r.local[s]] = s;
   bool ok = true;
-  for (int l = 0; l < Atom::kWave; ++l)
+  for (int l = 0; l < Atom::kWave; ++l) {
     for (int s = 0; s < Atom::kC; ++s)
-      for (int t = 0; t < Atom::kC; ++t)
-        if ((Atom::c(l, s).row == Atom::c(l, t).row) != (r.local[s] == r.local[t])) ok = false;
+      if (Atom::c(l, s).row != Atom::c(l, first[r.local[s]]).row) ok = false;
+    for (int q = 0; q < r.rows; ++q)
+      for (int q2 = q + 1; q2 < r.rows; ++q2)
+        if (Atom::c(l, first[q]).row == Atom::c(l, first[q2]).row) ok = false;
+  }
   // Single-bit lane masks that map every (lane, slot) to a lane holding the same row in that slot.
   for (int m = 1; m < Atom::kWave; m <<= 1) {
     bool keeps = true;
@@ -76,11 +83,23 @@ constexpr CRows<Atom> derive_c_rows() {
     if (keeps) r.lane_mask |= m;
   }
   // Completeness: lanes holding the same row in some slot differ only inside lane_mask, so a
-  // shuffle-xor tree over those bits combines exactly the lanes of a row.
-  for (int l = 0; l < Atom::kWave; ++l)
-    for (int l2 = 0; l2 < Atom::kWave; ++l2)
-      for (int s = 0; s < Atom::kC; ++s)
-        if (Atom::c(l, s).row == Atom::c(l2, s).row && ((l ^ l2) & ~r.lane_mask) != 0) ok = false;
+  // shuffle-xor tree over those bits combines exactly the lanes of a row. Per (slot, row) the first
+  // lane seen is the representative; every other lane with that row must share its bits outside
+  // the mask.
+  constexpr int kMaxRows = 64;
+  int rep[kMaxRows] = {};
+  for (int s = 0; s < Atom::kC; ++s) {
+    for (int x = 0; x < kMaxRows; ++x) rep[x] = -1;
+    for (int l = 0; l < Atom::kWave; ++l) {
+      const int row = Atom::c(l, s).row;
+      if (row < 0 || row >= kMaxRows) {
+        ok = false;
+        continue;
+      }
+      if (rep[row] < 0) rep[row] = l;
+      else if (((rep[row] ^ l) & ~r.lane_mask) != 0) ok = false;
+    }
+  }
   r.consistent = ok;
   return r;
 }
@@ -90,7 +109,7 @@ constexpr CRows<Atom> derive_c_rows() {
 // every lane (then the conversion is register moves only), else `in_place = false`.
 template <class Atom>
 struct CToA {
-  static constexpr int kMaxSlots = 64;
+  static constexpr int kMaxSlots = 128;
   static constexpr int kTilesPerK = (Atom::K + Atom::N - 1) / Atom::N;
   bool in_place = false;
   int tile[kMaxSlots] = {};  // C tile offset within the k-step (0 .. K/N - 1)
@@ -122,6 +141,41 @@ constexpr CToA<Atom> derive_c_to_a() {
     r.tile[s] = found_t;
     r.slot[s] = found_c;
   }
+  r.in_place = ok;
+  return r;
+}
+
+// The same question when one C tile spans several k-steps of the next product (wgmma: S is one
+// 64 x Bn accumulator tile, P·V takes it 16 keys at a time): for k-step ks of an A operand of atom
+// AAtom and each A slot, the slot of the SAME lane in a C tile of CAtom that holds element
+// (row, ks * AAtom::K + col), proven for every lane; `in_place = false` when any is missing.
+template <class AAtom, class CAtom>
+struct WideCToA {
+  static constexpr int kSteps = CAtom::N / AAtom::K;
+  bool in_place = false;
+  int slot[kSteps][AAtom::kA] = {};
+};
+
+template <class AAtom, class CAtom>
+constexpr WideCToA<AAtom, CAtom> derive_wide_c_to_a() {
+  WideCToA<AAtom, CAtom> r;
+  if (AAtom::kWave != CAtom::kWave || AAtom::M != CAtom::M || CAtom::N % AAtom::K != 0) return r;
+  bool ok = true;
+  for (int ks = 0; ks < r.kSteps; ++ks)
+    for (int s = 0; s < AAtom::kA; ++s) {
+      const Coord a0 = AAtom::a(0, s);
+      int found = -1;
+      for (int cs = 0; cs < CAtom::kC; ++cs) {
+        const Coord c0 = CAtom::c(0, cs);
+        if (c0.row == a0.row && c0.col == ks * AAtom::K + a0.col) found = cs;
+      }
+      if (found < 0) return r;
+      for (int l = 0; l < AAtom::kWave; ++l) {
+        const Coord a = AAtom::a(l, s), c = CAtom::c(l, found);
+        if (c.row != a.row || c.col != ks * AAtom::K + a.col) ok = false;
+      }
+      r.slot[ks][s] = found;
+    }
   r.in_place = ok;
   return r;
 }

@@ -1,0 +1,103 @@
+// Host launch of the wgmma kernel: one TMA tensor map per input (built per call: the pointers and
+// strides are the call's), the block's dynamic shared memory raised past 48 KB, the grid.
+// Compiled for sm_90a only (kernels/CMakeLists.txt): wgmma and the TMA exist nowhere else.
+#include <cuda.h>
+
+#include <cstdint>
+#include <string>
+
+#include "flashprobe/core/error.h"
+#include "flashprobe/core/vendor.h"
+#include "src/mma/mma_launchers.h"
+#include "src/wgmma/wgmma_attn.cuh"
+#include "src/wgmma/wgmma_launchers.h"
+
+namespace flashprobe::kernels::detail {
+namespace {
+
+using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                 const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+// cuTensorMapEncodeTiled from the driver the runtime already loaded (no libcuda link needed).
+EncodeTiled encode_tiled() {
+  static const EncodeTiled fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    FP_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q));
+    if (f == nullptr || q != cudaDriverEntryPointSuccess)
+      throw GpuError("cudaGetDriverEntryPointByVersion(cuTensorMapEncodeTiled)", static_cast<int>(q),
+                     "no such driver entry point (a CUDA 12+ driver is needed for the TMA)", __FILE__, __LINE__);
+    return reinterpret_cast<EncodeTiled>(f);
+  }();
+  return fn;
+}
+
+// A [batch, seq, heads, d] tensor as a 4-D map (d innermost), boxes of 64 dims x `rows` rows with
+// the 128-byte swizzle the wgmma descriptors expect. Strides of size-1 dimensions are never used
+// for addressing; they get the packed value so that the driver's checks see a plain tensor.
+CUtensorMap tensor_map(const char* what, const void* base, const DevStrides& st, int batch, int seq, int heads, int d,
+                       int rows, DType dt) {
+  const cuuint64_t dims[4] = {static_cast<cuuint64_t>(d), static_cast<cuuint64_t>(seq),
+                              static_cast<cuuint64_t>(heads), static_cast<cuuint64_t>(batch)};
+  const std::int64_t packed[3] = {std::int64_t{d}, std::int64_t{d} * seq, std::int64_t{d} * seq * heads};
+  const std::int64_t given[3] = {st.s, st.h, st.b};
+  cuuint64_t strides[3];
+  for (int i = 0; i < 3; ++i) strides[i] = static_cast<cuuint64_t>((dims[i + 1] == 1 ? packed[i] : given[i]) * 2);
+  const cuuint32_t box[4] = {64, static_cast<cuuint32_t>(rows), 1, 1};
+  const cuuint32_t elem[4] = {1, 1, 1, 1};
+  CUtensorMap m;
+  const CUresult r = encode_tiled()(&m, dt == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                                    4, const_cast<void*>(base), dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                    CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw GpuError(std::string("cuTensorMapEncodeTiled(") + what + ": dims [" + std::to_string(batch) + ", " +
+                       std::to_string(seq) + ", " + std::to_string(heads) + ", " + std::to_string(d) + "], strides s=" +
+                       std::to_string(st.s) + " h=" + std::to_string(st.h) + " b=" + std::to_string(st.b) + " elements)",
+                   static_cast<int>(r), "CUresult", __FILE__, __LINE__);
+  return m;
+}
+
+bool aligned16(const void* ptr) { return (reinterpret_cast<std::uintptr_t>(ptr) & 15) == 0; }
+
+template <class E, int D>
+void launch(const Params& p, Stream s) {
+  using C = dev::WgmmaConfig<D>;
+  const CUtensorMap tq = tensor_map("q", p.q, p.qs, p.batch, p.sq, p.hq, D, C::kBm, p.dtype);
+  const CUtensorMap tk = tensor_map("k", p.k, p.ks, p.batch, p.sk, p.hkv, D, C::kBn, p.dtype);
+  const CUtensorMap tv = tensor_map("v", p.v, p.vs, p.batch, p.sk, p.hkv, D, C::kBn, p.dtype);
+  auto* kernel = dev::wgmma_fwd<E, D>;
+  static const bool raised = [&] {  // once per instantiation
+    FP_CHECK(fp_rt::set_max_dynamic_smem(kernel, C::kSmemBytes));
+    return true;
+  }();
+  (void)raised;
+  const dim3 grid(static_cast<unsigned>((p.sq + C::kBm - 1) / C::kBm), static_cast<unsigned>(p.hq),
+                  static_cast<unsigned>(p.batch));
+  kernel<<<grid, C::kThreads, C::kSmemBytes, s>>>(p, tq, tk, tv);
+  FP_CHECK_LAUNCH("wgmma_fwd");
+}
+
+template <int D>
+void by_dtype(const Params& p, Stream s) {
+  if (p.dtype == DType::bf16) launch<dev::BF16, D>(p, s);
+  else launch<dev::F16, D>(p, s);
+}
+
+}  // namespace
+
+void launch_wgmma(const Params& p, Stream s) {
+  if (!aligned16(p.q) || !aligned16(p.k) || !aligned16(p.v)) {
+    // TMA reads from 16-byte aligned bases only; mma takes any pointer (documented in the header).
+    if (p.d == 64) return launch_mma_nvidia<64>(p, s);
+    return launch_mma_nvidia<128>(p, s);
+  }
+  switch (p.d) {
+    case 64: return by_dtype<64>(p, s);
+    case 128: return by_dtype<128>(p, s);
+  }
+  throw UsageError("d=" + std::to_string(p.d) + ": wgmma is built for d in {64, 128}");
+}
+
+}  // namespace flashprobe::kernels::detail

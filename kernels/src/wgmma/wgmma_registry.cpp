@@ -1,0 +1,76 @@
+// The wgmma kernel's registry entry: which devices and problems it takes (pure host code, in every
+// build) and its launch, present only in the cuda backend, where wgmma_launch.cu is built as sm_90a
+// code (FLASHPROBE_HAVE_WGMMA).
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "flashprobe/core/error.h"
+#include "flashprobe/core/problem.h"
+#include "flashprobe/kernels/registry.h"
+#include "src/launchers.h"
+#include "src/wgmma/wgmma_launchers.h"
+
+namespace flashprobe::kernels {
+
+namespace {
+
+int sm_of(const DeviceInfo& dev) {
+  if (dev.vendor != "nvidia") return 0;
+  if (dev.arch_number != 0) return dev.arch_number;
+  return dev.arch.rfind("sm_", 0) == 0 ? std::atoi(dev.arch.c_str() + 3) : 0;
+}
+
+// The TMA reads rows at 16-byte granularity: the dims must be contiguous and every other stride a
+// multiple of 8 elements (16 bytes).
+std::string tma_stride_problem(const char* what, const Strides& st) {
+  if (st.d != 1) return std::string(what) + " stride d=" + std::to_string(st.d) + ": the TMA needs contiguous dims (d stride 1)";
+  for (std::int64_t x : {st.s, st.h, st.b})
+    if (x % 8 != 0 || x < 0)
+      return std::string(what) + " strides (s=" + std::to_string(st.s) + ", h=" + std::to_string(st.h) + ", b=" +
+             std::to_string(st.b) + "): the TMA needs non-negative multiples of 8 elements (16 bytes)";
+  return {};
+}
+
+Support wgmma_supports(const DeviceInfo& dev, const AttnProblem& p) {
+  for (auto& i : validate(p))
+    if (i.severity == ProblemIssue::Severity::error) return Support::no("invalid problem: " + i.field + ": " + i.message);
+#if !defined(FLASHPROBE_HAVE_WGMMA)
+  (void)dev;
+  return Support::no("this build has no sm_90a code (wgmma is built in the cuda backend only)");
+#else
+  if (sm_of(dev) != 90)
+    return Support::no("arch=" + (dev.arch.empty() ? std::string("none") : dev.arch) +
+                       ": wgmma and the TMA path exist on sm_90 (Hopper) only");
+  if (p.dtype == DType::f32) return Support::no("dtype=f32: wgmma reads f16 or bf16 inputs");
+  if (p.d != p.dv) return Support::no("d=" + std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + ": wgmma needs d == dv");
+  if (std::find(std::begin(detail::kWgmmaDims), std::end(detail::kWgmmaDims), p.d) == std::end(detail::kWgmmaDims))
+    return Support::no("d=" + std::to_string(p.d) + ": wgmma is built for d in {64, 128}");
+  for (auto [what, st] : {std::pair{"q", p.q_strides()}, std::pair{"k", p.k_strides()}, std::pair{"v", p.v_strides()}})
+    if (auto why = tma_stride_problem(what, st); !why.empty()) return Support::no(why);
+  if (p.hq > kMaxGridYZ || p.batch > kMaxGridYZ)
+    return Support::no("hq=" + std::to_string(p.hq) + ", batch=" + std::to_string(p.batch) + " exceed the grid limit " +
+                       std::to_string(kMaxGridYZ));
+  return Support::yes();
+#endif
+}
+
+}  // namespace
+
+KernelInfo make_wgmma_kernel() {
+  return {"wgmma",
+          "Hopper FlashAttention: wgmma m64nNk16 fed by TMA tile loads (sm_90a), a producer warp and two consumer "
+          "warpgroups; f16/bf16, d = dv in {64, 128}",
+          wgmma_supports, [](const AttnProblem&) { return std::size_t{0}; },
+          [](const AttnProblem& p, const DeviceTensors& t, void* ws, Stream s) {
+            (void)ws;
+#if defined(FLASHPROBE_HAVE_WGMMA)
+            detail::launch_wgmma(make_params(p, t), s);
+#else
+            (void)p, (void)t, (void)s;
+            throw NoDevice("this build has no sm_90a code: wgmma cannot launch");
+#endif
+          }};
+}
+
+}  // namespace flashprobe::kernels

@@ -262,6 +262,7 @@ TEST(Registry, WgmmaSupportsHopperProblemsTheTmaCanAddress) {
   AttnProblem dv = prob(64, 64, 64);
   dv.dv = 128;
   EXPECT_FALSE(w->supports(kSm90, dv));
+  EXPECT_NE(w->supports(kSm90, prob(64, 0, 64)).reason.find("sk=0"), std::string::npos);
 #else
   const Support s = w->supports(kSm90, prob(4096, 4096, 128));
   EXPECT_FALSE(s);

@@ -96,6 +96,30 @@ FP_DEV bool mbar_test(std::uint64_t* bar, int parity) {
 #endif
 }
 
+// Makes this thread's plain shared-memory writes visible to the async proxy (wgmma, TMA).
+FP_DEV void fence_proxy_async_shared() {
+#if defined(FP_SM90_TMA)
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+
+// Named barriers (ids 1..15; 0 is __syncthreads): `n` threads in all, counting both those that
+// wait (sync) and those that only signal (arrive).
+FP_DEV void named_sync(int id, int n) {
+#if defined(FP_SM90_TMA)
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+#else
+  (void)id, (void)n;
+#endif
+}
+FP_DEV void named_arrive(int id, int n) {
+#if defined(FP_SM90_TMA)
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+#else
+  (void)id, (void)n;
+#endif
+}
+
 #if defined(FP_VENDOR_CUDA)
 FP_DEV void tma_prefetch_map(const CUtensorMap* map) {
 #if defined(FP_SM90_TMA)

@@ -9,17 +9,22 @@
 //     waits for the other warpgroup unless the tile it needs next is not loaded: refills are tried
 //     without blocking at the top of each tile (mbarrier test_wait), so one warpgroup may run up to
 //     kStages - 1 tiles ahead of the other;
-//   each warpgroup:
-//     S = Q K^T       wgmma SS m64n{kBn}k16, Q and K straight from the swizzled tiles (K-major)
+//   each warpgroup, in phases t = 0 .. ntiles (see the loop):
+//     S(t) = Q K(t)^T   wgmma SS m64n{kBn}k16, Q and K straight from the swizzled tiles (K-major)
+//     O += P(t-1) V(t-1) wgmma RS m64n{D}k16 with B = V read N-major (imm-trans-b), issued right
+//                     after S(t), so that softmax(t) overlaps it
 //     online softmax  on the accumulators, row structure from derive_c_rows of the atom's C layout
-//     P               packed in registers as the A operand of the next product: derive_wide_c_to_a
-//                     proves that k-step ks of P·V is accumulator slots of the same thread
-//     O += P V        wgmma RS m64n{D}k16 with B = V read N-major (imm-trans-b), no transposed copy
+//     P(t)            packed in registers as the A operand of the next phase's product:
+//                     derive_wide_c_to_a proves that k-step ks of P·V is accumulator slots of the
+//                     same thread
+//   and the two warpgroups take turns issuing their products (named barriers), so that one's
+//   softmax runs while the other's products use the tensor cores;
 //   at the end O /= l and LSE = m + log(l) (natural log); empty rows O = 0, LSE = -inf.
 // Masking (causal with either alignment, windows, per-batch key counts, soft-cap, ALiBi) is the
 // mma kernel's, written once in attn_common.cuh: tiles outside the block's visible key range are
 // never loaded, tiles that every row of a warpgroup sees whole skip the per-score compare, keys past
-// the tensor arrive as zeros from the TMA and are masked.
+// the tensor arrive as zeros from the TMA and are masked; V rows past keys(b) inside the tensor are
+// zeroed in shared memory before use (0 * NaN would reach P·V).
 // Register placement comes from the atom (SM90_64xNx16_Layout, checked against the registry and the
 // H100 probe); the shared-memory layouts are the canonical ones of the wgmma matrix descriptor:
 //   Q, K  [rows][64] per 64-dim chunk, 128-byte swizzle, K-major: SBO = 1024 (8 rows), start + 32 B
@@ -119,6 +124,7 @@ __global__ __launch_bounds__(WgmmaConfig<D>::kThreads, 1) void wgmma_fwd(const _
   const int tid = static_cast<int>(threadIdx.x);
   const int h = static_cast<int>(blockIdx.y), b = static_cast<int>(blockIdx.z);
   const int hk = kv_head<Bug::none>(p, h);
+  const int keys = keys_of(p, b);
   // Heavy causal tiles first (the last query rows see the most keys), as in mma.
   const int i0 = static_cast<int>(gridDim.x - 1 - blockIdx.x) * C::kBm;
 
@@ -230,95 +236,127 @@ __global__ __launch_bounds__(WgmmaConfig<D>::kThreads, 1) void wgmma_fwd(const _
   const sm90::DescSw128 dk = sm90::desc_sw128(k_s(0), 16, 1024);
   const sm90::DescSw128 dv = sm90::desc_sw128(v_s(0), Bn * 128, 1024);
 
-  for (int t = 0; t < ntiles; ++t) {
-    const int s = t % C::kStages;
-    const int parity = (t / C::kStages) & 1;
-    const std::int64_t kv0 = kv_first + static_cast<std::int64_t>(t) * Bn;
+  // Phase t issues S(t) = Q K(t)^T and O += P(t-1) V(t-1) back to back, then computes softmax(t) on
+  // S(t) while P(t-1) V(t-1) is still running (intra-warpgroup overlap), and only then rescales O by
+  // alpha(t) and packs P(t) (the A registers of the running product must not change before it ends).
+  // The two warpgroups take turns issuing their phase's products (named barriers 1 and 2, "pingpong"):
+  // one warpgroup's softmax runs while the other's products occupy the tensor cores.
+  std::uint32_t pa[kPSteps][4];  // P(t-1) in the A layout
+  const int turn_mine = 1 + wg, turn_other = 2 - wg;
+  if (ntiles > 0 && wg == 1) sm90::named_arrive(1, 256);  // warpgroup 0 goes first
+  for (int t = 0; t <= ntiles; ++t) {
+    const bool has_s = t < ntiles, has_pv = t > 0;
+    const int s = t % C::kStages, parity = (t / C::kStages) & 1;
+    const int sp = (t + C::kStages - 1) % C::kStages, parity_p = ((t - 1) / C::kStages) & 1;  // tile t - 1
+    const int kv0 = static_cast<int>(kv_first) + t * Bn;
 
-    // S = Q K^T over D / 16 k-steps; the first overwrites the accumulators.
-    float sc[SL::kC];
-    if (tid == 0) produce(t);
+    if (tid == 0 && has_s) produce(t);
     __syncwarp();  // warp 0 reconverges before the warpgroup-wide (.aligned) wgmma instructions
-    sm90::mbar_wait(&k_full[s], parity);
-    atoms::wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      const int c = kk / 4, k16_bytes = (kk % 4) * 32;
-      SOp::ss(sc, dq.at(c * C::kBm * 128 + k16_bytes), dk.at(s * C::kTileBytes + c * Bn * 128 + k16_bytes),
-              kk > 0 ? 1 : 0);
-    }
-    atoms::wgmma_commit();
-    atoms::wgmma_wait<0>();
-#pragma unroll
-    for (int q = 0; q < SL::kC; ++q) atoms::wgmma_fence_operand(sc[q]);
-
-    // Base-2 scores, mask, row maxima (same fast paths as mma).
-    float mnew[R];
-#pragma unroll
-    for (int rr = 0; rr < R; ++rr) mnew[rr] = m_r[rr];
-    const bool full_tile = kv0 >= wg_lo_max && kv0 + Bn - 1 <= wg_hi_min;
-    if (!extras && full_tile) {
-#pragma unroll
-      for (int q = 0; q < SL::kC; ++q) {
-        sc[q] *= scale_log2;
-        mnew[kRows.local[q]] = fmaxf(mnew[kRows.local[q]], sc[q]);
+    if (has_pv) {
+      sm90::mbar_wait(&v_full[sp], parity_p);
+      // V rows past keys(b) but inside the tensor (a padded cache with per-batch lengths) hold
+      // whatever the cache holds, NaN included, and 0 * NaN is NaN in P·V: zero them (the TMA
+      // zero-fills only rows past the tensor). Uniform over the block; both warpgroups meet here.
+      const int first_bad = keys - (kv0 - Bn);
+      if (first_bad < Bn && keys < p.sk) {
+        constexpr int kVecPerRow = C::kChunks * 8;  // 16-byte vectors per row of all chunks
+        for (int i = tid; i < (Bn - first_bad) * kVecPerRow; i += C::kThreads) {
+          const int row = first_bad + i / kVecPerRow, c = (i % kVecPerRow) / 8, v = i % 8;
+          reinterpret_cast<uint4*>(v_s(sp) + c * Bn * C::kChunk + row * C::kChunk)[v] = make_uint4(0, 0, 0, 0);
+        }
+        sm90::fence_proxy_async_shared();  // the wgmma reads shared memory through the async proxy
+        __syncthreads();
       }
-    } else {
+    }
+    if (has_s) sm90::mbar_wait(&k_full[s], parity);
+
+    float sc[SL::kC];
+    sm90::named_sync(turn_mine, 256);
+#pragma unroll
+    for (int q = 0; q < OL::kC; ++q) atoms::wgmma_fence_operand(o[q]);
+    atoms::wgmma_fence();
+    if (has_s) {
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) {
+        const int c = kk / 4, k16_bytes = (kk % 4) * 32;
+        SOp::ss(sc, dq.at(c * C::kBm * 128 + k16_bytes), dk.at(s * C::kTileBytes + c * Bn * 128 + k16_bytes),
+                kk > 0 ? 1 : 0);
+      }
+      atoms::wgmma_commit();
+    }
+    if (has_pv) {
+      // O += P V: B[k = key][n = dim] read N-major from the row-major V tile.
+#pragma unroll
+      for (int ks = 0; ks < kPSteps; ++ks) OOp::rs_bmn(o, pa[ks], dv.at(sp * C::kTileBytes + ks * 16 * 128), 1);
+      atoms::wgmma_commit();
+    }
+    if (!(wg == 1 && t == ntiles)) sm90::named_arrive(turn_other, 256);
+
+    float alpha[R];
+    if (has_s) {
+      if (has_pv) atoms::wgmma_wait<1>();  // S(t) done; P(t-1) V(t-1) may still run
+      else atoms::wgmma_wait<0>();
+#pragma unroll
+      for (int q = 0; q < SL::kC; ++q) atoms::wgmma_fence_operand(sc[q]);
+
+      // Base-2 scores, mask, row maxima (same fast paths as mma).
+      float mnew[R];
+#pragma unroll
+      for (int rr = 0; rr < R; ++rr) mnew[rr] = m_r[rr];
+      const bool full_tile = kv0 >= wg_lo_max && kv0 + Bn - 1 <= wg_hi_min;
+      if (!extras && full_tile) {
+#pragma unroll
+        for (int q = 0; q < SL::kC; ++q) {
+          sc[q] *= scale_log2;
+          mnew[kRows.local[q]] = fmaxf(mnew[kRows.local[q]], sc[q]);
+        }
+      } else {
+#pragma unroll
+        for (int q = 0; q < SL::kC; ++q) {
+          const int rr = kRows.local[q];
+          const int j = kv0 + SL::c(lt, q).col;
+          float v = extras ? score(p, sc[q], h, idiag_r[rr], j) * kLog2e : sc[q] * scale_log2;
+          if (j < lo_r[rr] || j > hi_r[rr]) v = kNegInf;
+          sc[q] = v;
+          mnew[rr] = fmaxf(mnew[rr], v);
+        }
+      }
+#pragma unroll
+      for (int rr = 0; rr < R; ++rr)
+#pragma unroll
+        for (int bit = 1; bit < 32; bit <<= 1)
+          if (kRows.lane_mask & bit) mnew[rr] = fmaxf(mnew[rr], fp_dev::shfl_xor(mnew[rr], bit, 32));
+      static_assert(kRows.lane_mask < 32, "a row's threads must sit in one warp (shuffle reductions)");
+
+      // A row whose max is still -inf has nothing to rescale (no NaN from a fully masked tile).
+      float muse[R];
+#pragma unroll
+      for (int rr = 0; rr < R; ++rr) {
+        alpha[rr] = m_r[rr] == kNegInf ? 0.f : exp2f(m_r[rr] - mnew[rr]);
+        m_r[rr] = mnew[rr];
+        muse[rr] = mnew[rr] == kNegInf ? 0.f : mnew[rr];
+        l_r[rr] *= alpha[rr];
+      }
+      // P = exp2(S - m), summed per thread (combined across the row's lanes once, at the end).
 #pragma unroll
       for (int q = 0; q < SL::kC; ++q) {
         const int rr = kRows.local[q];
-        const int j = static_cast<int>(kv0) + SL::c(lt, q).col;
-        float v = extras ? score(p, sc[q], h, idiag_r[rr], j) * kLog2e : sc[q] * scale_log2;
-        if (j < lo_r[rr] || j > hi_r[rr]) v = kNegInf;
-        sc[q] = v;
-        mnew[rr] = fmaxf(mnew[rr], v);
+        sc[q] = exp2f(sc[q] - muse[rr]);
+        l_r[rr] += sc[q];
       }
     }
-#pragma unroll
-    for (int rr = 0; rr < R; ++rr)
-#pragma unroll
-      for (int bit = 1; bit < 32; bit <<= 1)
-        if (kRows.lane_mask & bit) mnew[rr] = fmaxf(mnew[rr], fp_dev::shfl_xor(mnew[rr], bit, 32));
-    static_assert(kRows.lane_mask < 32, "a row's threads must sit in one warp (shuffle reductions)");
-
-    float muse[R];
-#pragma unroll
-    for (int rr = 0; rr < R; ++rr) {
-      const float alpha = m_r[rr] == kNegInf ? 0.f : exp2f(m_r[rr] - mnew[rr]);
-      m_r[rr] = mnew[rr];
-      muse[rr] = mnew[rr] == kNegInf ? 0.f : mnew[rr];
-      l_r[rr] *= alpha;
-#pragma unroll
-      for (int q = 0; q < OL::kC; ++q)
-        if (kORows.local[q] == rr) o[q] *= alpha;
-    }
-    // P = exp2(S - m), summed per thread (combined across the row's lanes once, at the end).
-#pragma unroll
-    for (int q = 0; q < SL::kC; ++q) {
-      const int rr = kRows.local[q];
-      sc[q] = exp2f(sc[q] - muse[rr]);
-      l_r[rr] += sc[q];
-    }
-    std::uint32_t pa[kPSteps][4];
-#pragma unroll
-    for (int ks = 0; ks < kPSteps; ++ks)
-#pragma unroll
-      for (int r = 0; r < 4; ++r) pa[ks][r] = to_bits2<E>(sc[kP.slot[ks][2 * r]], sc[kP.slot[ks][2 * r + 1]]);
-
-    // O += P V: B[k = key][n = dim] read N-major from the row-major V tile.
-    sm90::mbar_wait(&v_full[s], parity);
-#pragma unroll
-    for (int q = 0; q < OL::kC; ++q) atoms::wgmma_fence_operand(o[q]);
-    atoms::wgmma_fence();
-#pragma unroll
-    for (int ks = 0; ks < kPSteps; ++ks) {
-      OOp::rs_bmn(o, pa[ks], dv.at(s * C::kTileBytes + ks * 16 * 128), 1);
-    }
-    atoms::wgmma_commit();
     atoms::wgmma_wait<0>();
 #pragma unroll
     for (int q = 0; q < OL::kC; ++q) atoms::wgmma_fence_operand(o[q]);
-    sm90::mbar_arrive(&empty[s]);  // this stage may be refilled
+    if (has_pv) sm90::mbar_arrive(&empty[sp]);  // tile t-1's stage may be refilled
+    if (has_s) {
+#pragma unroll
+      for (int q = 0; q < OL::kC; ++q) o[q] *= alpha[kORows.local[q]];
+#pragma unroll
+      for (int ks = 0; ks < kPSteps; ++ks)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) pa[ks][r] = to_bits2<E>(sc[kP.slot[ks][2 * r]], sc[kP.slot[ks][2 * r + 1]]);
+    }
   }
 
   // Finish: row sums across the row's lanes, normalise, store O and the LSE.

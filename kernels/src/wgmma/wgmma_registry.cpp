@@ -43,6 +43,7 @@ Support wgmma_supports(const DeviceInfo& dev, const AttnProblem& p) {
     return Support::no("arch=" + (dev.arch.empty() ? std::string("none") : dev.arch) +
                        ": wgmma and the TMA path exist on sm_90 (Hopper) only");
   if (p.dtype == DType::f32) return Support::no("dtype=f32: wgmma reads f16 or bf16 inputs");
+  if (p.sk == 0) return Support::no("sk=0: no keys for the TMA to address (mma writes the empty rows)");
   if (p.d != p.dv) return Support::no("d=" + std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + ": wgmma needs d == dv");
   if (std::find(std::begin(detail::kWgmmaDims), std::end(detail::kWgmmaDims), p.d) == std::end(detail::kWgmmaDims))
     return Support::no("d=" + std::to_string(p.d) + ": wgmma is built for d in {64, 128}");
@@ -59,8 +60,8 @@ Support wgmma_supports(const DeviceInfo& dev, const AttnProblem& p) {
 
 KernelInfo make_wgmma_kernel() {
   return {"wgmma",
-          "Hopper FlashAttention: wgmma m64nNk16 fed by TMA tile loads (sm_90a), a producer warp and two consumer "
-          "warpgroups; f16/bf16, d = dv in {64, 128}",
+          "Hopper FlashAttention: wgmma m64nNk16 fed by TMA tile loads (sm_90a), two warpgroups taking turns on the "
+          "tensor cores; f16/bf16, d = dv in {64, 128}",
           wgmma_supports, [](const AttnProblem&) { return std::size_t{0}; },
           [](const AttnProblem& p, const DeviceTensors& t, void* ws, Stream s) {
             (void)ws;

@@ -62,16 +62,37 @@ FP_DEV void mbar_arrive(std::uint64_t* bar) {
 #endif
 }
 
+// One hardware-bounded wait (try_wait suspends the thread for a while): whether the phase completed.
+FP_DEV bool mbar_try(std::uint64_t* bar, int parity) {
+#if defined(FP_SM90_TMA)
+  std::uint32_t done;
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+      "selp.u32 %0, 1, 0, p;\n"
+      "}\n"
+      : "=r"(done)
+      : "r"(smem_u32(bar)), "r"(parity)
+      : "memory");
+  return done != 0;
+#else
+  (void)bar, (void)parity;
+  return true;
+#endif
+}
+
+// Waits for the phase; a phase that has not completed after 10 s of wall time means a protocol bug
+// (a load never issued, an arrival missing): trap, so the launch fails with an error instead of
+// hanging the GPU.
 FP_DEV void mbar_wait(std::uint64_t* bar, int parity) {
 #if defined(FP_SM90_TMA)
-  asm volatile(
-      "{\n.reg .pred done;\n"
-      "WAIT:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra WAIT;\n"
-      "}\n" ::"r"(smem_u32(bar)),
-      "r"(parity)
-      : "memory");
+  if (mbar_try(bar, parity)) return;
+  std::uint64_t t0, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  while (!mbar_try(bar, parity)) {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    if (now - t0 > 10'000'000'000ull) __trap();
+  }
 #else
   (void)bar, (void)parity;
 #endif

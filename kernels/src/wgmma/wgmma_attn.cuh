@@ -244,7 +244,8 @@ __global__ __launch_bounds__(WgmmaConfig<D>::kThreads, 1) void wgmma_fwd(const _
   std::uint32_t pa[kPSteps][4];  // P(t-1) in the A layout
   const int turn_mine = 1 + wg, turn_other = 2 - wg;
   if (ntiles > 0 && wg == 1) sm90::named_arrive(1, 256);  // warpgroup 0 goes first
-  for (int t = 0; t <= ntiles; ++t) {
+  // A block without tiles runs no phase: its warpgroups must not meet at the turn barriers.
+  for (int t = 0; ntiles > 0 && t <= ntiles; ++t) {
     const bool has_s = t < ntiles, has_pv = t > 0;
     const int s = t % C::kStages, parity = (t / C::kStages) & 1;
     const int sp = (t + C::kStages - 1) % C::kStages, parity_p = ((t - 1) / C::kStages) & 1;  // tile t - 1

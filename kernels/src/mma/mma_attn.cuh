@@ -336,7 +336,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
         if (!T::at(tid, it, ii, x8)) continue;
         const int i = i0 + ii;
         const bool in = i < p.sq;
-        const std::int64_t ir = in ? i : 0;  // rows past Sq: zero-filled, row 0 (mapped) not read
+        [[maybe_unused]] const std::int64_t ir = in ? i : 0;  // rows past Sq: zero-filled, row 0 (mapped) not read
 #if defined(FP_VENDOR_CUDA)
         cp_async16(&q_s[ii * C::kLd + x8], qg + q_row + ir * p.qs.s + x8, in);
 #endif
@@ -362,7 +362,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
         if (!T::at(tid, it, jj, x8)) continue;
         const int j = kv0 + jj;
         const bool in = j < keys;
-        const std::int64_t jr = in ? j : 0;  // keys past the end: zero-filled, nothing read
+        [[maybe_unused]] const std::int64_t jr = in ? j : 0;  // keys past the end: zero-filled, nothing read
 #if defined(FP_VENDOR_CUDA)
         cp_async16(&ks[jj * C::kLd + x8], kg + k_row + jr * p.ks.s + x8, in);
         cp_async16(&vs[jj * C::kLd + x8], vg + v_row + jr * p.vs.s + x8, in);

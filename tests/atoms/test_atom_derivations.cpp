@@ -147,3 +147,30 @@ TEST(AtomDerivations, LdmatrixFeedsSm80BFromBothTileOrientations) {
   EXPECT_FALSE((ldsm_feeds_b<Swapped, N, true>()));
   EXPECT_FALSE((ldsm_feeds_b<Swapped, T, false>()));
 }
+
+// The mma kernel (v5) keeps Q in shared memory, row-major [row][dim], and reads the A fragment of
+// each k-step with one ldmatrix.x4 (non-trans).
+TEST(AtomDerivations, LdmatrixFeedsSm80AFromARowMajorTile) {
+  using flashprobe::atoms::ldsm_feeds_a;
+  using flashprobe::atoms::SM80_16x8x16_Layout;
+  using N = flashprobe::atoms::SM75_LDMATRIX_X4_Layout<false>;
+  using T = flashprobe::atoms::SM75_LDMATRIX_X4_Layout<true>;
+  static_assert(ldsm_feeds_a<SM80_16x8x16_Layout, N>());
+  // .trans would deliver A^T from the same tile.
+  static_assert(!ldsm_feeds_a<SM80_16x8x16_Layout, T>());
+  static_assert(!ldsm_feeds_a<flashprobe::atoms::GFX11_WMMA_16x16x16_Layout, N>());
+  static_assert(!ldsm_feeds_a<flashprobe::atoms::CDNA_MFMA_32x32x8_Layout, N>());
+  // A layout whose registers 1 and 2 (row-block 1 / k-block 1) are exchanged is caught: the order of
+  // the four matrices matters, not only which elements a lane holds.
+  struct RegsSwapped : SM80_16x8x16_Layout {
+    static constexpr flashprobe::atoms::Coord a(int lane, int i) {
+      const int r = i >> 1, rs = r == 1 ? 2 : r == 2 ? 1 : r;
+      return SM80_16x8x16_Layout::a(lane, 2 * rs + (i & 1));
+    }
+  };
+  EXPECT_FALSE((ldsm_feeds_a<RegsSwapped, N>()));
+  struct HalvesSwapped : SM80_16x8x16_Layout {
+    static constexpr flashprobe::atoms::Coord a(int lane, int i) { return SM80_16x8x16_Layout::a(lane, i ^ 1); }
+  };
+  EXPECT_FALSE((ldsm_feeds_a<HalvesSwapped, N>()));
+}

@@ -45,6 +45,28 @@ std::vector<GridCase> build() {
       p.causal = Causal::bottom_right;
       add("sq_gap", p);
     }
+  // Several query blocks of the mma kernel (128 rows each since v5, 32 per warp): rows just below,
+  // just past and well past one and two blocks, launched heaviest-first under a causal mask, with
+  // Sk != Sq (the diagonal off the block edges), every head dim, and the soft-cap/ALiBi
+  // instantiation (32-key tiles at D = 128).
+  for (int sq : {127, 129, 300})
+    for (int d : {64, 128}) {
+      AttnProblem p = make_problem(1, 2, 1, sq, sq + 37, d);
+      p.causal = Causal::bottom_right;
+      add("multi_block", p);
+    }
+  for (int d : {80, 96, 256}) add("multi_block", make_problem(1, 2, 1, 129, 100, d));
+  {
+    AttnProblem p = make_problem(1, 2, 1, 200, 150, 128);
+    p.causal = Causal::top_left;
+    add("multi_block", p);
+    p = make_problem(1, 4, 2, 150, 200, 128);
+    p.causal = Causal::bottom_right;
+    p.softcap = 20;
+    p.alibi_slopes = alibi(4);
+    p.window_left = 70;
+    add("multi_block", p, InputDist{2.0, -1});
+  }
   // GQA groups of 3 and 6 with two kv heads (h % Hkv and h / group differ).
   for (auto [hq, hkv] : {std::pair{6, 2}, std::pair{12, 2}, std::pair{6, 1}})
     for (int sq : {1, 4, 40}) {

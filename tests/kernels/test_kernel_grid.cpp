@@ -24,7 +24,7 @@ TEST(KernelGrid, CoversTheRequiredEdges) {
   const auto& g = kernel_grid();
   auto any = [&](auto pred) { return std::any_of(g.begin(), g.end(), [&](const GridCase& c) { return pred(c.p); }); };
   for (int sk : kGridSk) EXPECT_TRUE(any([&](const AttnProblem& p) { return p.sk == sk; })) << "sk=" << sk;
-  for (int sq : {2, 5, 9, 15, 31, 33, 63}) EXPECT_TRUE(any([&](const AttnProblem& p) { return p.sq == sq; })) << "sq=" << sq;
+  for (int sq : {2, 5, 9, 15, 31, 33, 63, 127, 129, 300}) EXPECT_TRUE(any([&](const AttnProblem& p) { return p.sq == sq; })) << "sq=" << sq;
   for (int d : {64, 80, 96, 128, 256}) EXPECT_TRUE(any([&](const AttnProblem& p) { return p.d == d; })) << "d=" << d;
   EXPECT_TRUE(any([](const AttnProblem& p) { return p.hkv >= 2 && p.group() == 3; }));
   EXPECT_TRUE(any([](const AttnProblem& p) { return p.hkv >= 2 && p.group() == 6; }));

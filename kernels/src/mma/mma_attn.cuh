@@ -2,10 +2,12 @@
 // mma: FlashAttention-2 forward on the matrix unit, written once over an atom (probes' kernel-facing
 // atoms, flashprobe/atoms/*.cuh). Porting to a new target means adding an atom, not editing this.
 //
-// One block per (query tile of kWaves * Atom::M rows, head, batch); each wave owns Atom::M rows.
-//   Q  -> registers, in the atom's A layout (loaded once through Atom::a)
+// One block per (query tile of kWaves * kMT * Atom::M rows, head, batch); each wave owns kMT m-tiles
+// of Atom::M rows, each with its own rows, intervals and softmax state.
+//   Q  -> NVIDIA: the block's Q tile in shared memory, A fragments read per k-step with ldmatrix.x4
+//         (ldsm_feeds_a); generic path (AMD, kMT = 1): registers, in the atom's A layout (Atom::a)
 //   K, V tiles of kBn keys -> shared memory/LDS, read into B fragments through Atom::b
-//   S = Q K^T on the matrix unit: kBn / N accumulator tiles per wave, in the C layout (Atom::c)
+//   S = Q K^T on the matrix unit: kBn / N accumulator tiles per m-tile, in the C layout (Atom::c)
 //   online softmax on the accumulators: a row's max and sum combine exactly the lanes that
 //     derive_c_rows<Atom>() says share that row (shuffle-xor over its lane bits), per local row
 //   P = exp(S - m) converted to the input type and fed back as the A operand of O += P V: in
@@ -14,20 +16,25 @@
 //     MFMA, whose C and A layouts are transposed across lanes)
 //   O accumulators in the C layout; at the end O /= l and LSE = m + log(l) (natural log), empty
 //     rows O = 0 and LSE = -inf.
-// NVIDIA (when the compile-time derivation ldsm_feeds_b says ldmatrix delivers the atom's B
-// fragments, as it does for mma.sync m16n8k16): K and V tiles stay row-major in dynamic shared memory,
-// two stages deep, filled by cp.async while the previous tile is computed, and read with one
-// ldmatrix.x4 (K) or ldmatrix.x4.trans (V) per two n-tiles. Elsewhere (AMD): one stage, V stored
-// transposed so that B register pairs are single 32-bit loads.
+// NVIDIA (when the compile-time derivations ldsm_feeds_b / ldsm_feeds_a say ldmatrix delivers the
+// atom's B and A fragments, as it does for mma.sync m16n8k16): Q, K and V tiles stay row-major in
+// dynamic shared memory, K/V two stages deep, filled by cp.async while the previous tile is computed;
+// one ldmatrix.x4 per m-tile and k-step (Q), one ldmatrix.x4 (K) or .x4.trans (V) per two n-tiles,
+// each B fragment feeding kMT = 2 mma (D <= 128; FlashAttention-2's 128-row tiles). Elsewhere (AMD):
+// kMT = 1, one stage, V stored transposed so that B register pairs are single 32-bit loads.
 // Masking: the key tiles outside the block's visible range [lo(first row), hi(last row)] are never
 // loaded (causal/window early exit); inside, each score is masked against its own row's interval,
 // which also covers the tail of the last tile (keys past keys(b) are zero-filled and masked).
+// Row and key indices are 32-bit (visible_range32; the launcher bounds sq + sk).
+#include <climits>
 #include <cstdint>
+#include <type_traits>
 
 #include "flashprobe/atoms/atom_layout.cuh"
 #include "flashprobe/core/device.cuh"
 #include "src/attn_common.cuh"
 #include "src/dtype.cuh"
+#include "src/mma/ldsm_imm.cuh"
 #if defined(FP_VENDOR_CUDA)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -62,27 +69,6 @@ FP_DEV std::uint32_t to_bits2(float lo, float hi) {
   return atoms::pack2(to_bits<E>(lo), to_bits<E>(hi));
 #endif
 }
-
-template <class Atom, int D, int Waves, int Bn>
-struct MmaConfig {
-  static constexpr int M = Atom::M, N = Atom::N, K = Atom::K;
-  static constexpr int kWaves = Waves, kBn = Bn;
-  static constexpr int kBm = Waves * M;                // query rows per block
-  static constexpr int kThreads = Waves * Atom::kWave;
-  static constexpr int kKT = D / K;                    // k-steps of S = Q K^T
-  static constexpr int kNT = Bn / N;                   // S accumulator tiles per wave
-  static constexpr int kPT = Bn / K;                   // k-steps of O += P V
-  static constexpr int kOT = D / N;                    // O accumulator tiles per wave
-  // Shared rows are padded by 8 elements (16 bytes) so that the lanes of a fragment load, which
-  // walk down rows, do not all land in one bank.
-  static constexpr int kLd = D + 8;    // K tile [key][dim]
-  static constexpr int kVLd = Bn + 8;  // V tile stored transposed, [dim][key]: a B fragment's register
-                                       // pairs run along k = key, so they become one 32-bit load
-  static constexpr int kPLd = Bn + 8;
-  static_assert(D % K == 0 && D % N == 0, "head dim must be a multiple of the atom's K and N");
-  static_assert(Bn % N == 0 && Bn % K == 0, "key tile must be a multiple of the atom's N and K");
-  static_assert(Atom::kA % 2 == 0 && Atom::kB % 2 == 0, "16-bit operands come in register pairs");
-};
 
 // First C slot of each local row of an atom: where a lane finds that row's index.
 template <class Atom>
@@ -134,26 +120,94 @@ FP_DEV void load_b_nmajor(std::uint32_t (&bf)[Atom::kB / 2], const std::uint16_t
 }
 
 // The pipelined path: ldmatrix feeds the atom's B operand from row-major K ([key][dim], n-major)
-// and V ([key][dim] = B[k][n], k-major) tiles.
+// and V ([key][dim] = B[k][n], k-major) tiles, and its A operand from the row-major Q tile.
 template <class Atom>
 constexpr bool use_ldsm() {
 #if defined(FP_VENDOR_CUDA)
   return atoms::ldsm_feeds_b<Atom, atoms::SM75_LDMATRIX_X4_Layout<false>, true>() &&
-         atoms::ldsm_feeds_b<Atom, atoms::SM75_LDMATRIX_X4_Layout<true>, false>();
+         atoms::ldsm_feeds_b<Atom, atoms::SM75_LDMATRIX_X4_Layout<true>, false>() &&
+         atoms::ldsm_feeds_a<Atom, atoms::SM75_LDMATRIX_X4_Layout<false>>();
 #else
   return false;
 #endif
 }
 
-// Dynamic shared memory of the pipelined path: 2 stages x (K, V) x Bn rows of kLd elements.
-template <class Atom, int D, int Bn>
-constexpr int mma_dynamic_smem_bytes() {
-  return use_ldsm<Atom>() ? 2 * 2 * Bn * (D + 8) * 2 : 0;
+// m-tiles (Atom::M query rows each) per wave: 2 on the ldmatrix path up to D = 128, so that every K
+// and V fragment read from shared memory feeds two mma instructions (FlashAttention-2's 32 rows per
+// warp); 1 at D = 256 (2 x 32 O tiles x 4 floats would not fit 255 registers) and on the generic
+// path (AMD), which keeps Q in registers and stages P per wave.
+template <class Atom, int D>
+constexpr int mma_default_mt() {
+  return use_ldsm<Atom>() && D <= 128 ? 2 : 1;
 }
 
-template <class Atom, class E, int D, int Waves, int Bn>
+template <class Atom, int D, int Waves, int Bn, int MT = 1>
+struct MmaConfig {
+  static constexpr int M = Atom::M, N = Atom::N, K = Atom::K;
+  static constexpr int kWaves = Waves, kBn = Bn, kMT = MT;
+  static constexpr int kWaveRows = MT * M;             // query rows per wave
+  static constexpr int kBm = Waves * kWaveRows;        // query rows per block
+  static constexpr int kThreads = Waves * Atom::kWave;
+  static constexpr int kKT = D / K;                    // k-steps of S = Q K^T
+  static constexpr int kNT = Bn / N;                   // S accumulator tiles per m-tile
+  static constexpr int kPT = Bn / K;                   // k-steps of O += P V
+  static constexpr int kOT = D / N;                    // O accumulator tiles per m-tile
+  // Shared rows are padded by 8 elements (16 bytes) so that the lanes of a fragment load, which
+  // walk down rows, do not all land in one bank.
+  static constexpr int kLd = D + 8;    // Q tile [row][dim], K tile [key][dim] (V too on the ldmatrix path)
+  static constexpr int kVLd = Bn + 8;  // generic path: V tile stored transposed, [dim][key]: a B
+                                       // fragment's register pairs run along k = key, one 32-bit load
+  static constexpr int kPLd = Bn + 8;
+  static constexpr bool kLdsm = use_ldsm<Atom>();
+  // Dynamic shared memory of the ldmatrix path (16-bit elements): the block's Q tile, then two
+  // stages of (K tile, V tile). D = 128: (128 + 4 * 64) * 136 * 2 B = 102 KB.
+  static constexpr int kQElems = kLdsm ? kBm * kLd : 0;
+  static constexpr int kStageElems = 2 * Bn * kLd;
+  static constexpr int kDynSmemBytes = kLdsm ? (kQElems + 2 * kStageElems) * 2 : 0;
+  static_assert(D % K == 0 && D % N == 0, "head dim must be a multiple of the atom's K and N");
+  static_assert(Bn % N == 0 && Bn % K == 0, "key tile must be a multiple of the atom's N and K");
+  static_assert(Atom::kA % 2 == 0 && Atom::kB % 2 == 0, "16-bit operands come in register pairs");
+  static_assert(MT >= 1 && (MT == 1 || kLdsm), "several m-tiles per wave only on the ldmatrix path");
+};
+
+// A row-major tile of Rows rows copied in 16-byte chunks (kChunks per row) by Threads threads: rows
+// are padded to a power of two of chunks (kCP; D = 80 and 96 leave 6 and 4 of 16 lanes idle), so that
+// a thread's chunks all lie in one column, one row stride apart (the compiler keeps one address per
+// thread instead of one per chunk). Chunk `it` of thread tid: its row, first column, and whether it
+// is a real chunk.
+template <int kChunks>
+inline constexpr int kChunksPadded = kChunks <= 1 ? 1 : 2 * kChunksPadded<(kChunks + 1) / 2>;
+template <int Rows, int kChunks, int Threads>
+struct TileChunks {
+  static constexpr int kCP = kChunksPadded<kChunks>;
+  static_assert(Threads % kCP == 0 && Rows % (Threads / kCP) == 0, "whole chunk rows per pass");
+  static constexpr int kIters = Rows / (Threads / kCP);
+  FP_DEV static bool at(int tid, int it, int& row, int& col) {
+    row = tid / kCP + it * (Threads / kCP);
+    col = (tid % kCP) * 8;
+    return kCP == kChunks || tid % kCP < kChunks;
+  }
+};
+
+// visible_range in 32 bits. Every value fits an int: lo lies in [0, max(sq, keys)) and hi in
+// [min(0, keys - sq), keys) (diag is keys - sq or 0, the window only narrows). The launcher refuses
+// sq + sk above kMmaMaxLen, so the kernel's other indices fit as well: keys up to keys - 1 + Bn, rows
+// up to sq - 1 + rows per block, and the per-tile differences lo - kv0, hi - kv0 and
+// i + diag - kv0 (kv0 in [0, keys)), which all lie in (-(sq + keys), sq + keys + rows per block).
+FP_DEV void visible_range32(const Params& p, int b, int i, int& lo, int& hi) {
+  std::int64_t l, h;
+  visible_range<Bug::none>(p, b, i, l, h);
+  lo = static_cast<int>(l);
+  hi = static_cast<int>(h);
+}
+inline constexpr int kMmaMaxLen = INT_MAX - 1024;
+
+// Extras: soft-cap or ALiBi may be on (checked at run time); without, the kernel has no code for
+// them (the launcher picks the instantiation), which keeps the score transform's temporaries out of
+// the register allocation of the common case.
+template <class Atom, class E, int D, int Waves, int Bn, int MT = mma_default_mt<Atom, D>(), bool Extras = true>
 __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
-  using C = MmaConfig<Atom, D, Waves, Bn>;
+  using C = MmaConfig<Atom, D, Waves, Bn, MT>;
   // Derived from the atom's layout at compile time (local constexpr copies: device code may not
   // odr-use host statics); indices into them are unrolled loop counters, so they fold away.
   constexpr atoms::CRows<Atom> kRows = atoms::derive_c_rows<Atom>();
@@ -161,11 +215,11 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
   static_assert(kRows.consistent, "every lane must group its C slots into rows the same way");
   constexpr int M = C::M, N = C::N, K = C::K, R = kRows.rows;
   constexpr bool kPInRegs = kC2A.in_place;
+  static_assert(kPInRegs || MT == 1, "P staged through shared memory is laid out for one m-tile per wave");
 
   constexpr bool kAPairs = a_pairs_along_k<Atom>();
-  constexpr bool kLdsm = use_ldsm<Atom>();
+  constexpr bool kLdsm = C::kLdsm;
   static_assert(!kLdsm || (C::kNT % 2 == 0 && C::kOT % 2 == 0), "ldmatrix.x4 reads two n-tiles at a time");
-  constexpr int kStage = 2 * Bn * C::kLd;  // one pipeline stage: K tile then V tile
   __shared__ __align__(16) std::uint16_t k_s[kLdsm ? 1 : Bn * C::kLd];
   __shared__ __align__(16) std::uint16_t vt_s[kLdsm ? 1 : D * C::kVLd];
 #if defined(FP_VENDOR_CUDA)
@@ -183,63 +237,71 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
   // Query tiles in reverse launch order: under a causal mask the last tiles see the most keys, and
   // starting them first keeps the tail of the grid short (the light tiles fill in behind).
   const int i0 = static_cast<int>(gridDim.x - 1 - blockIdx.x) * C::kBm;  // block's first query row
-  const int w0 = i0 + wave * M;                           // wave's first query row
+  const int w0 = i0 + wave * C::kWaveRows;                                // wave's first query row
   const int keys = keys_of(p, b);
-  const std::int64_t diag = diag_of<Bug::none>(p, b);
+  const int diag = static_cast<int>(diag_of<Bug::none>(p, b));  // keys - sq or 0: fits (see above)
   const auto* qg = static_cast<const std::uint16_t*>(p.q);
   const auto* kg = static_cast<const std::uint16_t*>(p.k);
   const auto* vg = static_cast<const std::uint16_t*>(p.v);
 
-  // Q in registers, A layout; rows past Sq are zero (they see no key and are never stored).
-  std::uint32_t qf[C::kKT][Atom::kA / 2];
+  // Generic path: Q in registers, A layout (one m-tile); rows past Sq are zero (they see no key and
+  // are never stored). The ldmatrix path keeps Q in shared memory instead (filled below).
+  [[maybe_unused]] std::uint32_t qf[kLdsm ? 1 : C::kKT][Atom::kA / 2];
+  if constexpr (!kLdsm) {
 #pragma unroll
-  for (int kk = 0; kk < C::kKT; ++kk)
+    for (int kk = 0; kk < C::kKT; ++kk)
 #pragma unroll
-    for (int r = 0; r < Atom::kA / 2; ++r) {
-      std::uint16_t e[2];
+      for (int r = 0; r < Atom::kA / 2; ++r) {
+        std::uint16_t e[2];
 #pragma unroll
-      for (int u = 0; u < 2; ++u) {
-        const atoms::Coord a = Atom::a(lane, 2 * r + u);
-        const int i = w0 + a.row;
-        e[u] = i < p.sq ? qg[offset4(p.qs, b, i, h, kk * K + a.col)] : std::uint16_t{0};
+        for (int u = 0; u < 2; ++u) {
+          const atoms::Coord a = Atom::a(lane, 2 * r + u);
+          const int i = w0 + a.row;
+          e[u] = i < p.sq ? qg[offset4(p.qs, b, i, h, kk * K + a.col)] : std::uint16_t{0};
+        }
+        qf[kk][r] = atoms::pack2(e[0], e[1]);
       }
-      qf[kk][r] = atoms::pack2(e[0], e[1]);
-    }
-
-  // Per local row: its query index, visible key interval and diagonal position; softmax state.
-  int row_i[R];
-  std::int64_t lo_r[R], hi_r[R], idiag_r[R];
-  float m_r[R], l_r[R];
-#pragma unroll
-  for (int rr = 0; rr < R; ++rr) {
-    row_i[rr] = w0 + Atom::c(lane, first_slot_of_row<Atom>(kRows, rr)).row;
-    if (row_i[rr] < p.sq) visible_range<Bug::none>(p, b, row_i[rr], lo_r[rr], hi_r[rr]);
-    else lo_r[rr] = 1, hi_r[rr] = 0;
-    idiag_r[rr] = row_i[rr] + diag;
-    m_r[rr] = kNegInf;
-    l_r[rr] = 0.f;
   }
+
+  // Per m-tile and local row: its query index, visible key interval; softmax state (max in base 2,
+  // this lane's part of the sum).
+  int row_i[MT][R], lo_r[MT][R], hi_r[MT][R];
+  float m_r[MT][R], l_r[MT][R];
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int rr = 0; rr < R; ++rr) {
+      row_i[mt][rr] = w0 + mt * M + Atom::c(lane, first_slot_of_row<Atom>(kRows, rr)).row;
+      if (row_i[mt][rr] < p.sq) visible_range32(p, b, row_i[mt][rr], lo_r[mt][rr], hi_r[mt][rr]);
+      else lo_r[mt][rr] = 1, hi_r[mt][rr] = 0;
+      m_r[mt][rr] = kNegInf;
+      l_r[mt][rr] = 0.f;
+    }
   // The block's key range: lo and hi are non-decreasing in the row, so the first and last valid
   // rows bound it.
-  std::int64_t blo = 1, bhi = 0;
+  int blo = 1, bhi = 0;
   const int last = (i0 + C::kBm < p.sq ? i0 + C::kBm : p.sq) - 1;
   if (i0 <= last) {
-    std::int64_t t0, t1;
-    visible_range<Bug::none>(p, b, i0, blo, t0);
-    visible_range<Bug::none>(p, b, last, t1, bhi);
+    int t0, t1;
+    visible_range32(p, b, i0, blo, t0);
+    visible_range32(p, b, last, t1, bhi);
   }
 
-  // The wave's rows see keys [lo, hi] with both ends non-decreasing in the row, so a tile inside
-  // [lo(last row), hi(first row)] is seen whole by every row of the wave.
-  std::int64_t wave_lo_max = INT64_MAX, wave_hi_min = INT64_MIN;
+  // The wave's rows (all MT m-tiles: w0 .. w0 + kWaveRows - 1) see keys [lo, hi] with both ends
+  // non-decreasing in the row, so a tile inside [lo(last row), hi(first row)] is seen whole by every
+  // row of the wave.
+  int wave_lo_max = INT_MAX, wave_hi_min = INT_MIN;
   if (w0 < p.sq) {
-    std::int64_t t0, t1;
-    const int wlast = (w0 + M < p.sq ? w0 + M : p.sq) - 1;
-    visible_range<Bug::none>(p, b, wlast, wave_lo_max, t0);
-    visible_range<Bug::none>(p, b, w0, t1, wave_hi_min);
-    if (w0 + M > p.sq) wave_lo_max = INT64_MAX;  // rows past Sq see nothing: never a full tile
+    int t0, t1;
+    const int wlast = (w0 + C::kWaveRows < p.sq ? w0 + C::kWaveRows : p.sq) - 1;
+    visible_range32(p, b, wlast, wave_lo_max, t0);
+    visible_range32(p, b, w0, t1, wave_hi_min);
+    if (w0 + C::kWaveRows > p.sq) wave_lo_max = INT_MAX;  // rows past Sq see nothing: never a full tile
   }
   const bool extras = p.softcap > 0.f || p.alibi != nullptr;
+  if constexpr (!Extras) {
+    if (extras) fp_dev::trap();  // the launcher sends these problems to the Extras instantiation
+  }
   const float scale_log2 = p.scale * kLog2e;
 
   // Vectorised tile loads when every key row starts 16-byte aligned and its dims are contiguous
@@ -249,32 +311,68 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
                    k_row % 8 == 0 && v_row % 8 == 0 && (reinterpret_cast<std::uintptr_t>(kg) & 15) == 0 &&
                    (reinterpret_cast<std::uintptr_t>(vg) & 15) == 0;
 
-  float o[C::kOT][Atom::kC];
+  float o[MT][C::kOT][Atom::kC];
 #pragma unroll
-  for (int ot = 0; ot < C::kOT; ++ot)
+  for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-    for (int s = 0; s < Atom::kC; ++s) o[ot][s] = 0.f;
+    for (int ot = 0; ot < C::kOT; ++ot)
+#pragma unroll
+      for (int s = 0; s < Atom::kC; ++s) o[mt][ot][s] = 0.f;
 
-  // Pipelined path: fills one stage (K and V row-major), asynchronously where the rows allow it.
-  [[maybe_unused]] const auto fill_stage = [&](int stage, std::int64_t kv0) {
-    std::uint16_t* ks = dyn_s + stage * kStage;
+  // ldmatrix path, dynamic shared memory: [Q tile kBm x kLd][stage 0: K, V][stage 1: K, V].
+  [[maybe_unused]] std::uint16_t* const q_s = dyn_s;
+  [[maybe_unused]] std::uint16_t* const kv_s = dyn_s + C::kQElems;
+  // The block's Q tile, row-major, rows past Sq zero; asynchronously when its rows are aligned like
+  // the K/V rows above. Issued before stage 0's copies, so it completes with stage 0's group.
+  [[maybe_unused]] const auto fill_q = [&]() {
+    const std::int64_t q_row = b * p.qs.b + h * p.qs.h;
+    const bool qvec = D % 8 == 0 && p.qs.d == 1 && p.qs.s % 8 == 0 && q_row % 8 == 0 &&
+                      (reinterpret_cast<std::uintptr_t>(qg) & 15) == 0;
+    if (qvec) {
+      using T = TileChunks<C::kBm, D / 8, C::kThreads>;
+#pragma unroll
+      for (int it = 0; it < T::kIters; ++it) {
+        int ii, x8;
+        if (!T::at(tid, it, ii, x8)) continue;
+        const int i = i0 + ii;
+        const bool in = i < p.sq;
+        [[maybe_unused]] const std::int64_t ir = in ? i : 0;  // rows past Sq: zero-filled, row 0 (mapped) not read
+#if defined(FP_VENDOR_CUDA)
+        cp_async16(&q_s[ii * C::kLd + x8], qg + q_row + ir * p.qs.s + x8, in);
+#endif
+      }
+    } else {
+#pragma unroll 1
+      for (int idx = tid; idx < C::kBm * D; idx += C::kThreads) {
+        const int ii = idx / D, x = idx % D;
+        const int i = i0 + ii;
+        q_s[ii * C::kLd + x] = i < p.sq ? qg[offset4(p.qs, b, i, h, x)] : std::uint16_t{0};
+      }
+    }
+  };
+  // Fills one stage (K and V row-major), asynchronously where the rows allow it.
+  [[maybe_unused]] const auto fill_stage = [&](int stage, int kv0) {
+    std::uint16_t* ks = kv_s + stage * C::kStageElems;
     std::uint16_t* vs = ks + Bn * C::kLd;
     if (vec) {
-      constexpr int kChunks = D / 8;
-      for (int c = tid; c < Bn * kChunks; c += C::kThreads) {
-        const int jj = c / kChunks, x8 = (c % kChunks) * 8;
-        const std::int64_t j = kv0 + jj;
+      using T = TileChunks<Bn, D / 8, C::kThreads>;
+#pragma unroll
+      for (int it = 0; it < T::kIters; ++it) {
+        int jj, x8;
+        if (!T::at(tid, it, jj, x8)) continue;
+        const int j = kv0 + jj;
         const bool in = j < keys;
-        const std::int64_t jr = in ? j : 0;  // keys past the end: zero-filled, nothing read
+        [[maybe_unused]] const std::int64_t jr = in ? j : 0;  // keys past the end: zero-filled, nothing read
 #if defined(FP_VENDOR_CUDA)
         cp_async16(&ks[jj * C::kLd + x8], kg + k_row + jr * p.ks.s + x8, in);
         cp_async16(&vs[jj * C::kLd + x8], vg + v_row + jr * p.vs.s + x8, in);
 #endif
       }
     } else {
+#pragma unroll 1
       for (int idx = tid; idx < Bn * D; idx += C::kThreads) {
         const int jj = idx / D, x = idx % D;
-        const std::int64_t j = kv0 + jj;
+        const int j = kv0 + jj;
         const bool in = j < keys;
         ks[jj * C::kLd + x] = in ? kg[offset4(p.ks, b, j, hk, x)] : std::uint16_t{0};
         vs[jj * C::kLd + x] = in ? vg[offset4(p.vs, b, j, hk, x)] : std::uint16_t{0};
@@ -284,22 +382,29 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
     cp_async_commit();
 #endif
   };
-  // ldmatrix row addresses: lane t addresses row t % 8 of matrix t / 8, which holds k-block
-  // (t / 8) % 2 of n-tile t / 16 (the assignment ldsm_feeds_b checked).
+  // ldmatrix row addresses. B (ldsm_feeds_b): lane t addresses row t % 8 of matrix t / 8, which
+  // holds k-block (t / 8) % 2 of n-tile t / 16: K tile row = key n, V tile row = key k. A
+  // (ldsm_feeds_a): matrix t / 8 holds row-block (t / 8) % 2 and k-block t / 16 of the m-tile.
   [[maybe_unused]] const int k_lane = ((lane >> 4) * 8 + (lane & 7)) * C::kLd + ((lane >> 3) & 1) * 8;
   [[maybe_unused]] const int v_lane = (((lane >> 3) & 1) * 8 + (lane & 7)) * C::kLd + (lane >> 4) * 8;
+  [[maybe_unused]] const int q_lane =
+      (wave * C::kWaveRows + ((lane >> 3) & 1) * 8 + (lane & 7)) * C::kLd + (lane >> 4) * 8;
+  [[maybe_unused]] const std::uint32_t q_addr = smem_u32(q_s) + 2 * q_lane;
 
-  const std::int64_t kv_first = blo > 0 ? (blo / Bn) * Bn : 0;
+  const int kv_first = blo > 0 ? (blo / Bn) * Bn : 0;
   if constexpr (kLdsm) {
-    if (blo <= bhi) fill_stage(0, kv_first);
+    if (blo <= bhi) {
+      fill_q();
+      fill_stage(0, kv_first);
+    }
   }
   int stage = 0;
-  for (std::int64_t kv0 = kv_first; blo <= bhi && kv0 <= bhi; kv0 += Bn, stage ^= 1) {
-    [[maybe_unused]] const std::uint16_t* ks = dyn_s + stage * kStage;
+  for (int kv0 = kv_first; blo <= bhi && kv0 <= bhi; kv0 += Bn, stage ^= 1) {
+    [[maybe_unused]] const std::uint16_t* ks = kv_s + stage * C::kStageElems;
     [[maybe_unused]] const std::uint16_t* vs = ks + Bn * C::kLd;
     if constexpr (kLdsm) {
       // Prefetch the next tile into the other stage (its readers finished at the end of the last
-      // iteration), then wait for this tile's copies only.
+      // iteration), then wait for this tile's copies only (and, on the first tile, Q's).
       if (kv0 + Bn <= bhi) {
         fill_stage(stage ^ 1, kv0 + Bn);
 #if defined(FP_VENDOR_CUDA)
@@ -318,7 +423,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
       constexpr int kChunks = D / 8;
       for (int c = tid; c < Bn * kChunks; c += C::kThreads) {
         const int jj = c / kChunks, x8 = (c % kChunks) * 8;
-        const std::int64_t j = kv0 + jj;
+        const int j = kv0 + jj;
         uint4 kv = make_uint4(0, 0, 0, 0), vv = make_uint4(0, 0, 0, 0);
         if (j < keys) {
           kv = *reinterpret_cast<const uint4*>(kg + k_row + j * p.ks.s + x8);
@@ -332,7 +437,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
     } else {
       for (int idx = tid; idx < Bn * D; idx += C::kThreads) {
         const int jj = idx / D, x = idx % D;
-        const std::int64_t j = kv0 + jj;
+        const int j = kv0 + jj;
         const bool in = j < keys;
         k_s[jj * C::kLd + x] = in ? kg[offset4(p.ks, b, j, hk, x)] : std::uint16_t{0};
         vt_s[x * C::kVLd + jj] = in ? vg[offset4(p.vs, b, j, hk, x)] : std::uint16_t{0};
@@ -342,23 +447,37 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
     }
 
     // S = Q K^T: B[k][n] = K[key n][dim k].
-    float s[C::kNT][Atom::kC];
+    float s[MT][C::kNT][Atom::kC];
 #pragma unroll
-    for (int nt = 0; nt < C::kNT; ++nt)
+    for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-      for (int q = 0; q < Atom::kC; ++q) s[nt][q] = 0.f;
+      for (int nt = 0; nt < C::kNT; ++nt)
+#pragma unroll
+        for (int q = 0; q < Atom::kC; ++q) s[mt][nt][q] = 0.f;
     if constexpr (kLdsm) {
 #if defined(FP_VENDOR_CUDA)
-#pragma unroll
-      for (int nt = 0; nt < C::kNT; nt += 2)
-#pragma unroll
-        for (int kk = 0; kk < C::kKT; ++kk) {
+      // Per k-step: the A fragments of the wave's m-tiles (one ldmatrix.x4 each), then every K
+      // fragment pair (one ldmatrix.x4) feeds 2 * MT mma. Offsets in bytes from the lane's row.
+      const std::uint32_t k_addr = smem_u32(ks) + 2 * k_lane;
+      static_for<C::kKT>([&](auto kk_) {
+        constexpr int kk = decltype(kk_)::value;
+        std::uint32_t qa[MT][Atom::kA / 2];
+        static_for<MT>([&](auto mt_) {
+          constexpr int mt = decltype(mt_)::value;
+          ldsm_x4<false, 2 * (mt * M * C::kLd + kk * K)>(q_addr, qa[mt]);
+        });
+        static_for<C::kNT / 2>([&](auto np_) {
+          constexpr int nt = 2 * decltype(np_)::value;
           std::uint32_t r[4];
-          nvidia::SM75_U32x4_LDSM_N::copy(ks + k_lane + nt * N * C::kLd + kk * K, r);
+          ldsm_x4<false, 2 * (nt * N * C::kLd + kk * K)>(k_addr, r);
           const std::uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
-          Atom::mma(s[nt], qf[kk], b0);
-          Atom::mma(s[nt + 1], qf[kk], b1);
-        }
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt) {
+            Atom::mma(s[mt][nt], qa[mt], b0);
+            Atom::mma(s[mt][nt + 1], qa[mt], b1);
+          }
+        });
+      });
 #endif
     } else {
 #pragma unroll
@@ -367,149 +486,202 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
         for (int kk = 0; kk < C::kKT; ++kk) {
           std::uint32_t bf[Atom::kB / 2];
           load_b_nmajor<Atom>(bf, k_s, C::kLd, kk * K, nt * N, lane);
-          Atom::mma(s[nt], qf[kk], bf);
+          Atom::mma(s[0][nt], qf[kk], bf);
         }
     }
 
     // Scores in base 2 (s * scale * log2(e), so that exp becomes one exp2), mask, and the new row
     // maxima (per lane, then across the lanes of each row). Two uniform fast paths: no soft-cap/ALiBi
     // (one multiply per score), and a tile every row of the wave sees whole (no mask compare).
-    float mnew[R];
+    float mnew[MT][R];
 #pragma unroll
-    for (int rr = 0; rr < R; ++rr) mnew[rr] = m_r[rr];
-    const bool full_tile = kv0 >= wave_lo_max && kv0 + Bn - 1 <= wave_hi_min;
-    if (!extras && full_tile) {
+    for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-      for (int nt = 0; nt < C::kNT; ++nt)
+      for (int rr = 0; rr < R; ++rr) mnew[mt][rr] = m_r[mt][rr];
+    // Masked tiles: key indices relative to the tile (jr = j - kv0, a compile-time constant per
+    // score but for the lane's column). Written as kv0 + constant, every score's key index became a
+    // loop induction variable of its own, live across the whole key loop (v5's first cut spilled
+    // 1 KB at D = 128). The bounds move instead: per row and tile, lo - kv0 and hi - kv0 (both fit an
+    // int: see visible_range32), and for ALiBi the distance |i + diag - j| = |(i + diag - kv0) - jr|.
+    // Soft-cap/ALiBi is its own instantiation of this lambda and, on the ldmatrix path, of the
+    // kernel (Extras), so its temporaries do not weigh on the plain path's register allocation.
+    const auto mask_tile = [&](auto extras_) {
+      constexpr bool kExtras = decltype(extras_)::value;
 #pragma unroll
-        for (int q = 0; q < Atom::kC; ++q) {
-          s[nt][q] *= scale_log2;
-          mnew[kRows.local[q]] = fmaxf(mnew[kRows.local[q]], s[nt][q]);
+      for (int mt = 0; mt < MT; ++mt) {
+        int rlo[R], rhi[R];
+        [[maybe_unused]] int rdiag[R];
+#pragma unroll
+        for (int rr = 0; rr < R; ++rr) {
+          rlo[rr] = lo_r[mt][rr] - kv0;
+          rhi[rr] = hi_r[mt][rr] - kv0;
+          if constexpr (kExtras) rdiag[rr] = row_i[mt][rr] + diag - kv0;
         }
+#pragma unroll
+        for (int nt = 0; nt < C::kNT; ++nt)
+#pragma unroll
+          for (int q = 0; q < Atom::kC; ++q) {
+            const int rr = kRows.local[q];
+            const int jr = nt * N + Atom::c(lane, q).col;
+            float v;
+            if constexpr (kExtras) v = score(p, s[mt][nt][q], h, rdiag[rr], jr) * kLog2e;
+            else v = s[mt][nt][q] * scale_log2;
+            if (jr < rlo[rr] || jr > rhi[rr]) v = kNegInf;
+            s[mt][nt][q] = v;
+            mnew[mt][rr] = fmaxf(mnew[mt][rr], v);
+          }
+      }
+    };
+    if (Extras && extras) {
+      mask_tile(std::bool_constant<Extras>{});
+    } else if (kv0 >= wave_lo_max && kv0 + (Bn - 1) <= wave_hi_min) {
+      // A tile every row of the wave sees whole: no mask compare.
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < C::kNT; ++nt)
+#pragma unroll
+          for (int q = 0; q < Atom::kC; ++q) {
+            s[mt][nt][q] *= scale_log2;
+            mnew[mt][kRows.local[q]] = fmaxf(mnew[mt][kRows.local[q]], s[mt][nt][q]);
+          }
     } else {
+      mask_tile(std::false_type{});
+    }
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int rr = 0; rr < R; ++rr)
+#pragma unroll
+        for (int bit = 1; bit < Atom::kWave; bit <<= 1)
+          if (kRows.lane_mask & bit)
+            mnew[mt][rr] = fmaxf(mnew[mt][rr], fp_dev::shfl_xor(mnew[mt][rr], bit, Atom::kWave));
+
+    // Rescale what came before; a row whose max is still -inf has nothing to rescale (guarded, so a
+    // fully masked tile gives no NaN).
+    float muse[MT][R];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int rr = 0; rr < R; ++rr) {
+        const float alpha = m_r[mt][rr] == kNegInf ? 0.f : exp2f(m_r[mt][rr] - mnew[mt][rr]);
+        m_r[mt][rr] = mnew[mt][rr];
+        muse[mt][rr] = mnew[mt][rr] == kNegInf ? 0.f : mnew[mt][rr];
+        l_r[mt][rr] *= alpha;
+#pragma unroll
+        for (int ot = 0; ot < C::kOT; ++ot)
+#pragma unroll
+          for (int q = 0; q < Atom::kC; ++q)
+            if (kRows.local[q] == rr) o[mt][ot][q] *= alpha;
+      }
+    // P = exp(S - m); each lane sums its part of the row (combined across lanes once, at the end:
+    // every lane of a row rescales by the same alpha, so partial sums stay consistent).
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
       for (int nt = 0; nt < C::kNT; ++nt)
 #pragma unroll
         for (int q = 0; q < Atom::kC; ++q) {
           const int rr = kRows.local[q];
-          const std::int64_t j = kv0 + nt * N + Atom::c(lane, q).col;
-          float v = extras ? score(p, s[nt][q], h, idiag_r[rr], j) * kLog2e : s[nt][q] * scale_log2;
-          if (j < lo_r[rr] || j > hi_r[rr]) v = kNegInf;
-          s[nt][q] = v;
-          mnew[rr] = fmaxf(mnew[rr], v);
+          const float pv = exp2f(s[mt][nt][q] - muse[mt][rr]);
+          s[mt][nt][q] = pv;
+          l_r[mt][rr] += pv;
         }
-    }
-#pragma unroll
-    for (int rr = 0; rr < R; ++rr)
-#pragma unroll
-      for (int bit = 1; bit < Atom::kWave; bit <<= 1)
-        if (kRows.lane_mask & bit) mnew[rr] = fmaxf(mnew[rr], fp_dev::shfl_xor(mnew[rr], bit, Atom::kWave));
-
-    // Rescale what came before; a row whose max is still -inf has nothing to rescale (guarded, so a
-    // fully masked tile gives no NaN).
-    float muse[R];
-#pragma unroll
-    for (int rr = 0; rr < R; ++rr) {
-      const float alpha = m_r[rr] == kNegInf ? 0.f : exp2f(m_r[rr] - mnew[rr]);
-      m_r[rr] = mnew[rr];
-      muse[rr] = mnew[rr] == kNegInf ? 0.f : mnew[rr];
-      l_r[rr] *= alpha;
-#pragma unroll
-      for (int ot = 0; ot < C::kOT; ++ot)
-#pragma unroll
-        for (int q = 0; q < Atom::kC; ++q)
-          if (kRows.local[q] == rr) o[ot][q] *= alpha;
-    }
-    // P = exp(S - m); each lane sums its part of the row (combined across lanes once, at the end:
-    // every lane of a row rescales by the same alpha, so partial sums stay consistent).
-#pragma unroll
-    for (int nt = 0; nt < C::kNT; ++nt)
-#pragma unroll
-      for (int q = 0; q < Atom::kC; ++q) {
-        const int rr = kRows.local[q];
-        const float pv = exp2f(s[nt][q] - muse[rr]);
-        s[nt][q] = pv;
-        l_r[rr] += pv;
-      }
 
     if constexpr (!kPInRegs) {
-      // Stage P in the input type through shared memory: written in the C layout, read in the A layout.
+      // Stage P in the input type through shared memory: written in the C layout, read in the A
+      // layout (one m-tile per wave, asserted above).
       std::uint16_t* pw = p_s + wave * M * C::kPLd;
 #pragma unroll
       for (int nt = 0; nt < C::kNT; ++nt)
 #pragma unroll
         for (int q = 0; q < Atom::kC; ++q) {
           const atoms::Coord c = Atom::c(lane, q);
-          pw[c.row * C::kPLd + nt * N + c.col] = to_bits<E>(s[nt][q]);
+          pw[c.row * C::kPLd + nt * N + c.col] = to_bits<E>(s[0][nt][q]);
         }
       fp_dev::barrier();
     }
 
     // O += P V: A = P (rows x keys), B[k][n] = V[key k][dim n].
+    // (static_for: the k-step is a compile-time constant, for the ldmatrix offsets)
+    [[maybe_unused]] const std::uint32_t v_addr = smem_u32(vs) + 2 * v_lane;
+    static_for<C::kPT>([&](auto pt_) {
+      constexpr int pt = decltype(pt_)::value;
+      std::uint32_t af[MT][Atom::kA / 2];
 #pragma unroll
-    for (int pt = 0; pt < C::kPT; ++pt) {
-      std::uint32_t af[Atom::kA / 2];
+      for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-      for (int r = 0; r < Atom::kA / 2; ++r) {
-        if constexpr (kPInRegs) {
-          constexpr int kTilesPerK = K / N;
-          af[r] = to_bits2<E>(s[pt * kTilesPerK + kC2A.tile[2 * r]][kC2A.slot[2 * r]],
-                              s[pt * kTilesPerK + kC2A.tile[2 * r + 1]][kC2A.slot[2 * r + 1]]);
-        } else {
-          const std::uint16_t* pw = p_s + wave * M * C::kPLd;
-          const atoms::Coord a0 = Atom::a(lane, 2 * r);
-          [[maybe_unused]] const atoms::Coord a1 = Atom::a(lane, 2 * r + 1);
-          if constexpr (kAPairs)
-            af[r] = lds32(&pw[a0.row * C::kPLd + pt * K + a0.col]);
-          else
-            af[r] = atoms::pack2(pw[a0.row * C::kPLd + pt * K + a0.col], pw[a1.row * C::kPLd + pt * K + a1.col]);
+        for (int r = 0; r < Atom::kA / 2; ++r) {
+          if constexpr (kPInRegs) {
+            constexpr int kTilesPerK = K / N;
+            af[mt][r] = to_bits2<E>(s[mt][pt * kTilesPerK + kC2A.tile[2 * r]][kC2A.slot[2 * r]],
+                                    s[mt][pt * kTilesPerK + kC2A.tile[2 * r + 1]][kC2A.slot[2 * r + 1]]);
+          } else {
+            const std::uint16_t* pw = p_s + wave * M * C::kPLd;
+            const atoms::Coord a0 = Atom::a(lane, 2 * r);
+            [[maybe_unused]] const atoms::Coord a1 = Atom::a(lane, 2 * r + 1);
+            if constexpr (kAPairs)
+              af[mt][r] = lds32(&pw[a0.row * C::kPLd + pt * K + a0.col]);
+            else
+              af[mt][r] =
+                  atoms::pack2(pw[a0.row * C::kPLd + pt * K + a0.col], pw[a1.row * C::kPLd + pt * K + a1.col]);
+          }
         }
-      }
       if constexpr (kLdsm) {
 #if defined(FP_VENDOR_CUDA)
-#pragma unroll
-        for (int ot = 0; ot < C::kOT; ot += 2) {
+        // One ldmatrix.x4.trans per two O tiles, feeding 2 * MT mma.
+        static_for<C::kOT / 2>([&](auto op_) {
+          constexpr int ot = 2 * decltype(op_)::value;
           std::uint32_t r[4];
-          nvidia::SM75_U16x8_LDSM_T::copy(vs + v_lane + pt * K * C::kLd + ot * N, r);
+          ldsm_x4<true, 2 * (pt * K * C::kLd + ot * N)>(v_addr, r);
           const std::uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
-          Atom::mma(o[ot], af, b0);
-          Atom::mma(o[ot + 1], af, b1);
-        }
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt) {
+            Atom::mma(o[mt][ot], af[mt], b0);
+            Atom::mma(o[mt][ot + 1], af[mt], b1);
+          }
+        });
 #endif
       } else {
 #pragma unroll
         for (int ot = 0; ot < C::kOT; ++ot) {
           std::uint32_t bf[Atom::kB / 2];
           load_b_nmajor<Atom>(bf, vt_s, C::kVLd, pt * K, ot * N, lane);
-          Atom::mma(o[ot], af, bf);
+          Atom::mma(o[0][ot], af[0], bf);
         }
       }
-    }
+    });
     if constexpr (kLdsm) fp_dev::barrier();  // this stage is refilled two tiles from now
   }
 
   // Finish: combine the row sums across the row's lanes, normalize, store O and the LSE.
 #pragma unroll
-  for (int rr = 0; rr < R; ++rr)
-#pragma unroll
-    for (int bit = 1; bit < Atom::kWave; bit <<= 1)
-      if (kRows.lane_mask & bit) l_r[rr] += fp_dev::shfl_xor(l_r[rr], bit, Atom::kWave);
-#pragma unroll
-  for (int ot = 0; ot < C::kOT; ++ot)
-#pragma unroll
-    for (int q = 0; q < Atom::kC; ++q) {
-      const int rr = kRows.local[q];
-      if (row_i[rr] >= p.sq) continue;
-      const atoms::Coord c = Atom::c(lane, q);
-      const float inv = l_r[rr] > 0.f ? 1.f / l_r[rr] : 0.f;
-      store(p.o, offset4(p.os, b, row_i[rr], h, ot * N + c.col), p.out_dtype, o[ot][q] * inv);
-    }
-  if ((lane & kRows.lane_mask) == 0) {
+  for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
     for (int rr = 0; rr < R; ++rr)
-      if (row_i[rr] < p.sq)
-        p.lse[(static_cast<std::int64_t>(b) * p.hq + h) * p.sq + row_i[rr]] =
-            l_r[rr] > 0.f ? (m_r[rr] + log2f(l_r[rr])) * kLn2 : kNegInf;
+#pragma unroll
+      for (int bit = 1; bit < Atom::kWave; bit <<= 1)
+        if (kRows.lane_mask & bit) l_r[mt][rr] += fp_dev::shfl_xor(l_r[mt][rr], bit, Atom::kWave);
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int ot = 0; ot < C::kOT; ++ot)
+#pragma unroll
+      for (int q = 0; q < Atom::kC; ++q) {
+        const int rr = kRows.local[q];
+        if (row_i[mt][rr] >= p.sq) continue;
+        const atoms::Coord c = Atom::c(lane, q);
+        const float inv = l_r[mt][rr] > 0.f ? 1.f / l_r[mt][rr] : 0.f;
+        store(p.o, offset4(p.os, b, row_i[mt][rr], h, ot * N + c.col), p.out_dtype, o[mt][ot][q] * inv);
+      }
+  if ((lane & kRows.lane_mask) == 0) {
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int rr = 0; rr < R; ++rr)
+        if (row_i[mt][rr] < p.sq)
+          p.lse[(static_cast<std::int64_t>(b) * p.hq + h) * p.sq + row_i[mt][rr]] =
+              l_r[mt][rr] > 0.f ? (m_r[mt][rr] + log2f(l_r[mt][rr])) * kLn2 : kNegInf;
   }
 }
 

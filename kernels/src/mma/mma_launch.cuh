@@ -1,6 +1,10 @@
 #pragma once
 // Host launch of the mma kernel for one atom, element type and head dim: the tile configuration
-// (kWaves waves of Atom::M query rows; kBn keys per K/V tile) and the grid.
+// (kWaves waves of kMT m-tiles of Atom::M query rows; kBn keys per K/V tile) and the grid.
+#include <cstdint>
+#include <string>
+
+#include "flashprobe/core/error.h"
 #include "flashprobe/core/vendor.h"
 #include "flashprobe/kernels/registry.h"
 #include "src/mma/mma_attn.cuh"
@@ -8,21 +12,28 @@
 namespace flashprobe::kernels::detail {
 
 // 4 waves per block: enough independent work to hide the matrix unit's latency. The pipelined
-// NVIDIA path keeps two stages of K/V tiles (2 * 2 * kBn * (D + 8) 16-bit elements: 36 KB at
-// D = 64, 68 KB at D = 128) in dynamic shared memory, raised above 48 KB where needed.
+// NVIDIA path keeps the block's Q tile and two stages of K/V tiles ((kBm + 2 * 2 * kBn) * (D + 8)
+// 16-bit elements: 54 KB at D = 64, 102 KB at D = 128, 99 KB at D = 256) in dynamic shared memory,
+// raised above 48 KB where needed (two blocks per SM still fit the H100's 227 KB).
 inline constexpr int kMmaWaves = 4;
-// 64 keys per tile up to D = 128; at D = 256 the O accumulators (D / N tiles per lane) need the
-// registers, so the tile halves to 32 keys.
-template <int D>
-inline constexpr int kMmaBn = D <= 128 ? 64 : 32;
+// Keys per K/V tile. 64 up to D = 128 (FlashAttention-2's 128 x 64 tile on sm80/sm90); at D = 256
+// the O accumulators (D / N tiles per lane) need the registers, so the tile halves to 32 keys, and so
+// does the ldmatrix path's soft-cap/ALiBi instantiation at D = 128, which spills at 64 with two
+// m-tiles per wave (PERF_NOTES.md, v5).
+template <class Atom, int D, bool Extras>
+constexpr int mma_bn() {
+  if (D > 128) return 32;
+  return D == 128 && Extras && dev::use_ldsm<Atom>() ? 32 : 64;
+}
 
-template <class Atom, class E, int D>
-void launch_mma_atom(const Params& p, Stream s) {
-  using C = dev::MmaConfig<Atom, D, kMmaWaves, kMmaBn<D>>;
+template <class Atom, class E, int D, bool Extras>
+void launch_mma_config(const Params& p, Stream s) {
+  constexpr int kMT = dev::mma_default_mt<Atom, D>(), kBn = mma_bn<Atom, D, Extras>();
+  using C = dev::MmaConfig<Atom, D, kMmaWaves, kBn, kMT>;
   const dim3 grid(static_cast<unsigned>((p.sq + C::kBm - 1) / C::kBm), static_cast<unsigned>(p.hq),
                   static_cast<unsigned>(p.batch));
-  constexpr int smem = dev::mma_dynamic_smem_bytes<Atom, D, kMmaBn<D>>();
-  auto* kernel = dev::mma_fwd<Atom, E, D, kMmaWaves, kMmaBn<D>>;
+  constexpr int smem = C::kDynSmemBytes;
+  auto* kernel = dev::mma_fwd<Atom, E, D, kMmaWaves, kBn, kMT, Extras>;
   if constexpr (smem > 48 * 1024) {
     static const bool raised = [&] {  // once per instantiation (the attribute is per function)
       FP_CHECK(fp_rt::set_max_dynamic_smem(kernel, smem));
@@ -32,6 +43,17 @@ void launch_mma_atom(const Params& p, Stream s) {
   }
   kernel<<<grid, C::kThreads, smem, s>>>(p);
   FP_CHECK_LAUNCH("mma_fwd");
+}
+
+template <class Atom, class E, int D>
+void launch_mma_atom(const Params& p, Stream s) {
+  // The kernel keeps row and key indices in 32 bits (see dev::visible_range32).
+  if (static_cast<std::int64_t>(p.sq) + p.sk > dev::kMmaMaxLen)
+    throw UsageError("mma: sq=" + std::to_string(p.sq) + ", sk=" + std::to_string(p.sk) +
+                     ": sq + sk must be at most " + std::to_string(dev::kMmaMaxLen) + " (32-bit indices)");
+  // The generic path (AMD) keeps one instantiation that handles every problem, as before v5.
+  if (!dev::use_ldsm<Atom>() || p.softcap > 0.f || p.alibi != nullptr) launch_mma_config<Atom, E, D, true>(p, s);
+  else if constexpr (dev::use_ldsm<Atom>()) launch_mma_config<Atom, E, D, false>(p, s);
 }
 
 }  // namespace flashprobe::kernels::detail

@@ -9,6 +9,11 @@
 // the B fragments (kB = 4 slots, K = 16, N = 8) of two adjacent n-tiles of Atom, matrix m holding
 // k-block m % 2 of n-tile m / 2, from a shared tile stored n-major (K tile [key][dim], NMajor) or
 // k-major (V tile [key][dim] read as B[key][dim], !NMajor).
+//
+// ldsm_feeds_a<Atom, Ld>() is the same for the A operand (kA = 8 slots, M = K = 16): one ldmatrix.x4
+// (non-trans) from a row-major [m][k] tile gives the atom's whole A fragment, matrix m holding
+// row-block m % 2 and k-block m / 2 (so lane t addresses tile row 8 * ((t / 8) % 2) + t % 8, column
+// 8 * (t / 16)); the mma kernel reads Q from shared memory this way.
 #include "flashprobe/atoms/layouts.h"
 
 namespace flashprobe::atoms {
@@ -34,6 +39,21 @@ constexpr bool ldsm_feeds_b() {
         // n-major: memory row i is n, column j is k within k-block r; k-major: the other way round.
         const Coord want = NMajor ? Coord{8 * r + j, i} : Coord{8 * r + i, j};
         if (!(Atom::b(lane, 2 * r + h) == want)) return false;
+      }
+  return true;
+}
+
+template <class Atom, class Ld>
+constexpr bool ldsm_feeds_a() {
+  if (Atom::kWave != Ld::kWave || Atom::kA != 8 || Atom::M != 16 || Atom::K != 16) return false;
+  for (int lane = 0; lane < Ld::kWave; ++lane)
+    for (int m = 0; m < 4; ++m)
+      for (int h = 0; h < 2; ++h) {
+        const Coord e = Ld::at(lane, 2 * m + h);
+        if (e.row / 8 != m) return false;
+        // Memory row i of matrix m is A row 8 * (m % 2) + i, its column j is k = 8 * (m / 2) + j.
+        const Coord want{8 * (m % 2) + e.row % 8, 8 * (m / 2) + e.col};
+        if (!(Atom::a(lane, 2 * m + h) == want)) return false;
       }
   return true;
 }

@@ -67,6 +67,14 @@ std::vector<GridCase> build() {
     p.window_left = 70;
     add("multi_block", p, InputDist{2.0, -1});
   }
+  // Three 128-row query blocks over many key tiles (the wgmma kernel's three-stage TMA ring wraps
+  // several times; causal blocks start mid-tile), both head dims of the Hopper path, GQA.
+  for (int d : {64, 128})
+    for (Causal c : {Causal::none, Causal::bottom_right, Causal::top_left}) {
+      AttnProblem p = make_problem(1, 4, 2, 300, 700, d);
+      p.causal = c;
+      add("multi_block", p);
+    }
   // GQA groups of 3 and 6 with two kv heads (h % Hkv and h / group differ).
   for (auto [hq, hkv] : {std::pair{6, 2}, std::pair{12, 2}, std::pair{6, 1}})
     for (int sq : {1, 4, 40}) {
@@ -172,14 +180,6 @@ std::vector<GridCase> build() {
     p.sq = 48;
     add("near_uniform", p, InputDist{1.0, 0.01});
   }
-  // Several 128-row query blocks over many key tiles (the wgmma kernel's three-stage TMA ring wraps
-  // several times; causal blocks start mid-tile), both head dims of the Hopper path, GQA.
-  for (int d : {64, 128})
-    for (Causal c : {Causal::none, Causal::bottom_right, Causal::top_left}) {
-      AttnProblem p = make_problem(1, 4, 2, 300, 700, d);
-      p.causal = c;
-      add("multi_block", p);
-    }
   // K/V rows off 16-byte alignment (head stride d + 1): kernels that read 16-byte vectors fall back
   // to element loads (decode's fallback gives bitwise the aligned result: test_kernels_gpu).
   for (int sq : {1, 6, 40}) {

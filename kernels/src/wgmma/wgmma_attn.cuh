@@ -58,7 +58,7 @@ template <int D>
 struct WgmmaConfig {
   static constexpr int kBm = 128;         // query rows per block
   static constexpr int kBn = 128;         // keys per K/V tile
-  static constexpr int kStages = 3;       // K/V tiles in flight (D = 128: 32 + 3 x 64 KB of 227)
+  static constexpr int kStages = D == 64 ? 5 : 3;  // K/V tiles in flight (D = 128: 32 + 3 x 64 KB of 227)
   static constexpr int kConsumers = 2;    // warpgroups of 64 rows
   static constexpr int kThreads = kConsumers * 128;
   static constexpr int kChunk = 64;       // 16-bit elements per 128-byte swizzled row
@@ -85,7 +85,10 @@ constexpr bool same_local_rows(const atoms::CRows<SL>& rs, const atoms::CRows<OL
   return true;
 }
 
-template <class E, int D>
+// How the two warpgroups' products and softmax interleave (WGMMA_NOTES.md has each one's timing).
+enum class WgmmaSchedule { serial, overlap, pingpong };
+
+template <class E, int D, WgmmaSchedule kSched>
 __global__ __launch_bounds__(WgmmaConfig<D>::kThreads, 1) void wgmma_fwd(const __grid_constant__ Params p,
                                                                           const __grid_constant__ CUtensorMap tq,
                                                                           const __grid_constant__ CUtensorMap tk,
@@ -179,6 +182,11 @@ __global__ __launch_bounds__(WgmmaConfig<D>::kThreads, 1) void wgmma_fwd(const _
       issue(issued++);
     }
   };
+  // Non-blocking refill between tiles: a stage freed by the other warpgroup is refilled as soon as
+  // thread 0 sees it, not one tile later.
+  const auto produce_ahead = [&] {
+    if (issued > 0) produce(issued - 1);
+  };
   if (tid == 0 && ntiles > 0) {  // a block without visible keys loads nothing and never waits
     sm90::tma_prefetch_map(&tk);
     sm90::tma_prefetch_map(&tv);
@@ -236,127 +244,163 @@ __global__ __launch_bounds__(WgmmaConfig<D>::kThreads, 1) void wgmma_fwd(const _
   const sm90::DescSw128 dk = sm90::desc_sw128(k_s(0), 16, 1024);
   const sm90::DescSw128 dv = sm90::desc_sw128(v_s(0), Bn * 128, 1024);
 
-  // Phase t issues S(t) = Q K(t)^T and O += P(t-1) V(t-1) back to back, then computes softmax(t) on
-  // S(t) while P(t-1) V(t-1) is still running (intra-warpgroup overlap), and only then rescales O by
-  // alpha(t) and packs P(t) (the A registers of the running product must not change before it ends).
-  // The two warpgroups take turns issuing their phase's products (named barriers 1 and 2, "pingpong"):
-  // one warpgroup's softmax runs while the other's products occupy the tensor cores.
-  std::uint32_t pa[kPSteps][4];  // P(t-1) in the A layout
-  const int turn_mine = 1 + wg, turn_other = 2 - wg;
-  if (ntiles > 0 && wg == 1) sm90::named_arrive(1, 256);  // warpgroup 0 goes first
-  // A block without tiles runs no phase: its warpgroups must not meet at the turn barriers.
-  for (int t = 0; ntiles > 0 && t <= ntiles; ++t) {
-    const bool has_s = t < ntiles, has_pv = t > 0;
-    const int s = t % C::kStages, parity = (t / C::kStages) & 1;
-    const int sp = (t + C::kStages - 1) % C::kStages, parity_p = ((t - 1) / C::kStages) & 1;  // tile t - 1
-    const int kv0 = static_cast<int>(kv_first) + t * Bn;
-
-    if (tid == 0 && has_s) produce(t);
-    __syncwarp();  // warp 0 reconverges before the warpgroup-wide (.aligned) wgmma instructions
-    if (has_pv) {
-      sm90::mbar_wait(&v_full[sp], parity_p);
-      // V rows past keys(b) but inside the tensor (a padded cache with per-batch lengths) hold
-      // whatever the cache holds, NaN included, and 0 * NaN is NaN in P·V: zero them (the TMA
-      // zero-fills only rows past the tensor). Uniform over the block; both warpgroups meet here.
-      const int first_bad = keys - (kv0 - Bn);
-      if (first_bad < Bn && keys < p.sk) {
-        constexpr int kVecPerRow = C::kChunks * 8;  // 16-byte vectors per row of all chunks
-        for (int i = tid; i < (Bn - first_bad) * kVecPerRow; i += C::kThreads) {
-          const int row = first_bad + i / kVecPerRow, c = (i % kVecPerRow) / 8, v = i % 8;
-          reinterpret_cast<uint4*>(v_s(sp) + c * Bn * C::kChunk + row * C::kChunk)[v] = make_uint4(0, 0, 0, 0);
-        }
-        sm90::fence_proxy_async_shared();  // the wgmma reads shared memory through the async proxy
-        __syncthreads();
-      }
+  // --- The steps both schedules are made of ---------------------------------------------------
+  // S(t) = Q K(t)^T over D / 16 k-steps (the first overwrites the accumulators), committed as a group.
+  const auto issue_s = [&](float (&sc)[SL::kC], int st) {
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      const int c = kk / 4, k16_bytes = (kk % 4) * 32;
+      SOp::ss(sc, dq.at(c * C::kBm * 128 + k16_bytes), dk.at(st * C::kTileBytes + c * Bn * 128 + k16_bytes),
+              kk > 0 ? 1 : 0);
     }
-    if (has_s) sm90::mbar_wait(&k_full[s], parity);
-
-    float sc[SL::kC];
-    sm90::named_sync(turn_mine, 256);
+    atoms::wgmma_commit();
+  };
+  // O += P V: B[k = key][n = dim] read N-major from the row-major V tile of stage st.
+  std::uint32_t pa[kPSteps][4];  // P in the A layout
+  const auto issue_pv = [&](int st) {
 #pragma unroll
-    for (int q = 0; q < OL::kC; ++q) atoms::wgmma_fence_operand(o[q]);
-    atoms::wgmma_fence();
-    if (has_s) {
-#pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk) {
-        const int c = kk / 4, k16_bytes = (kk % 4) * 32;
-        SOp::ss(sc, dq.at(c * C::kBm * 128 + k16_bytes), dk.at(s * C::kTileBytes + c * Bn * 128 + k16_bytes),
-                kk > 0 ? 1 : 0);
-      }
-      atoms::wgmma_commit();
+    for (int ks = 0; ks < kPSteps; ++ks) OOp::rs_bmn(o, pa[ks], dv.at(st * C::kTileBytes + ks * 16 * 128), 1);
+    atoms::wgmma_commit();
+  };
+  // V rows past keys(b) but inside the tensor (a padded cache with per-batch lengths) hold whatever
+  // the cache holds, NaN included, and 0 * NaN is NaN in P·V: zero them (the TMA zero-fills only
+  // rows past the tensor). Uniform over the block: both warpgroups meet at the barrier.
+  const auto zero_v_tail = [&](int st, int tile_kv0) {
+    const int first_bad = keys - tile_kv0;
+    if (first_bad >= Bn || keys >= p.sk) return;
+    constexpr int kVecPerRow = C::kChunks * 8;  // 16-byte vectors per row, all chunks
+    for (int i = tid; i < (Bn - first_bad) * kVecPerRow; i += C::kThreads) {
+      const int row = first_bad + i / kVecPerRow, c = (i % kVecPerRow) / 8, v = i % 8;
+      reinterpret_cast<uint4*>(v_s(st) + c * Bn * C::kChunk + row * C::kChunk)[v] = make_uint4(0, 0, 0, 0);
     }
-    if (has_pv) {
-      // O += P V: B[k = key][n = dim] read N-major from the row-major V tile.
+    sm90::fence_proxy_async_shared();  // the wgmma reads shared memory through the async proxy
+    __syncthreads();
+  };
+  // Softmax of tile kv0 on the finished S accumulators: base-2 scores, mask (same fast paths as
+  // mma), row maxima across the row's lanes, alpha = exp2(m_old - m_new), P = exp2(S - m) in place,
+  // row sums per thread (combined across lanes once, at the end). O is not touched here.
+  const auto softmax = [&](float (&sc)[SL::kC], int kv0, float (&alpha)[R]) {
 #pragma unroll
-      for (int ks = 0; ks < kPSteps; ++ks) OOp::rs_bmn(o, pa[ks], dv.at(sp * C::kTileBytes + ks * 16 * 128), 1);
-      atoms::wgmma_commit();
-    }
-    if (!(wg == 1 && t == ntiles)) sm90::named_arrive(turn_other, 256);
-
-    float alpha[R];
-    if (has_s) {
-      if (has_pv) atoms::wgmma_wait<1>();  // S(t) done; P(t-1) V(t-1) may still run
-      else atoms::wgmma_wait<0>();
+    for (int q = 0; q < SL::kC; ++q) atoms::wgmma_fence_operand(sc[q]);
+    float mnew[R];
 #pragma unroll
-      for (int q = 0; q < SL::kC; ++q) atoms::wgmma_fence_operand(sc[q]);
-
-      // Base-2 scores, mask, row maxima (same fast paths as mma).
-      float mnew[R];
+    for (int rr = 0; rr < R; ++rr) mnew[rr] = m_r[rr];
+    const bool full_tile = kv0 >= wg_lo_max && kv0 + Bn - 1 <= wg_hi_min;
+    if (!extras && full_tile) {
 #pragma unroll
-      for (int rr = 0; rr < R; ++rr) mnew[rr] = m_r[rr];
-      const bool full_tile = kv0 >= wg_lo_max && kv0 + Bn - 1 <= wg_hi_min;
-      if (!extras && full_tile) {
-#pragma unroll
-        for (int q = 0; q < SL::kC; ++q) {
-          sc[q] *= scale_log2;
-          mnew[kRows.local[q]] = fmaxf(mnew[kRows.local[q]], sc[q]);
-        }
-      } else {
-#pragma unroll
-        for (int q = 0; q < SL::kC; ++q) {
-          const int rr = kRows.local[q];
-          const int j = kv0 + SL::c(lt, q).col;
-          float v = extras ? score(p, sc[q], h, idiag_r[rr], j) * kLog2e : sc[q] * scale_log2;
-          if (j < lo_r[rr] || j > hi_r[rr]) v = kNegInf;
-          sc[q] = v;
-          mnew[rr] = fmaxf(mnew[rr], v);
-        }
+      for (int q = 0; q < SL::kC; ++q) {
+        sc[q] *= scale_log2;
+        mnew[kRows.local[q]] = fmaxf(mnew[kRows.local[q]], sc[q]);
       }
-#pragma unroll
-      for (int rr = 0; rr < R; ++rr)
-#pragma unroll
-        for (int bit = 1; bit < 32; bit <<= 1)
-          if (kRows.lane_mask & bit) mnew[rr] = fmaxf(mnew[rr], fp_dev::shfl_xor(mnew[rr], bit, 32));
-      static_assert(kRows.lane_mask < 32, "a row's threads must sit in one warp (shuffle reductions)");
-
-      // A row whose max is still -inf has nothing to rescale (no NaN from a fully masked tile).
-      float muse[R];
-#pragma unroll
-      for (int rr = 0; rr < R; ++rr) {
-        alpha[rr] = m_r[rr] == kNegInf ? 0.f : exp2f(m_r[rr] - mnew[rr]);
-        m_r[rr] = mnew[rr];
-        muse[rr] = mnew[rr] == kNegInf ? 0.f : mnew[rr];
-        l_r[rr] *= alpha[rr];
-      }
-      // P = exp2(S - m), summed per thread (combined across the row's lanes once, at the end).
+    } else {
 #pragma unroll
       for (int q = 0; q < SL::kC; ++q) {
         const int rr = kRows.local[q];
-        sc[q] = exp2f(sc[q] - muse[rr]);
-        l_r[rr] += sc[q];
+        const int j = kv0 + SL::c(lt, q).col;
+        float v = extras ? score(p, sc[q], h, idiag_r[rr], j) * kLog2e : sc[q] * scale_log2;
+        if (j < lo_r[rr] || j > hi_r[rr]) v = kNegInf;
+        sc[q] = v;
+        mnew[rr] = fmaxf(mnew[rr], v);
       }
     }
-    atoms::wgmma_wait<0>();
+#pragma unroll
+    for (int rr = 0; rr < R; ++rr)
+#pragma unroll
+      for (int bit = 1; bit < 32; bit <<= 1)
+        if (kRows.lane_mask & bit) mnew[rr] = fmaxf(mnew[rr], fp_dev::shfl_xor(mnew[rr], bit, 32));
+    static_assert(kRows.lane_mask < 32, "a row's threads must sit in one warp (shuffle reductions)");
+    // A row whose max is still -inf has nothing to rescale (no NaN from a fully masked tile).
+    float muse[R];
+#pragma unroll
+    for (int rr = 0; rr < R; ++rr) {
+      alpha[rr] = m_r[rr] == kNegInf ? 0.f : exp2f(m_r[rr] - mnew[rr]);
+      m_r[rr] = mnew[rr];
+      muse[rr] = mnew[rr] == kNegInf ? 0.f : mnew[rr];
+      l_r[rr] *= alpha[rr];
+    }
+#pragma unroll
+    for (int q = 0; q < SL::kC; ++q) {
+      const int rr = kRows.local[q];
+      sc[q] = exp2f(sc[q] - muse[rr]);
+      l_r[rr] += sc[q];
+    }
+  };
+  const auto rescale_o_pack_p = [&](const float (&sc)[SL::kC], const float (&alpha)[R]) {
+#pragma unroll
+    for (int q = 0; q < OL::kC; ++q) o[q] *= alpha[kORows.local[q]];
+#pragma unroll
+    for (int ks = 0; ks < kPSteps; ++ks)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) pa[ks][r] = to_bits2<E>(sc[kP.slot[ks][2 * r]], sc[kP.slot[ks][2 * r + 1]]);
+  };
+  const auto fence_o = [&] {
 #pragma unroll
     for (int q = 0; q < OL::kC; ++q) atoms::wgmma_fence_operand(o[q]);
-    if (has_pv) sm90::mbar_arrive(&empty[sp]);  // tile t-1's stage may be refilled
-    if (has_s) {
-#pragma unroll
-      for (int q = 0; q < OL::kC; ++q) o[q] *= alpha[kORows.local[q]];
-#pragma unroll
-      for (int ks = 0; ks < kPSteps; ++ks)
-#pragma unroll
-        for (int r = 0; r < 4; ++r) pa[ks][r] = to_bits2<E>(sc[kP.slot[ks][2 * r]], sc[kP.slot[ks][2 * r + 1]]);
+  };
+
+  if constexpr (kSched == WgmmaSchedule::serial) {
+    // v1: per tile S, softmax, then P·V; the two warpgroups drift freely.
+    for (int t = 0; t < ntiles; ++t) {
+      const int st = t % C::kStages, parity = (t / C::kStages) & 1;
+      const int kv0 = static_cast<int>(kv_first) + t * Bn;
+      float sc[SL::kC], alpha[R];
+      if (tid == 0) produce(t);
+      __syncwarp();  // warp 0 reconverges before the warpgroup-wide (.aligned) wgmma instructions
+      sm90::mbar_wait(&k_full[st], parity);
+      atoms::wgmma_fence();
+      issue_s(sc, st);
+      atoms::wgmma_wait<0>();
+      softmax(sc, kv0, alpha);
+      rescale_o_pack_p(sc, alpha);
+      sm90::mbar_wait(&v_full[st], parity);
+      zero_v_tail(st, kv0);
+      fence_o();
+      atoms::wgmma_fence();
+      issue_pv(st);
+      atoms::wgmma_wait<0>();
+      fence_o();
+      sm90::mbar_arrive(&empty[st]);  // this stage may be refilled
+      if (tid == 0) produce_ahead();
+    }
+  } else {
+    // v2/v3: phase t issues S(t) and O += P(t-1) V(t-1) back to back, computes softmax(t) while the
+    // second product runs (intra-warpgroup overlap), and only then rescales O by alpha(t) and packs
+    // P(t) (the A registers of a running product must not change). With kSched == pingpong the two
+    // warpgroups also take turns issuing (named barriers 1 and 2): one's softmax runs while the
+    // other's products use the tensor cores.
+    constexpr bool kTurns = kSched == WgmmaSchedule::pingpong;
+    const int turn_mine = 1 + wg, turn_other = 2 - wg;
+    if (kTurns && ntiles > 0 && wg == 1) sm90::named_arrive(1, 256);  // warpgroup 0 goes first
+    // A block without tiles runs no phase: its warpgroups must not meet at the turn barriers.
+    for (int t = 0; ntiles > 0 && t <= ntiles; ++t) {
+      const bool has_s = t < ntiles, has_pv = t > 0;
+      const int st = t % C::kStages, parity = (t / C::kStages) & 1;
+      const int sp = (t + C::kStages - 1) % C::kStages, parity_p = ((t - 1) / C::kStages) & 1;  // tile t - 1
+      const int kv0 = static_cast<int>(kv_first) + t * Bn;
+      float sc[SL::kC], alpha[R];
+      if (tid == 0 && has_s) produce(t);
+      __syncwarp();
+      if (has_pv) {
+        sm90::mbar_wait(&v_full[sp], parity_p);
+        zero_v_tail(sp, kv0 - Bn);
+      }
+      if (has_s) sm90::mbar_wait(&k_full[st], parity);
+      if (kTurns) sm90::named_sync(turn_mine, 256);
+      fence_o();
+      atoms::wgmma_fence();
+      if (has_s) issue_s(sc, st);
+      if (has_pv) issue_pv(sp);
+      if (kTurns && !(wg == 1 && t == ntiles)) sm90::named_arrive(turn_other, 256);
+      if (has_s) {
+        if (has_pv) atoms::wgmma_wait<1>();  // S(t) done; P(t-1) V(t-1) may still run
+        else atoms::wgmma_wait<0>();
+        softmax(sc, kv0, alpha);
+      }
+      atoms::wgmma_wait<0>();
+      fence_o();
+      if (has_pv) sm90::mbar_arrive(&empty[sp]);  // tile t-1's stage may be refilled
+      if (tid == 0) produce_ahead();
+      if (has_s) rescale_o_pack_p(sc, alpha);
     }
   }
 

@@ -96,10 +96,16 @@ bool decode_first(const DeviceInfo& dev, const AttnProblem& p, std::string* why)
   return p.sq == 1 || underfilled;
 }
 
+// The Hopper path (wgmma + TMA, sm_90 only: elsewhere its supports() refuses and mma follows) goes
+// first at d = 128, where the H100 measured it ahead of mma on every prefill shape (S 512-16384,
+// causal and not, f16/bf16: reports/data/h100-80gb-hbm3/2026-11-23-wgmma-final). At d = 64 mma v5
+// was as fast or faster in the same calls, so mma stays first there.
 const std::vector<std::string>& preference_order(const DeviceInfo& dev, const AttnProblem& p) {
   static const std::vector<std::string> prefill{"mma", "decode", "tiled", "ref3pass"};
+  static const std::vector<std::string> hopper{"wgmma", "mma", "decode", "tiled", "ref3pass"};
   static const std::vector<std::string> few_rows{"decode", "mma", "tiled", "ref3pass"};
-  return decode_first(dev, p, nullptr) ? few_rows : prefill;
+  if (decode_first(dev, p, nullptr)) return few_rows;
+  return p.d == 128 ? hopper : prefill;
 }
 
 std::string Selection::describe() const {
@@ -132,6 +138,7 @@ Selection select(const DeviceInfo& dev, const AttnProblem& p, const BinaryTarget
     }
     sel.kernel = k;
     if (name == "mma") sel.reason = "tensor-core path supports the problem on " + dev.arch;
+    else if (name == "wgmma") sel.reason = "Hopper path (wgmma + TMA) supports the problem on " + dev.arch;
     else if (name == "decode") {
       if (!decode_first(dev, p, &sel.reason)) sel.reason = "the tensor-core path does not support the problem";
     }

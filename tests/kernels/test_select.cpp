@@ -72,11 +72,17 @@ TEST(Select, OneQueryRowIsDecodesAndAFewRowsGoToTensorCoresOnceTheirBlocksFillTh
   ASSERT_TRUE(few) << few.describe();
   EXPECT_EQ(few.kernel->name, "decode");
   EXPECT_NE(few.reason.find("batch*hq=32 blocks under 132 SMs"), std::string::npos) << few.reason;
+  // d = 128 on sm_90: the Hopper path where the binary has it (cuda backend), else mma.
+#if defined(FLASHPROBE_BACKEND_CUDA)
+  const std::string tensor_cores = "wgmma";
+#else
+  const std::string tensor_cores = "mma";
+#endif
   p.batch = 8;  // 256 blocks
-  EXPECT_EQ(select(h100, p, kCuda, kernels()).kernel->name, "mma");
+  EXPECT_EQ(select(h100, p, kCuda, kernels()).kernel->name, tensor_cores);
   p.sq = kDecodeMaxSq + 1;
   p.batch = 1;
-  EXPECT_EQ(select(h100, p, kCuda, kernels()).kernel->name, "mma");
+  EXPECT_EQ(select(h100, p, kCuda, kernels()).kernel->name, tensor_cores);
 }
 
 TEST(Select, TensorCoresForLongQueriesTiledWhereTheyCannot) {
@@ -197,7 +203,7 @@ TEST(Select, AnMmaKernelPlugsInByName) {
                  },
                  [](const AttnProblem&) { return std::size_t{0}; }, nullptr};
   table.push_back(mma);
-  const Selection s = select(kSm90, prob(128, 128, 128), kCuda, table);
+  const Selection s = select(kSm90, prob(128, 128, 64), kCuda, table);  // d = 64: mma goes first
   ASSERT_TRUE(s);
   EXPECT_EQ(s.kernel->name, "mma");
   EXPECT_TRUE(s.rejected.empty()) << s.describe();
@@ -268,6 +274,28 @@ TEST(Registry, WgmmaSupportsHopperProblemsTheTmaCanAddress) {
   EXPECT_FALSE(s);
   EXPECT_NE(s.reason.find("sm_90a"), std::string::npos) << s.reason;
 #endif
+}
+
+// d = 128 prefill on sm_90 goes to the Hopper path (when the binary has it), d = 64 and other GPUs
+// to mma; decode rows stay decode's.
+TEST(Select, HopperPathFirstAtD128OnSm90) {
+  const Selection h = select(kSm90, prob(4096, 4096, 128), kCuda, kernels());
+  ASSERT_TRUE(h) << h.describe();
+#if defined(FLASHPROBE_BACKEND_CUDA)
+  EXPECT_EQ(h.kernel->name, "wgmma") << h.describe();
+  EXPECT_NE(h.reason.find("wgmma + TMA"), std::string::npos) << h.reason;
+#else
+  EXPECT_EQ(h.kernel->name, "mma") << h.describe();
+  EXPECT_NE(rejection(h, "wgmma").find("sm_90a"), std::string::npos) << h.describe();
+#endif
+  EXPECT_EQ(select(kSm90, prob(4096, 4096, 64), kCuda, kernels()).kernel->name, "mma");
+  const Selection a100 = select(kSm80, prob(4096, 4096, 128), kCuda, kernels());
+  EXPECT_EQ(a100.kernel->name, "mma");
+  EXPECT_NE(rejection(a100, "wgmma").find("sm_90"), std::string::npos) << a100.describe();
+  EXPECT_EQ(select(kSm90, prob(1, 4096, 128), kCuda, kernels()).kernel->name, "decode");
+  AttnProblem odd = prob(256, 256, 128);
+  odd.k = odd.v = Strides{256LL * 4 * 132, 4 * 132, 132, 1};  // rows 264 bytes apart: no TMA
+  EXPECT_EQ(select(kSm90, odd, kCuda, kernels()).kernel->name, "mma");
 }
 
 TEST(Registry, WorkspaceSizes) {

@@ -124,23 +124,6 @@ FP_DEV void fence_proxy_async_shared() {
 #endif
 }
 
-// Named barriers (ids 1..15; 0 is __syncthreads): `n` threads in all, counting both those that
-// wait (sync) and those that only signal (arrive).
-FP_DEV void named_sync(int id, int n) {
-#if defined(FP_SM90_TMA)
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
-#else
-  (void)id, (void)n;
-#endif
-}
-FP_DEV void named_arrive(int id, int n) {
-#if defined(FP_SM90_TMA)
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory");
-#else
-  (void)id, (void)n;
-#endif
-}
-
 #if defined(FP_VENDOR_CUDA)
 FP_DEV void tma_prefetch_map(const CUtensorMap* map) {
 #if defined(FP_SM90_TMA)

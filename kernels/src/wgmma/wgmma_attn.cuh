@@ -9,16 +9,12 @@
 //     waits for the other warpgroup unless the tile it needs next is not loaded: refills are tried
 //     without blocking at the top of each tile (mbarrier test_wait), so one warpgroup may run up to
 //     kStages - 1 tiles ahead of the other;
-//   each warpgroup, in phases t = 0 .. ntiles (see the loop):
-//     S(t) = Q K(t)^T   wgmma SS m64n{kBn}k16, Q and K straight from the swizzled tiles (K-major)
-//     O += P(t-1) V(t-1) wgmma RS m64n{D}k16 with B = V read N-major (imm-trans-b), issued right
-//                     after S(t), so that softmax(t) overlaps it
+//   each warpgroup, per key tile:
+//     S = Q K^T       wgmma SS m64n{kBn}k16, Q and K straight from the swizzled tiles (K-major)
 //     online softmax  on the accumulators, row structure from derive_c_rows of the atom's C layout
-//     P(t)            packed in registers as the A operand of the next phase's product:
-//                     derive_wide_c_to_a proves that k-step ks of P·V is accumulator slots of the
-//                     same thread
-//   and the two warpgroups take turns issuing their products (named barriers), so that one's
-//   softmax runs while the other's products use the tensor cores;
+//     P               packed in registers as the A operand of the next product: derive_wide_c_to_a
+//                     proves that k-step ks of P·V is accumulator slots of the same thread
+//     O += P V        wgmma RS m64n{D}k16 with B = V read N-major (imm-trans-b), no transposed copy
 //   at the end O /= l and LSE = m + log(l) (natural log); empty rows O = 0, LSE = -inf.
 // Masking (causal with either alignment, windows, per-batch key counts, soft-cap, ALiBi) is the
 // mma kernel's, written once in attn_common.cuh: tiles outside the block's visible key range are
@@ -58,7 +54,7 @@ template <int D>
 struct WgmmaConfig {
   static constexpr int kBm = 128;         // query rows per block
   static constexpr int kBn = 128;         // keys per K/V tile
-  static constexpr int kStages = D == 64 ? 5 : 3;  // K/V tiles in flight (D = 128: 32 + 3 x 64 KB of 227)
+  static constexpr int kStages = 3;       // K/V tiles in flight (D = 128: 32 + 3 x 64 KB of 227)
   static constexpr int kConsumers = 2;    // warpgroups of 64 rows
   static constexpr int kThreads = kConsumers * 128;
   static constexpr int kChunk = 64;       // 16-bit elements per 128-byte swizzled row
@@ -85,10 +81,7 @@ constexpr bool same_local_rows(const atoms::CRows<SL>& rs, const atoms::CRows<OL
   return true;
 }
 
-// How the two warpgroups' products and softmax interleave (WGMMA_NOTES.md has each one's timing).
-enum class WgmmaSchedule { serial, overlap, pingpong };
-
-template <class E, int D, WgmmaSchedule kSched>
+template <class E, int D>
 __global__ __launch_bounds__(WgmmaConfig<D>::kThreads, 1) void wgmma_fwd(const __grid_constant__ Params p,
                                                                           const __grid_constant__ CUtensorMap tq,
                                                                           const __grid_constant__ CUtensorMap tk,
@@ -181,11 +174,6 @@ __global__ __launch_bounds__(WgmmaConfig<D>::kThreads, 1) void wgmma_fwd(const _
       }
       issue(issued++);
     }
-  };
-  // Non-blocking refill between tiles: a stage freed by the other warpgroup is refilled as soon as
-  // thread 0 sees it, not one tile later.
-  const auto produce_ahead = [&] {
-    if (issued > 0) produce(issued - 1);
   };
   if (tid == 0 && ntiles > 0) {  // a block without visible keys loads nothing and never waits
     sm90::tma_prefetch_map(&tk);
@@ -338,70 +326,29 @@ __global__ __launch_bounds__(WgmmaConfig<D>::kThreads, 1) void wgmma_fwd(const _
     for (int q = 0; q < OL::kC; ++q) atoms::wgmma_fence_operand(o[q]);
   };
 
-  if constexpr (kSched == WgmmaSchedule::serial) {
-    // v1: per tile S, softmax, then P·V; the two warpgroups drift freely.
-    for (int t = 0; t < ntiles; ++t) {
-      const int st = t % C::kStages, parity = (t / C::kStages) & 1;
-      const int kv0 = static_cast<int>(kv_first) + t * Bn;
-      float sc[SL::kC], alpha[R];
-      if (tid == 0) produce(t);
-      __syncwarp();  // warp 0 reconverges before the warpgroup-wide (.aligned) wgmma instructions
-      sm90::mbar_wait(&k_full[st], parity);
-      atoms::wgmma_fence();
-      issue_s(sc, st);
-      atoms::wgmma_wait<0>();
-      softmax(sc, kv0, alpha);
-      rescale_o_pack_p(sc, alpha);
-      sm90::mbar_wait(&v_full[st], parity);
-      zero_v_tail(st, kv0);
-      fence_o();
-      atoms::wgmma_fence();
-      issue_pv(st);
-      atoms::wgmma_wait<0>();
-      fence_o();
-      sm90::mbar_arrive(&empty[st]);  // this stage may be refilled
-      if (tid == 0) produce_ahead();
-    }
-  } else {
-    // v2/v3: phase t issues S(t) and O += P(t-1) V(t-1) back to back, computes softmax(t) while the
-    // second product runs (intra-warpgroup overlap), and only then rescales O by alpha(t) and packs
-    // P(t) (the A registers of a running product must not change). With kSched == pingpong the two
-    // warpgroups also take turns issuing (named barriers 1 and 2): one's softmax runs while the
-    // other's products use the tensor cores.
-    constexpr bool kTurns = kSched == WgmmaSchedule::pingpong;
-    const int turn_mine = 1 + wg, turn_other = 2 - wg;
-    if (kTurns && ntiles > 0 && wg == 1) sm90::named_arrive(1, 256);  // warpgroup 0 goes first
-    // A block without tiles runs no phase: its warpgroups must not meet at the turn barriers.
-    for (int t = 0; ntiles > 0 && t <= ntiles; ++t) {
-      const bool has_s = t < ntiles, has_pv = t > 0;
-      const int st = t % C::kStages, parity = (t / C::kStages) & 1;
-      const int sp = (t + C::kStages - 1) % C::kStages, parity_p = ((t - 1) / C::kStages) & 1;  // tile t - 1
-      const int kv0 = static_cast<int>(kv_first) + t * Bn;
-      float sc[SL::kC], alpha[R];
-      if (tid == 0 && has_s) produce(t);
-      __syncwarp();
-      if (has_pv) {
-        sm90::mbar_wait(&v_full[sp], parity_p);
-        zero_v_tail(sp, kv0 - Bn);
-      }
-      if (has_s) sm90::mbar_wait(&k_full[st], parity);
-      if (kTurns) sm90::named_sync(turn_mine, 256);
-      fence_o();
-      atoms::wgmma_fence();
-      if (has_s) issue_s(sc, st);
-      if (has_pv) issue_pv(sp);
-      if (kTurns && !(wg == 1 && t == ntiles)) sm90::named_arrive(turn_other, 256);
-      if (has_s) {
-        if (has_pv) atoms::wgmma_wait<1>();  // S(t) done; P(t-1) V(t-1) may still run
-        else atoms::wgmma_wait<0>();
-        softmax(sc, kv0, alpha);
-      }
-      atoms::wgmma_wait<0>();
-      fence_o();
-      if (has_pv) sm90::mbar_arrive(&empty[sp]);  // tile t-1's stage may be refilled
-      if (tid == 0) produce_ahead();
-      if (has_s) rescale_o_pack_p(sc, alpha);
-    }
+  // Per tile: S, softmax, then P·V; the two warpgroups drift freely, so one's softmax tends to
+  // overlap the other's products. (Issuing S(t) with P(t-1)V(t-1) and taking turns between the
+  // warpgroups measured slower on the H100: WGMMA_NOTES.md, versions v2 and v3.)
+  for (int t = 0; t < ntiles; ++t) {
+    const int st = t % C::kStages, parity = (t / C::kStages) & 1;
+    const int kv0 = static_cast<int>(kv_first) + t * Bn;
+    float sc[SL::kC], alpha[R];
+    if (tid == 0) produce(t);
+    __syncwarp();  // warp 0 reconverges before the warpgroup-wide (.aligned) wgmma instructions
+    sm90::mbar_wait(&k_full[st], parity);
+    atoms::wgmma_fence();
+    issue_s(sc, st);
+    atoms::wgmma_wait<0>();
+    softmax(sc, kv0, alpha);
+    rescale_o_pack_p(sc, alpha);
+    sm90::mbar_wait(&v_full[st], parity);
+    zero_v_tail(st, kv0);
+    fence_o();
+    atoms::wgmma_fence();
+    issue_pv(st);
+    atoms::wgmma_wait<0>();
+    fence_o();
+    sm90::mbar_arrive(&empty[st]);  // this stage may be refilled
   }
 
   // Finish: row sums across the row's lanes, normalise, store O and the LSE.

@@ -4,7 +4,6 @@
 #include <cuda.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 
 #include "flashprobe/core/error.h"
@@ -62,27 +61,13 @@ CUtensorMap tensor_map(const char* what, const void* base, const DevStrides& st,
 
 bool aligned16(const void* ptr) { return (reinterpret_cast<std::uintptr_t>(ptr) & 15) == 0; }
 
-// The schedule (wgmma_attn.cuh): the measured best by default; FLASHPROBE_WGMMA_SCHEDULE picks
-// another for performance work (serial | overlap | pingpong), so that one benchmark call times all.
-dev::WgmmaSchedule schedule() {
-  static const dev::WgmmaSchedule s = [] {
-    const char* e = std::getenv("FLASHPROBE_WGMMA_SCHEDULE");
-    const std::string v = e ? e : "";
-    if (v.empty() || v == "pingpong") return dev::WgmmaSchedule::pingpong;
-    if (v == "overlap") return dev::WgmmaSchedule::overlap;
-    if (v == "serial") return dev::WgmmaSchedule::serial;
-    throw UsageError("FLASHPROBE_WGMMA_SCHEDULE=" + v + ": allowed are serial, overlap, pingpong");
-  }();
-  return s;
-}
-
-template <class E, int D, dev::WgmmaSchedule kSched>
+template <class E, int D>
 void launch(const Params& p, Stream s) {
   using C = dev::WgmmaConfig<D>;
   const CUtensorMap tq = tensor_map("q", p.q, p.qs, p.batch, p.sq, p.hq, D, C::kBm, p.dtype);
   const CUtensorMap tk = tensor_map("k", p.k, p.ks, p.batch, p.sk, p.hkv, D, C::kBn, p.dtype);
   const CUtensorMap tv = tensor_map("v", p.v, p.vs, p.batch, p.sk, p.hkv, D, C::kBn, p.dtype);
-  auto* kernel = dev::wgmma_fwd<E, D, kSched>;
+  auto* kernel = dev::wgmma_fwd<E, D>;
   static const bool raised = [&] {  // once per instantiation
     FP_CHECK(fp_rt::set_max_dynamic_smem(kernel, C::kSmemBytes));
     return true;
@@ -94,19 +79,10 @@ void launch(const Params& p, Stream s) {
   FP_CHECK_LAUNCH("wgmma_fwd");
 }
 
-template <class E, int D>
-void by_schedule(const Params& p, Stream s) {
-  switch (schedule()) {
-    case dev::WgmmaSchedule::serial: return launch<E, D, dev::WgmmaSchedule::serial>(p, s);
-    case dev::WgmmaSchedule::overlap: return launch<E, D, dev::WgmmaSchedule::overlap>(p, s);
-    case dev::WgmmaSchedule::pingpong: return launch<E, D, dev::WgmmaSchedule::pingpong>(p, s);
-  }
-}
-
 template <int D>
 void by_dtype(const Params& p, Stream s) {
-  if (p.dtype == DType::bf16) by_schedule<dev::BF16, D>(p, s);
-  else by_schedule<dev::F16, D>(p, s);
+  if (p.dtype == DType::bf16) launch<dev::BF16, D>(p, s);
+  else launch<dev::F16, D>(p, s);
 }
 
 }  // namespace

@@ -60,8 +60,8 @@ Support wgmma_supports(const DeviceInfo& dev, const AttnProblem& p) {
 
 KernelInfo make_wgmma_kernel() {
   return {"wgmma",
-          "Hopper FlashAttention: wgmma m64nNk16 fed by TMA tile loads (sm_90a), two warpgroups taking turns on the "
-          "tensor cores; f16/bf16, d = dv in {64, 128}",
+          "Hopper FlashAttention: wgmma m64nNk16 fed by TMA tile loads (sm_90a), two warpgroups of 64 query rows "
+          "each; f16/bf16, d = dv in {64, 128}",
           wgmma_supports, [](const AttnProblem&) { return std::size_t{0}; },
           [](const AttnProblem& p, const DeviceTensors& t, void* ws, Stream s) {
             (void)ws;

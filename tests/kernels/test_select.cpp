@@ -203,7 +203,9 @@ TEST(Select, AnMmaKernelPlugsInByName) {
                  },
                  [](const AttnProblem&) { return std::size_t{0}; }, nullptr};
   table.push_back(mma);
-  const Selection s = select(kSm90, prob(128, 128, 64), kCuda, table);  // d = 64: mma goes first
+  AttnProblem first = prob(128, 128, 64);  // causal d = 64, short: mma's on sm_90
+  first.causal = Causal::bottom_right;
+  const Selection s = select(kSm90, first, kCuda, table);
   ASSERT_TRUE(s);
   EXPECT_EQ(s.kernel->name, "mma");
   EXPECT_TRUE(s.rejected.empty()) << s.describe();
@@ -276,19 +278,29 @@ TEST(Registry, WgmmaSupportsHopperProblemsTheTmaCanAddress) {
 #endif
 }
 
-// d = 128 prefill on sm_90 goes to the Hopper path (when the binary has it), d = 64 and other GPUs
-// to mma; decode rows stay decode's.
-TEST(Select, HopperPathFirstAtD128OnSm90) {
+// On sm_90 the Hopper path goes first where it measured faster (select.cpp): d = 128, and d = 64
+// without a causal mask or from S = 8192; short causal d = 64 stays with mma; other GPUs use mma;
+// decode rows stay decode's; strides the TMA cannot address fall back to mma.
+TEST(Select, HopperPathWhereItMeasuredFaster) {
+#if defined(FLASHPROBE_BACKEND_CUDA)
+  const std::string hopper = "wgmma";
+#else
+  const std::string hopper = "mma";  // no sm_90a code in this build: wgmma refuses, mma follows
+#endif
   const Selection h = select(kSm90, prob(4096, 4096, 128), kCuda, kernels());
   ASSERT_TRUE(h) << h.describe();
-#if defined(FLASHPROBE_BACKEND_CUDA)
-  EXPECT_EQ(h.kernel->name, "wgmma") << h.describe();
-  EXPECT_NE(h.reason.find("wgmma + TMA"), std::string::npos) << h.reason;
-#else
-  EXPECT_EQ(h.kernel->name, "mma") << h.describe();
-  EXPECT_NE(rejection(h, "wgmma").find("sm_90a"), std::string::npos) << h.describe();
-#endif
-  EXPECT_EQ(select(kSm90, prob(4096, 4096, 64), kCuda, kernels()).kernel->name, "mma");
+  EXPECT_EQ(h.kernel->name, hopper) << h.describe();
+  if (hopper == "wgmma") EXPECT_NE(h.reason.find("wgmma + TMA"), std::string::npos) << h.reason;
+  else EXPECT_NE(rejection(h, "wgmma").find("sm_90a"), std::string::npos) << h.describe();
+  EXPECT_EQ(select(kSm90, prob(4096, 4096, 64), kCuda, kernels()).kernel->name, hopper);
+  AttnProblem causal64 = prob(2048, 2048, 64);
+  causal64.causal = Causal::bottom_right;
+  EXPECT_EQ(select(kSm90, causal64, kCuda, kernels()).kernel->name, "mma");
+  causal64.sq = causal64.sk = 8192;
+  EXPECT_EQ(select(kSm90, causal64, kCuda, kernels()).kernel->name, hopper);
+  AttnProblem causal128 = prob(512, 512, 128);
+  causal128.causal = Causal::bottom_right;
+  EXPECT_EQ(select(kSm90, causal128, kCuda, kernels()).kernel->name, hopper);
   const Selection a100 = select(kSm80, prob(4096, 4096, 128), kCuda, kernels());
   EXPECT_EQ(a100.kernel->name, "mma");
   EXPECT_NE(rejection(a100, "wgmma").find("sm_90"), std::string::npos) << a100.describe();

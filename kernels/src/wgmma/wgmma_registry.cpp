@@ -35,10 +35,6 @@ std::string tma_stride_problem(const char* what, const Strides& st) {
 Support wgmma_supports(const DeviceInfo& dev, const AttnProblem& p) {
   for (auto& i : validate(p))
     if (i.severity == ProblemIssue::Severity::error) return Support::no("invalid problem: " + i.field + ": " + i.message);
-#if !defined(FLASHPROBE_HAVE_WGMMA)
-  (void)dev;
-  return Support::no("this build has no sm_90a code (wgmma is built in the cuda backend only)");
-#else
   if (sm_of(dev) != 90)
     return Support::no("arch=" + (dev.arch.empty() ? std::string("none") : dev.arch) +
                        ": wgmma and the TMA path exist on sm_90 (Hopper) only");
@@ -52,6 +48,9 @@ Support wgmma_supports(const DeviceInfo& dev, const AttnProblem& p) {
   if (p.hq > kMaxGridYZ || p.batch > kMaxGridYZ)
     return Support::no("hq=" + std::to_string(p.hq) + ", batch=" + std::to_string(p.batch) + " exceed the grid limit " +
                        std::to_string(kMaxGridYZ));
+#if !defined(FLASHPROBE_HAVE_WGMMA)
+  return Support::no("this build has no sm_90a code (wgmma is built in the cuda backend only)");
+#else
   return Support::yes();
 #endif
 }

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "flashprobe/core/device.cuh"
+#include "src/wgmma/wgmma_config.h"  // desc_words_sw128
 #if defined(FP_VENDOR_CUDA)
 #include <cuda.h>  // CUtensorMap (a 128-byte opaque descriptor; no driver library is linked)
 #endif
@@ -160,8 +161,8 @@ struct DescSw128 {
   }
 };
 FP_DEV DescSw128 desc_sw128(const void* start, std::uint32_t lbo_bytes, std::uint32_t sbo_bytes) {
-  return {((smem_u32(start) >> 4) & 0x3FFF) | (((lbo_bytes >> 4) & 0x3FFF) << 16),
-          ((sbo_bytes >> 4) & 0x3FFF) | (1u << 30)};
+  const DescWords w = desc_words_sw128(smem_u32(start), lbo_bytes, sbo_bytes);
+  return {w.lo, w.hi};
 }
 
 }  // namespace flashprobe::kernels::dev::sm90

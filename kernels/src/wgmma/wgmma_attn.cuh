@@ -34,6 +34,7 @@
 #include "src/dtype.cuh"
 #include "src/mma/mma_attn.cuh"  // to_bits2, first_slot_of_row
 #include "src/wgmma/sm90_tma.cuh"
+#include "src/wgmma/wgmma_config.h"
 
 namespace flashprobe::kernels::dev {
 
@@ -48,26 +49,6 @@ template <>
 struct WgmmaOps<BF16> {
   template <int N>
   using Op = atoms::SM90_64xNx16_F32BF16<N>;
-};
-
-template <int D>
-struct WgmmaConfig {
-  static constexpr int kBm = 128;         // query rows per block
-  static constexpr int kBn = 128;         // keys per K/V tile
-  static constexpr int kStages = 3;       // K/V tiles in flight (D = 128: 32 + 3 x 64 KB of 227)
-  static constexpr int kConsumers = 2;    // warpgroups of 64 rows
-  static constexpr int kThreads = kConsumers * 128;
-  static constexpr int kChunk = 64;       // 16-bit elements per 128-byte swizzled row
-  static constexpr int kChunks = D / kChunk;
-  static constexpr int kQBytes = kBm * D * 2;
-  static constexpr int kTileBytes = kBn * D * 2;
-  static constexpr int kKOff = kQBytes;
-  static constexpr int kVOff = kKOff + kStages * kTileBytes;
-  static constexpr int kBarOff = kVOff + kStages * kTileBytes;
-  static constexpr int kBars = 1 + 3 * kStages;  // q_full, k_full[], v_full[], empty[]
-  static constexpr int kSmemBytes = kBarOff + 8 * kBars + 1024;  // + slack to align the base to 1024
-  static_assert(D % kChunk == 0, "the TMA boxes are 64 dims (128 bytes) wide");
-  static_assert(kBm == kConsumers * 64, "a consumer warpgroup owns the 64 rows of one wgmma tile");
 };
 
 // Local row rr of the S accumulators and of the O accumulators is the same query row in every
@@ -228,18 +209,16 @@ __global__ __launch_bounds__(WgmmaConfig<D>::kThreads, 1) void wgmma_fwd(const _
   if (ntiles > 0) sm90::mbar_wait(q_full, 0);
   // Descriptors: Q and K K-major (SBO = 8 rows of 128 B; LBO unused), V N-major (LBO = the next
   // 64-dim chunk, kBn rows of 128 B further; SBO = the next 8 keys). Moved by byte offsets.
-  const sm90::DescSw128 dq = sm90::desc_sw128(q_s + wg * 64 * C::kChunk, 16, 1024);  // 1024-byte aligned
-  const sm90::DescSw128 dk = sm90::desc_sw128(k_s(0), 16, 1024);
-  const sm90::DescSw128 dv = sm90::desc_sw128(v_s(0), Bn * 128, 1024);
+  const sm90::DescSw128 dq = sm90::desc_sw128(smem + C::q_rows(wg), C::kKLbo, C::kSbo);  // 1024-byte aligned
+  const sm90::DescSw128 dk = sm90::desc_sw128(k_s(0), C::kKLbo, C::kSbo);
+  const sm90::DescSw128 dv = sm90::desc_sw128(v_s(0), C::kVLbo, C::kSbo);
 
   // --- The steps both schedules are made of ---------------------------------------------------
   // S(t) = Q K(t)^T over D / 16 k-steps (the first overwrites the accumulators), committed as a group.
   const auto issue_s = [&](float (&sc)[SL::kC], int st) {
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
-      const int c = kk / 4, k16_bytes = (kk % 4) * 32;
-      SOp::ss(sc, dq.at(c * C::kBm * 128 + k16_bytes), dk.at(st * C::kTileBytes + c * Bn * 128 + k16_bytes),
-              kk > 0 ? 1 : 0);
+      SOp::ss(sc, dq.at(C::q_start(kk)), dk.at(C::k_start(st, kk)), kk > 0 ? 1 : 0);
     }
     atoms::wgmma_commit();
   };
@@ -247,7 +226,7 @@ __global__ __launch_bounds__(WgmmaConfig<D>::kThreads, 1) void wgmma_fwd(const _
   std::uint32_t pa[kPSteps][4];  // P in the A layout
   const auto issue_pv = [&](int st) {
 #pragma unroll
-    for (int ks = 0; ks < kPSteps; ++ks) OOp::rs_bmn(o, pa[ks], dv.at(st * C::kTileBytes + ks * 16 * 128), 1);
+    for (int ks = 0; ks < kPSteps; ++ks) OOp::rs_bmn(o, pa[ks], dv.at(C::v_start(st, ks)), 1);
     atoms::wgmma_commit();
   };
   // V rows past keys(b) but inside the tensor (a padded cache with per-batch lengths) hold whatever

@@ -1,0 +1,89 @@
+// The wgmma kernel's shared-memory addressing, replayed on the CPU for every element it reads: the
+// TMA writes each 64-dim chunk of a tile as rows of 128 bytes (tma_offset), and the wgmma reads
+// through matrix descriptors whose canonical layouts the PTX ISA defines ("Shared Memory Matrix
+// Layout", 128-byte swizzle; K-major and MN-major as in CUTLASS's make_gmma_desc). The swizzle is a
+// function of the address applied identically on both sides, so agreement of the pre-swizzle
+// offsets is what makes S = Q K^T and O += P V read the intended elements. A swapped LBO/SBO, a
+// wrong chunk stride or a k-step offset off by one piece fails here instead of on a GPU.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "src/wgmma/wgmma_config.h"
+
+namespace flashprobe::kernels::dev {
+namespace {
+
+// K-major, 128-byte swizzle: element (m, k) of one k-step (k < 16) at start + (m/8) SBO + (m%8) 128 + 2k.
+constexpr int kmajor(int start, std::uint32_t sbo, int m, int k) { return start + (m / 8) * static_cast<int>(sbo) + (m % 8) * 128 + 2 * k; }
+// MN-major, 128-byte swizzle: element (k, n) at start + (n/64) LBO + 2 (n%64) + (k/8) SBO + (k%8) 128.
+constexpr int mnmajor(int start, std::uint32_t lbo, std::uint32_t sbo, int k, int n) {
+  return start + (n / 64) * static_cast<int>(lbo) + 2 * (n % 64) + (k / 8) * static_cast<int>(sbo) + (k % 8) * 128;
+}
+
+template <int D>
+std::string check_config() {
+  using C = WgmmaConfig<D>;
+  // S = Q K^T: A = Q rows of warpgroup wg, B = K rows (n = key) of stage st, k-step kk.
+  for (int wg = 0; wg < C::kConsumers; ++wg)
+    for (int kk = 0; kk < D / 16; ++kk) {
+      const int start = C::q_rows(wg) + C::q_start(kk);
+      if (start % 1024 >= 128) return "Q k-step start leaves the first row of its swizzle atom";
+      for (int m = 0; m < 64; ++m)
+        for (int k = 0; k < 16; ++k)
+          if (kmajor(start, C::kSbo, m, k) != C::tma_offset(C::kBm, wg * 64 + m, kk * 16 + k))
+            return "Q wg " + std::to_string(wg) + " kk " + std::to_string(kk) + " m " + std::to_string(m) + " k " + std::to_string(k);
+    }
+  for (int st = 0; st < C::kStages; ++st) {
+    for (int kk = 0; kk < D / 16; ++kk) {
+      const int start = C::k_start(st, kk);
+      if (start % 1024 >= 128) return "K k-step start leaves the first row of its swizzle atom";
+      for (int n = 0; n < C::kBn; ++n)
+        for (int k = 0; k < 16; ++k)
+          if (kmajor(start, C::kSbo, n, k) != st * C::kTileBytes + C::tma_offset(C::kBn, n, kk * 16 + k))
+            return "K st " + std::to_string(st) + " kk " + std::to_string(kk) + " n " + std::to_string(n) + " k " + std::to_string(k);
+    }
+    // O += P V: B[k = key][n = dim], k-step ks of 16 keys, N = D (two chunks at D = 128).
+    for (int ks = 0; ks < C::kBn / 16; ++ks) {
+      const int start = C::v_start(st, ks);
+      if (start % 1024 != 0) return "V k-step start not on a swizzle atom";
+      for (int k = 0; k < 16; ++k)
+        for (int n = 0; n < D; ++n)
+          if (mnmajor(start, C::kVLbo, C::kSbo, k, n) != st * C::kTileBytes + C::tma_offset(C::kBn, ks * 16 + k, n))
+            return "V st " + std::to_string(st) + " ks " + std::to_string(ks) + " k " + std::to_string(k) + " n " + std::to_string(n);
+    }
+  }
+  // Regions 1024-byte aligned (base offset 0 in every descriptor), inside the 14-bit address field.
+  if (C::kKOff % 1024 || C::kVOff % 1024 || C::kTileBytes % 1024 || C::kQBytes % 1024) return "a region is not 1024-byte aligned";
+  if (C::kSmemBytes >= (1 << 18)) return "shared memory past the descriptor's 14-bit address field";
+  return "";
+}
+
+TEST(WgmmaSmem, DescriptorsReadWhatTheTmaWrote) {
+  EXPECT_EQ(check_config<64>(), "");
+  EXPECT_EQ(check_config<128>(), "");
+}
+
+// The replay is sharp: the layouts a plausible slip would produce do not match.
+TEST(WgmmaSmem, ASwappedStrideOrAShiftedStepIsCaught) {
+  using C = WgmmaConfig<128>;
+  // V read with LBO and SBO exchanged.
+  EXPECT_NE(mnmajor(C::v_start(0, 1), C::kSbo, C::kVLbo, 9, 10), C::tma_offset(C::kBn, 16 + 9, 10));
+  EXPECT_EQ(mnmajor(C::v_start(0, 1), C::kVLbo, C::kSbo, 9, 70), C::tma_offset(C::kBn, 16 + 9, 70));
+  // A k-step of 16 dims is 32 bytes: 16 bytes would read dims 8..23.
+  EXPECT_NE(kmajor(C::q_start(1) - 16, C::kSbo, 3, 0), C::tma_offset(C::kBm, 3, 16));
+  // K of dims 64..127 sits one chunk (kBn rows) further, not kBm rows.
+  EXPECT_EQ(C::k_start(0, 4), C::kBn * 128);
+}
+
+TEST(WgmmaSmem, DescriptorWordsPackTheFields) {
+  const DescWords w = desc_words_sw128(0x1A2B0, 16384, 1024);
+  EXPECT_EQ(w.lo & 0x3FFF, 0x1A2Bu);             // start address >> 4
+  EXPECT_EQ((w.lo >> 16) & 0x3FFF, 16384u >> 4);  // LBO
+  EXPECT_EQ(w.hi & 0x3FFF, 1024u >> 4);           // SBO (bits 32-45)
+  EXPECT_EQ(w.hi >> 30, 1u);                      // layout type 1: 128-byte swizzle (bits 62-63)
+  EXPECT_EQ((w.hi >> 14) & 0xFFFF, 0u);           // base offset and reserved bits zero
+}
+
+}  // namespace
+}  // namespace flashprobe::kernels::dev

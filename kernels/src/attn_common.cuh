@@ -46,6 +46,19 @@ FP_DEV void visible_range(const Params& p, int b, int i, std::int64_t& lo, std::
   if (p.window_right >= 0) hi = diag + p.window_right < hi ? diag + p.window_right : hi;
 }
 
+// visible_range in 32 bits. Every value fits an int: lo lies in [0, max(sq, keys)) and hi in
+// [min(0, keys - sq), keys) (diag is keys - sq or 0, the window only narrows). A kernel that keeps
+// its indices in 32 bits refuses sq + sk above kMaxLen32 (mma's launcher, wgmma's supports()), so
+// its other indices fit as well: keys up to keys - 1 + a key tile, rows up to sq - 1 + rows per
+// block, and the per-tile differences lo - kv0, hi - kv0 and i + diag - kv0 (kv0 in [0, keys)),
+// which all lie in (-(sq + keys), sq + keys + rows per block).
+FP_DEV void visible_range32(const Params& p, int b, int i, int& lo, int& hi) {
+  std::int64_t l, h;
+  visible_range<Bug::none>(p, b, i, l, h);
+  lo = static_cast<int>(l);
+  hi = static_cast<int>(h);
+}
+
 template <Bug bug>
 FP_DEV int kv_head(const Params& p, int h) {
   if constexpr (bug == Bug::gqa_mod) return h % p.hkv;

@@ -12,6 +12,7 @@
 #if defined(FP_VENDOR_HIP)
 #include <hip/hip_fp16.h>
 #else
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #endif
 
@@ -83,6 +84,32 @@ FP_DEV void store(void* base, std::int64_t i, DType t, float v) {
   } else {
     static_cast<std::uint16_t*>(base)[i] = kTruncateBf16 ? f32_to_bf16_truncate(v) : f32_to_bf16_rne(v);
   }
+}
+
+// One f32 rounded to the 16-bit input type E (nearest even).
+template <class E>
+FP_DEV std::uint16_t to_bits(float x) {
+  if constexpr (E::kType == DType::f16) return f32_to_f16(x);
+  else return f32_to_bf16_rne(x);
+}
+
+// Two values rounded to nearest even and packed (lo in the low half), as matrix instructions' A
+// register pairs want them (P of P·V in mma and wgmma): one cvt.rn.{f16,bf16}x2.f32 on sm_80+
+// (the bit-twiddling bf16 rounding costs about five integer instructions per value), element-wise
+// elsewhere. Same results either way (NaN payloads aside: P holds exp2 of finite scores).
+template <class E>
+FP_DEV std::uint32_t to_bits2(float lo, float hi) {
+#if defined(FP_VENDOR_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if constexpr (E::kType == DType::f16) {
+    const __half2 h = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<const std::uint32_t*>(&h);
+  } else {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<const std::uint32_t*>(&h);
+  }
+#else
+  return static_cast<std::uint32_t>(to_bits<E>(lo)) | (static_cast<std::uint32_t>(to_bits<E>(hi)) << 16);
+#endif
 }
 
 }  // namespace flashprobe::kernels::dev

@@ -36,47 +36,11 @@
 #include "src/dtype.cuh"
 #include "src/mma/ldsm_imm.cuh"
 #if defined(FP_VENDOR_CUDA)
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include "flashprobe/atoms/sm75_ldmatrix.cuh"
 #include "src/mma/async_copy.cuh"
 #endif
 
 namespace flashprobe::kernels::dev {
-
-template <class E>
-FP_DEV std::uint16_t to_bits(float x) {
-  if constexpr (E::kType == DType::f16) return f32_to_f16(x);
-  else return f32_to_bf16_rne(x);
-}
-
-// Two values rounded to nearest even and packed (lo in the low half), as the A operand's register
-// pairs want them: one cvt.rn.{f16,bf16}x2.f32 on sm_80+ (the bit-twiddling bf16 rounding costs
-// about five integer instructions per value), element-wise elsewhere. Same results either way
-// (NaN payloads aside: P holds exp2 of finite scores).
-template <class E>
-FP_DEV std::uint32_t to_bits2(float lo, float hi) {
-#if defined(FP_VENDOR_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  if constexpr (E::kType == DType::f16) {
-    const __half2 h = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<const std::uint32_t*>(&h);
-  } else {
-    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<const std::uint32_t*>(&h);
-  }
-#else
-  return atoms::pack2(to_bits<E>(lo), to_bits<E>(hi));
-#endif
-}
-
-// First C slot of each local row of an atom: where a lane finds that row's index.
-template <class Atom>
-constexpr int first_slot_of_row(const atoms::CRows<Atom>& rows, int rr) {
-  for (int s = 0; s < Atom::kC; ++s)
-    if (rows.local[s] == rr) return s;
-  return 0;
-}
 
 // Register pairs (slots 2r, 2r+1) of B that are neighbours along k in the same column, starting at an
 // even k: with k contiguous in shared memory they load as one 32-bit word.
@@ -189,18 +153,6 @@ struct TileChunks {
   }
 };
 
-// visible_range in 32 bits. Every value fits an int: lo lies in [0, max(sq, keys)) and hi in
-// [min(0, keys - sq), keys) (diag is keys - sq or 0, the window only narrows). The launcher refuses
-// sq + sk above kMmaMaxLen, so the kernel's other indices fit as well: keys up to keys - 1 + Bn, rows
-// up to sq - 1 + rows per block, and the per-tile differences lo - kv0, hi - kv0 and
-// i + diag - kv0 (kv0 in [0, keys)), which all lie in (-(sq + keys), sq + keys + rows per block).
-FP_DEV void visible_range32(const Params& p, int b, int i, int& lo, int& hi) {
-  std::int64_t l, h;
-  visible_range<Bug::none>(p, b, i, l, h);
-  lo = static_cast<int>(l);
-  hi = static_cast<int>(h);
-}
-inline constexpr int kMmaMaxLen = INT_MAX - 1024;
 
 // Extras: soft-cap or ALiBi may be on (checked at run time); without, the kernel has no code for
 // them (the launcher picks the instantiation), which keeps the score transform's temporaries out of
@@ -271,7 +223,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
     for (int rr = 0; rr < R; ++rr) {
-      row_i[mt][rr] = w0 + mt * M + Atom::c(lane, first_slot_of_row<Atom>(kRows, rr)).row;
+      row_i[mt][rr] = w0 + mt * M + Atom::c(lane, atoms::first_slot_of_row<Atom>(kRows, rr)).row;
       if (row_i[mt][rr] < p.sq) visible_range32(p, b, row_i[mt][rr], lo_r[mt][rr], hi_r[mt][rr]);
       else lo_r[mt][rr] = 1, hi_r[mt][rr] = 0;
       m_r[mt][rr] = kNegInf;

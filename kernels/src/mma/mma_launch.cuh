@@ -48,9 +48,9 @@ void launch_mma_config(const Params& p, Stream s) {
 template <class Atom, class E, int D>
 void launch_mma_atom(const Params& p, Stream s) {
   // The kernel keeps row and key indices in 32 bits (see dev::visible_range32).
-  if (static_cast<std::int64_t>(p.sq) + p.sk > dev::kMmaMaxLen)
+  if (static_cast<std::int64_t>(p.sq) + p.sk > kMaxLen32)
     throw UsageError("mma: sq=" + std::to_string(p.sq) + ", sk=" + std::to_string(p.sk) +
-                     ": sq + sk must be at most " + std::to_string(dev::kMmaMaxLen) + " (32-bit indices)");
+                     ": sq + sk must be at most " + std::to_string(kMaxLen32) + " (32-bit indices)");
   // The generic path (AMD) keeps one instantiation that handles every problem, as before v5.
   if (!dev::use_ldsm<Atom>() || p.softcap > 0.f || p.alibi != nullptr) launch_mma_config<Atom, E, D, true>(p, s);
   else if constexpr (dev::use_ldsm<Atom>()) launch_mma_config<Atom, E, D, false>(p, s);

@@ -32,7 +32,6 @@
 #include "flashprobe/core/device.cuh"
 #include "src/attn_common.cuh"
 #include "src/dtype.cuh"
-#include "src/mma/mma_attn.cuh"  // to_bits2, first_slot_of_row
 #include "src/wgmma/sm90_tma.cuh"
 #include "src/wgmma/wgmma_config.h"
 
@@ -58,7 +57,7 @@ constexpr bool same_local_rows(const atoms::CRows<SL>& rs, const atoms::CRows<OL
   if (rs.rows != ro.rows) return false;
   for (int l = 0; l < SL::kWave; ++l)
     for (int q = 0; q < OL::kC; ++q)
-      if (OL::c(l, q).row != SL::c(l, first_slot_of_row<SL>(rs, ro.local[q])).row) return false;
+      if (OL::c(l, q).row != SL::c(l, atoms::first_slot_of_row<SL>(rs, ro.local[q])).row) return false;
   return true;
 }
 
@@ -181,7 +180,7 @@ __global__ __launch_bounds__(WgmmaConfig<D>::kThreads, 1) void wgmma_fwd(const _
   };
 #pragma unroll
   for (int rr = 0; rr < R; ++rr) {
-    row_i[rr] = r0 + SL::c(lt, first_slot_of_row<SL>(kRows, rr)).row;
+    row_i[rr] = r0 + SL::c(lt, atoms::first_slot_of_row<SL>(kRows, rr)).row;
     std::int64_t lo = 1, hi = 0;
     if (row_i[rr] < p.sq) visible_range<Bug::none>(p, b, row_i[rr], lo, hi);
     lo_r[rr] = clamp32(lo, 0);

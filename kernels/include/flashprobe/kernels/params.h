@@ -37,6 +37,10 @@ struct DeviceTensors {
   const int* seqlens_k = nullptr;
 };
 
+// Largest sq + sk a kernel with 32-bit row and key indices takes (dev::visible_range32 says why it
+// suffices): mma's launcher and wgmma's supports() refuse larger problems.
+inline constexpr int kMaxLen32 = 2147483647 - 1024;
+
 // Causal alignment as kernels see it (same order as flashprobe::Causal).
 enum class CausalMode : int { none = 0, bottom_right = 1, top_left = 2 };
 

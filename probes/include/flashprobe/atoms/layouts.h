@@ -104,6 +104,14 @@ constexpr CRows<Atom> derive_c_rows() {
   return r;
 }
 
+// First C slot of each local row of an atom: where a lane finds that row's index.
+template <class Atom>
+constexpr int first_slot_of_row(const CRows<Atom>& rows, int rr) {
+  for (int s = 0; s < Atom::kC; ++s)
+    if (rows.local[s] == rr) return s;
+  return 0;
+}
+
 // Where element (row, col) of an MxK A fragment of k-step `ks` sits in a row of C tiles of width N
 // (P = S reused as A): for each A slot, the C tile and slot in the SAME lane, if that holds for
 // every lane (then the conversion is register moves only), else `in_place = false`.

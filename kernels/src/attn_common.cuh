@@ -48,7 +48,7 @@ FP_DEV void visible_range(const Params& p, int b, int i, std::int64_t& lo, std::
 
 // visible_range in 32 bits. Every value fits an int: lo lies in [0, max(sq, keys)) and hi in
 // [min(0, keys - sq), keys) (diag is keys - sq or 0, the window only narrows). A kernel that keeps
-// its indices in 32 bits refuses sq + sk above kMaxLen32 (mma's launcher, wgmma's supports()), so
+// its indices in 32 bits refuses sq + sk above kMaxLen32 (the mma launcher does), so
 // its other indices fit as well: keys up to keys - 1 + a key tile, rows up to sq - 1 + rows per
 // block, and the per-tile differences lo - kv0, hi - kv0 and i + diag - kv0 (kv0 in [0, keys)),
 // which all lie in (-(sq + keys), sq + keys + rows per block).

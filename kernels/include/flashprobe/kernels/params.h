@@ -38,7 +38,7 @@ struct DeviceTensors {
 };
 
 // Largest sq + sk a kernel with 32-bit row and key indices takes (dev::visible_range32 says why it
-// suffices): mma's launcher and wgmma's supports() refuse larger problems.
+// suffices): mma's launcher refuses larger problems.
 inline constexpr int kMaxLen32 = 2147483647 - 1024;
 
 // Causal alignment as kernels see it (same order as flashprobe::Causal).

@@ -1,5 +1,5 @@
 // Experiment kernel for wgmma (sm_90a): one warpgroup (128 threads, one block) per experiment.
-// Compiled only for sm_90a and, as a loud fallback, for sm_80, where every wgmma wrapper traps (see
+// Compiled only for sm_90a and, as a loud fallback, for sm_80, where the wgmma instructions trap (see
 // probes/nvidia/CMakeLists.txt); the host refuses to launch it on anything but compute capability 9.0.
 //
 // Shared-memory operands use the canonical K-major no-swizzle ("interleave") layout: 8x8 core
@@ -14,7 +14,7 @@
 #include "flashprobe/core/device_info.h"
 #include "flashprobe/probes/nvidia/executors.h"
 #include "flashprobe/atoms/sm75_ldmatrix.cuh"  // smem_address
-#include "wgmma_sm90_ops.cuh"
+#include "flashprobe/atoms/sm90_wgmma.cuh"
 
 namespace flashprobe::nvidia {
 namespace {
@@ -39,8 +39,8 @@ FP_DEV std::uint64_t smem_descriptor(const void* base) {
 template <class Op, bool kASmem>
 __global__ void __launch_bounds__(kThreads)
     wgmma_experiments(int experiments, const float* a, const float* b, const float* c, float* d) {
-  constexpr int N = Op::kN;
-  constexpr int kAcc = Op::kAccumulators;
+  constexpr int N = Op::N;
+  constexpr int kAcc = Op::kC;
   __shared__ alignas(128) std::uint16_t sa[kM * kK];
   __shared__ alignas(128) std::uint16_t sb[N * kK];
   const long long e = blockIdx.x;
@@ -55,15 +55,15 @@ __global__ void __launch_bounds__(kThreads)
       sa[kmajor_byte_offset(m, k) / 2] = static_cast<std::uint16_t>(elem_bits<Elem::f16>(a[e * kM * kK + i]));
     }
   }
-  fence_proxy_async_shared();
+  atoms::fence_proxy_async_shared();
   __syncthreads();
   const long long thread_index = e * kThreads + t;
   float acc[kAcc];
 #pragma unroll
   for (int i = 0; i < kAcc; ++i) acc[i] = c[thread_index * kAcc + i];
-  wgmma_fence();
+  atoms::wgmma_fence();
   if constexpr (kASmem) {
-    Op::fma(acc, smem_descriptor(sa), smem_descriptor(sb), 1);
+    Op::ss(acc, smem_descriptor(sa), smem_descriptor(sb), 1);
   } else {
     float av[8];
 #pragma unroll
@@ -71,15 +71,15 @@ __global__ void __launch_bounds__(kThreads)
     std::uint32_t ar[4];
 #pragma unroll
     for (int r = 0; r < 4; ++r) ar[r] = pack_register<Elem::f16>(av, r);
-    Op::fma(acc, ar, smem_descriptor(sb), 1);
+    Op::rs(acc, ar, smem_descriptor(sb), 1);
   }
-  wgmma_commit_group();
-  wgmma_wait_group<0>();
+  atoms::wgmma_commit();
+  atoms::wgmma_wait<0>();
 #pragma unroll
   for (int i = 0; i < kAcc; ++i) d[thread_index * kAcc + i] = acc[i];
 }
 
-template <class RS, class SS>
+template <class Op>
 void launch(const WgmmaConfig& cfg, int experiments, std::span<const float> a, std::span<const float> b,
             std::span<const float> c, std::span<float> d) {
   const std::string what = name(cfg);
@@ -95,10 +95,10 @@ void launch(const WgmmaConfig& cfg, int experiments, std::span<const float> a, s
   auto da = detail::to_device(a), db = detail::to_device(b), dc = detail::to_device(c);
   auto dd = detail::output_buffer(d.size_bytes());
   if (cfg.a_from_smem)
-    wgmma_experiments<SS, true><<<experiments, kThreads>>>(experiments, da.as<float>(), db.as<float>(),
+    wgmma_experiments<Op, true><<<experiments, kThreads>>>(experiments, da.as<float>(), db.as<float>(),
                                                            dc.as<float>(), dd.as<float>());
   else
-    wgmma_experiments<RS, false><<<experiments, kThreads>>>(experiments, da.as<float>(), db.as<float>(),
+    wgmma_experiments<Op, false><<<experiments, kThreads>>>(experiments, da.as<float>(), db.as<float>(),
                                                             dc.as<float>(), dd.as<float>());
   FP_CHECK_LAUNCH("wgmma_experiments");
   detail::from_device(dd, d, what);
@@ -130,13 +130,13 @@ void run_wgmma(const WgmmaConfig& cfg, int experiments, std::span<const float> a
   if (experiments <= 0) throw UsageError("run_wgmma: experiments must be positive");
   require_wgmma(require_device(), name(cfg));
   switch (cfg.n) {
-    case 8: return launch<SM90_64x8x16_F32F16F16_RS, SM90_64x8x16_F32F16F16_SS>(cfg, experiments, a, b, c, d);
-    case 16: return launch<SM90_64x16x16_F32F16F16_RS, SM90_64x16x16_F32F16F16_SS>(cfg, experiments, a, b, c, d);
-    case 64: return launch<SM90_64x64x16_F32F16F16_RS, SM90_64x64x16_F32F16F16_SS>(cfg, experiments, a, b, c, d);
+    case 8: return launch<atoms::SM90_64xNx16_F32F16<8>>(cfg, experiments, a, b, c, d);
+    case 16: return launch<atoms::SM90_64xNx16_F32F16<16>>(cfg, experiments, a, b, c, d);
+    case 64: return launch<atoms::SM90_64xNx16_F32F16<64>>(cfg, experiments, a, b, c, d);
     case 128:
-      return launch<SM90_64x128x16_F32F16F16_RS, SM90_64x128x16_F32F16F16_SS>(cfg, experiments, a, b, c, d);
+      return launch<atoms::SM90_64xNx16_F32F16<128>>(cfg, experiments, a, b, c, d);
     case 256:
-      return launch<SM90_64x256x16_F32F16F16_RS, SM90_64x256x16_F32F16F16_SS>(cfg, experiments, a, b, c, d);
+      return launch<atoms::SM90_64xNx16_F32F16<256>>(cfg, experiments, a, b, c, d);
   }
   throw UsageError("wgmma: N = " + std::to_string(cfg.n) + " is not one of 8, 16, 64, 128, 256");
 }

@@ -118,13 +118,6 @@ FP_DEV bool mbar_test(std::uint64_t* bar, int parity) {
 #endif
 }
 
-// Makes this thread's plain shared-memory writes visible to the async proxy (wgmma, TMA).
-FP_DEV void fence_proxy_async_shared() {
-#if defined(FP_SM90_TMA)
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-#endif
-}
-
 #if defined(FP_VENDOR_CUDA)
 FP_DEV void tma_prefetch_map(const CUtensorMap* map) {
 #if defined(FP_SM90_TMA)

@@ -239,7 +239,7 @@ __global__ __launch_bounds__(WgmmaConfig<D>::kThreads, 1) void wgmma_fwd(const _
       const int row = first_bad + i / kVecPerRow, c = (i % kVecPerRow) / 8, v = i % 8;
       reinterpret_cast<uint4*>(v_s(st) + c * Bn * C::kChunk + row * C::kChunk)[v] = make_uint4(0, 0, 0, 0);
     }
-    sm90::fence_proxy_async_shared();  // the wgmma reads shared memory through the async proxy
+    atoms::fence_proxy_async_shared();  // the wgmma reads shared memory through the async proxy
     __syncthreads();
   };
   // Softmax of tile kv0 on the finished S accumulators: base-2 scores, mask (same fast paths as

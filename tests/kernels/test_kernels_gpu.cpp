@@ -15,6 +15,7 @@
 #include <map>
 
 #include "../common/gpu_skip.h"
+#include "../common/kernel_device.h"
 #include "flashprobe/core/device_info.h"
 #include "flashprobe/core/error.h"
 #include "flashprobe/core/record.h"
@@ -115,12 +116,7 @@ TEST_P(KernelGrid, AgreesWithOracleOnEveryCase) {
   run_grid(*k, rep);
   if (rep.run == 0) {
     // A kernel for one architecture (wgmma: sm_90) refuses every case elsewhere: say why, skip.
-    AttnProblem plain;
-    plain.sq = plain.sk = 128;
-    plain.d = plain.dv = 64;
-    plain.dtype = plain.out_dtype = DType::f16;
-    const Support s = k->supports(require_device(), plain);
-    GTEST_SKIP() << "no grid case runs on this device: " << s.reason;
+    GTEST_SKIP() << "no grid case runs on this device: " << flashprobe::testing::refusal_on_device(*k, require_device());
   }
   EXPECT_TRUE(rep.failures.empty()) << rep.failures.size() << " failing case(s), first: " << rep.failures.front();
 }

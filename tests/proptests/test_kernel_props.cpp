@@ -10,6 +10,7 @@
 #include <cstdlib>
 
 #include "../common/gpu_skip.h"
+#include "../common/kernel_device.h"
 #include "kernel_props.h"
 #include "progress.h"
 #include "time_ledger.h"
@@ -39,14 +40,9 @@ TEST_P(KernelProps, Holds) {
   const kernels::KernelInfo* k = kernels::find_kernel(kname);
   ASSERT_NE(k, nullptr) << kname;
   const DeviceInfo dev = require_device();
-  {
-    // A kernel of one architecture (wgmma: sm_90) refuses everything elsewhere: skip, saying why.
-    AttnProblem plain;
-    plain.sq = plain.sk = 128;
-    plain.d = plain.dv = 64;
-    plain.dtype = plain.out_dtype = DType::f16;
-    if (const kernels::Support s = k->supports(dev, plain); !s) GTEST_SKIP() << kname << " refuses this device: " << s.reason;
-  }
+  // A kernel of one architecture (wgmma: sm_90) refuses everything elsewhere: skip, saying why.
+  if (const std::string why = flashprobe::testing::refusal_on_device(*k, dev); !why.empty())
+    GTEST_SKIP() << kname << " refuses this device: " << why;
   if (domain_for(*k, dev).dtypes.empty())
     GTEST_SKIP() << kname << " takes no " << std::getenv("FLASHPROBE_PROP_DTYPE") << " inputs (FLASHPROBE_PROP_DTYPE)";
   for (const auto& p : properties_for(kname)) {

@@ -25,6 +25,7 @@ struct Opts {
   std::string json = "bench.json";
   std::vector<std::string> kernels;
   std::vector<std::string> groups;
+  std::vector<std::string> dtypes;
   bool quick = false;
   double min_seconds = 0.25;
 };
@@ -79,6 +80,7 @@ int run(const Opts& o) {
   std::printf("%-10s %-48s %10s %10s %9s\n", "kernel", "case", "median ms", "TFLOP/s", "GB/s");
   for (const auto& c : bench::bench_grid(o.quick)) {
     if (!o.groups.empty() && std::find(o.groups.begin(), o.groups.end(), c.group) == o.groups.end()) continue;
+    if (!o.dtypes.empty() && std::find(o.dtypes.begin(), o.dtypes.end(), dtype_name(c.p.dtype)) == o.dtypes.end()) continue;
     std::optional<InputSets> in_cache;  // shared by the kernels of one case (same problem, no workspace growth)
     std::size_t ws_have = 0;
     for (const auto& k : kernels::kernels()) {
@@ -128,6 +130,8 @@ CommandRegistration reg("bench", [](CLI::App& app) -> RunFn {
   sub->add_option("--kernel", o->kernels, "Only these kernels (repeatable)");
   sub->add_option("--group", o->groups, "Only these groups: prefill, whisper, decode (repeatable)")
       ->check(CLI::IsMember({"prefill", "whisper", "decode"}));
+  sub->add_option("--dtype", o->dtypes, "Only cases of these input types: f16, bf16 (repeatable)")
+      ->check(CLI::IsMember({"f16", "bf16"}));
   sub->add_flag("--quick", o->quick, "A reduced grid (smoke runs)");
   sub->add_option("--min-seconds", o->min_seconds, "Device time per measurement at least")->check(CLI::PositiveNumber);
   return [o] {

@@ -88,6 +88,8 @@ def main():
     ap.add_argument("--min-seconds", type=float, default=0.25)
     ap.add_argument("--group", action="append", choices=["prefill", "whisper", "decode"],
                     help="only these groups (repeatable; default all), as flashprobe bench --group")
+    ap.add_argument("--dtype", action="append", choices=["f16", "bf16"],
+                    help="only cases of these input types (repeatable; default all), as flashprobe bench --dtype")
     a = ap.parse_args()
     if not torch.cuda.is_available():
         print("torch_sdpa_bench: no CUDA device", file=sys.stderr)
@@ -125,6 +127,8 @@ def main():
     print(f"{'impl':16s} {'case':48s} {'median ms':>10s} {'TFLOP/s':>9s} {'GB/s':>8s}")
     for c in grid(a.quick):
         if a.group and c["group"] not in a.group:
+            continue
+        if a.dtype and c["dtype"] not in a.dtype:
             continue
         dt = torch.float16 if c["dtype"] == "f16" else torch.bfloat16
         shape_q = (c["batch"], c["hq"], c["sq"], c["d"])

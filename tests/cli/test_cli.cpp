@@ -27,6 +27,14 @@ TEST(Cli, UnknownOptionExits2) {
 
 TEST(Cli, NoCommandExits2) { EXPECT_EQ(run("").code, 2); }
 
+// Bad values are refused before any device is touched, naming the value and what is allowed.
+TEST(Cli, BenchRejectsAnUnknownDtype) {
+  auto r = run("bench --dtype f32 --json /dev/null");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("f32"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("bf16"), std::string::npos) << r.out;
+}
+
 TEST(Cli, VersionNamesTheCommit) {
   auto r = run("--version");
   EXPECT_EQ(r.code, 0);

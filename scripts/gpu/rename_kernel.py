@@ -1,0 +1,33 @@
+#!/usr/bin/env python3
+"""Renames a kernel in a bench record (flashprobe.bench/1) in place: rename_kernel.py FILE OLD NEW.
+
+Variants timed under a measurement knob (a schedule, an older build) keep their own name in the
+records, so that the report never takes them for the dispatched kernel."""
+import json
+import sys
+
+
+def main():
+    if len(sys.argv) != 4:
+        print("usage: rename_kernel.py FILE OLD NEW", file=sys.stderr)
+        return 2
+    path, old, new = sys.argv[1:]
+    try:
+        with open(path) as f:
+            rec = json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"rename_kernel: {path}: {e}", file=sys.stderr)
+        return 1
+    n = 0
+    for r in rec.get("results", []):
+        if r.get("kernel") == old:
+            r["kernel"] = new
+            n += 1
+    with open(path, "w") as f:
+        json.dump(rec, f, indent=1)
+    print(f"rename_kernel: {path}: {n} record(s) {old} -> {new}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -143,6 +143,32 @@ TEST(DecodeSplits, AnySplitCountAgrees) {
   EXPECT_TRUE(rep.failures.empty()) << rep.failures.size() << " failing case(s), first: " << rep.failures.front();
 }
 
+// The wgmma kernel's persistent grid with few blocks: every block walks many row blocks of the grid's
+// problems, so the Q buffer is reused, the K/V ring's positions and phases run on across row blocks
+// and (batch, head) pairs, empty row blocks sit between full ones, V tails are zeroed more than once
+// per block, and the consumers' turns continue from one row block to the next. Every grid case at
+// 1 and 3 blocks; 2 and 7 blocks on the cases with several row blocks or uneven ones.
+TEST(WgmmaWalk, AnyBlockCountAgrees) {
+  FP_SKIP_WITHOUT_GPU();
+  const DeviceInfo dev = require_device();
+  Report rep{"wgmma_blocks"};
+  for (int blocks : {1, 3, 2, 7}) {
+    const KernelInfo k = wgmma_with_blocks(blocks);
+    for (const GridCase& c : kernel_grid()) {
+      if (blocks == 2 || blocks == 7)
+        if (c.feature != "multi_block" && c.feature != "seqlens" && c.feature != "empty_rows" && c.feature != "all_features")
+          continue;
+      const AttnProblem p = c.with_dtype(blocks == 3 ? DType::bf16 : DType::f16);
+      if (!k.supports(dev, p)) continue;
+      const AttnInputs in = random_inputs(p, c.seed, c.dist);
+      Outcome o = judge(k, p, in);
+      rep.add(k.name, c.id(p.dtype), o.pass, std::move(o.rec), o.why);
+    }
+  }
+  if (rep.run == 0) GTEST_SKIP() << "wgmma runs on sm_90 only: " << dev.arch;
+  EXPECT_TRUE(rep.failures.empty()) << rep.failures.size() << " failing case(s), first: " << rep.failures.front();
+}
+
 // decode reads aligned K/V rows as 16-byte vectors and other rows with 16-bit loads into the same
 // lanes, feeding the same arithmetic: the same values stored off alignment (head stride d + 1) give
 // bitwise the same O and LSE. Covers the fallback on every grid feature with contiguous K/V.

@@ -271,6 +271,16 @@ TEST(Registry, WgmmaSupportsHopperProblemsTheTmaCanAddress) {
   dv.dv = 128;
   EXPECT_FALSE(w->supports(kSm90, dv));
   EXPECT_NE(w->supports(kSm90, prob(64, 0, 64)).reason.find("sk=0"), std::string::npos);
+  // The persistent grid counts its work items (pairs of 128-row blocks per head and batch) in 32
+  // bits: 65535 heads x 65535 batches of one pair each are refused, one head fewer is not.
+  AttnProblem wide = prob(256, 256, 64);
+  wide.hq = wide.hkv = 65535;
+  wide.batch = 65535;
+  const Support sw = w->supports(kSm90, wide);
+  EXPECT_FALSE(sw);
+  EXPECT_NE(sw.reason.find("work items"), std::string::npos) << sw.reason;
+  wide.batch = 32767;
+  EXPECT_TRUE(w->supports(kSm90, wide)) << w->supports(kSm90, wide).reason;
 #else
   const Support s = w->supports(kSm90, prob(4096, 4096, 128));
   EXPECT_FALSE(s);
@@ -318,6 +328,10 @@ TEST(Registry, WorkspaceSizes) {
   EXPECT_EQ(d3.name, "decode/splits=3");
   EXPECT_EQ(d3.workspace_bytes(p), std::size_t{2 * 4 * 5 * 3 * (64 + 1) * 4});
   EXPECT_THROW(decode_with_splits(0), UsageError);
+  const KernelInfo w3 = wgmma_with_blocks(3);
+  EXPECT_EQ(w3.name, "wgmma/blocks=3");
+  EXPECT_EQ(w3.workspace_bytes(p), 0u);
+  EXPECT_THROW(wgmma_with_blocks(0), UsageError);
   EXPECT_EQ(find_kernel("ref3pass")->workspace_bytes(prob(3, 0, 64)), 0u);
 }
 

@@ -19,13 +19,27 @@
 
 namespace flashprobe::kernels::dev {
 
+// How a consumer warpgroup orders its work on one key tile (all three are correct; which is fastest
+// is measured, WGMMA_NOTES.md):
+//   serial    S(t), softmax(t), O += P(t) V(t), one after the other;
+//   overlap   S(t) issued together with O += P(t-1) V(t-1), softmax(t) while the latter runs
+//             (FlashAttention-3's intra-warpgroup overlap);
+//   pingpong  overlap, and the two consumer warpgroups take turns issuing their products (named
+//             barriers), so that one's softmax runs while the other's products use the tensor cores.
+enum class WgmmaSchedule { serial, overlap, pingpong };
+
 template <int D>
 struct WgmmaConfig {
   static constexpr int kBm = 128;         // query rows per block
   static constexpr int kBn = 128;         // keys per K/V tile
   static constexpr int kStages = 3;       // K/V tiles in flight (D = 128: 32 + 3 x 64 KB of 227)
   static constexpr int kConsumers = 2;    // warpgroups of 64 rows
-  static constexpr int kThreads = kConsumers * 128;
+  // Warpgroup 0 produces (one thread issues the TMA loads), warpgroups 1.. consume.
+  static constexpr int kThreads = (1 + kConsumers) * 128;
+  // Registers per thread after setmaxnreg (sm90_roles.cuh): the producer gives back, the consumers
+  // take; together at most the 64K of an SM.
+  static constexpr int kProducerRegs = 32;
+  static constexpr int kConsumerRegs = 240;
   static constexpr int kChunk = 64;       // 16-bit elements per 128-byte swizzled row
   static constexpr int kChunks = D / kChunk;
   static constexpr int kQBytes = kBm * D * 2;
@@ -33,8 +47,10 @@ struct WgmmaConfig {
   static constexpr int kKOff = kQBytes;
   static constexpr int kVOff = kKOff + kStages * kTileBytes;
   static constexpr int kBarOff = kVOff + kStages * kTileBytes;
-  static constexpr int kBars = 1 + 3 * kStages;  // q_full, k_full[], v_full[], empty[]
+  // q_full, q_empty, k_full[], v_full[], k_empty[], v_empty[], v_land (a tile whose V tail is zeroed)
+  static constexpr int kBars = 3 + 4 * kStages;
   static constexpr int kSmemBytes = kBarOff + 8 * kBars + 1024;  // + slack to align the base to 1024
+  static_assert(128 * kProducerRegs + kConsumers * 128 * kConsumerRegs <= 65536, "more registers than an SM has");
   static_assert(D % kChunk == 0, "the TMA boxes are 64 dims (128 bytes) wide");
   static_assert(kBm == kConsumers * 64, "a consumer warpgroup owns the 64 rows of one wgmma tile");
   static_assert(kSmemBytes <= 232448, "more dynamic shared memory than an sm_90 block may have (227 KB)");
@@ -55,6 +71,35 @@ struct WgmmaConfig {
 
   // Where the TMA puts element (row, dim) of a box-filled tile of `rows` rows (pre-swizzle offset).
   static constexpr int tma_offset(int rows, int row, int dim) { return (dim / kChunk) * rows * 128 + row * 128 + (dim % kChunk) * 2; }
+};
+
+// The persistent grid's work list: a block takes items blockIdx.x, blockIdx.x + gridDim.x, ... and
+// each item is one or two 128-row blocks of one (batch, head): the row blocks m = nm - 1 - p and
+// m = p (one block when they coincide). Under a causal mask row block m sees about m + 1 key tiles,
+// so the two of an item see nm + 1 together: every item costs the same, and the fixed stride over
+// items balances the blocks without an atomic counter. The heavier row block comes first. Items of
+// one (batch, head) are consecutive and heads of one kv head adjacent, so blocks running at the same
+// time share K and V in the L2. Without a mask the pairing costs nothing.
+struct WgmmaWorkList {
+  int nm;     // row blocks per (batch, head): ceil(sq / kBm)
+  int hq;     // query heads
+  int batch;
+  struct RowBlock {
+    int m, h, b;
+  };
+  constexpr int pairs() const { return (nm + 1) / 2; }
+  // The kernel counts items in 32 bits: the registry refuses a list longer than INT32_MAX.
+  constexpr std::int64_t items() const { return std::int64_t{pairs()} * hq * batch; }
+  // Row blocks in item w: 2, or 1 for the middle row block of an odd nm.
+  constexpr int count(int w) const {
+    const int pr = w % pairs();
+    return nm - 1 - pr == pr ? 1 : 2;
+  }
+  // Row block k (0: the heavier) of item w.
+  constexpr RowBlock row_block(int w, int k) const {
+    const int pr = w % pairs(), g = w / pairs();
+    return {k == 0 ? nm - 1 - pr : pr, g % hq, g / hq};
+  }
 };
 
 // The two 32-bit words of a wgmma matrix descriptor with the 128-byte swizzle: start address, LBO

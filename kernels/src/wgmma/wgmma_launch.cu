@@ -4,6 +4,7 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "flashprobe/core/error.h"
@@ -14,6 +15,8 @@
 
 namespace flashprobe::kernels::detail {
 namespace {
+
+using dev::WgmmaSchedule;
 
 using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
                                  const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
@@ -61,41 +64,90 @@ CUtensorMap tensor_map(const char* what, const void* base, const DevStrides& st,
 
 bool aligned16(const void* ptr) { return (reinterpret_cast<std::uintptr_t>(ptr) & 15) == 0; }
 
-template <class E, int D>
-void launch(const Params& p, Stream s) {
+// The consumers' schedule (wgmma_config.h): pingpong unless FLASHPROBE_WGMMA_SCHEDULE names another,
+// a measurement knob for timing the schedules against each other in one run (WGMMA_NOTES.md).
+WgmmaSchedule schedule() {
+  static const WgmmaSchedule s = [] {
+    const char* v = std::getenv("FLASHPROBE_WGMMA_SCHEDULE");
+    const std::string name = v ? v : "";
+    if (name.empty() || name == "pingpong") return WgmmaSchedule::pingpong;
+    if (name == "overlap") return WgmmaSchedule::overlap;
+    if (name == "serial") return WgmmaSchedule::serial;
+    throw UsageError("FLASHPROBE_WGMMA_SCHEDULE=" + name + ": allowed values are serial, overlap, pingpong");
+  }();
+  return s;
+}
+
+// Blocks of the persistent grid: one per SM (a block takes a whole SM's shared memory), and never
+// more than there are items. FLASHPROBE_WGMMA_GRID=full, a measurement knob, launches one block per
+// item instead (the walk then has one item per block, as without persistence).
+unsigned grid_blocks(std::int64_t items, int max_blocks) {
+  if (max_blocks > 0) return static_cast<unsigned>(items < max_blocks ? items : max_blocks);
+  static const std::int64_t cap = [] {
+    const char* v = std::getenv("FLASHPROBE_WGMMA_GRID");
+    const std::string name = v ? v : "";
+    if (name == "full") return std::int64_t{INT32_MAX};
+    if (!name.empty() && name != "persistent")
+      throw UsageError("FLASHPROBE_WGMMA_GRID=" + name + ": allowed values are persistent, full");
+    int dev = 0, sms = 0;
+    FP_CHECK(cudaGetDevice(&dev));
+    FP_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    return std::int64_t{sms};
+  }();
+  return static_cast<unsigned>(items < cap ? items : cap);
+}
+
+template <class E, int D, WgmmaSchedule kSched, bool kExtras>
+void launch(const Params& p, Stream s, int max_blocks) {
   using C = dev::WgmmaConfig<D>;
   const CUtensorMap tq = tensor_map("q", p.q, p.qs, p.batch, p.sq, p.hq, D, C::kBm, p.dtype);
   const CUtensorMap tk = tensor_map("k", p.k, p.ks, p.batch, p.sk, p.hkv, D, C::kBn, p.dtype);
   const CUtensorMap tv = tensor_map("v", p.v, p.vs, p.batch, p.sk, p.hkv, D, C::kBn, p.dtype);
-  auto* kernel = dev::wgmma_fwd<E, D>;
+  auto* kernel = dev::wgmma_fwd<E, D, kSched, kExtras>;
   static const bool raised = [&] {  // once per instantiation
     FP_CHECK(fp_rt::set_max_dynamic_smem(kernel, C::kSmemBytes));
     return true;
   }();
   (void)raised;
-  const dim3 grid(static_cast<unsigned>((p.sq + C::kBm - 1) / C::kBm), static_cast<unsigned>(p.hq),
-                  static_cast<unsigned>(p.batch));
-  kernel<<<grid, C::kThreads, C::kSmemBytes, s>>>(p, tq, tk, tv);
+  const dev::WgmmaWorkList wl{(p.sq + C::kBm - 1) / C::kBm, p.hq, p.batch};
+  if (wl.items() == 0) return;  // sq = 0: nothing to write
+  kernel<<<grid_blocks(wl.items(), max_blocks), C::kThreads, C::kSmemBytes, s>>>(p, tq, tk, tv);
   FP_CHECK_LAUNCH("wgmma_fwd");
 }
 
+template <class E, int D, bool kExtras>
+void by_schedule(const Params& p, Stream s, int max_blocks) {
+  switch (schedule()) {
+    case WgmmaSchedule::serial: return launch<E, D, WgmmaSchedule::serial, kExtras>(p, s, max_blocks);
+    case WgmmaSchedule::overlap: return launch<E, D, WgmmaSchedule::overlap, kExtras>(p, s, max_blocks);
+    case WgmmaSchedule::pingpong: return launch<E, D, WgmmaSchedule::pingpong, kExtras>(p, s, max_blocks);
+  }
+}
+
+// Soft-cap and ALiBi run in their own instantiation (wgmma_consumer.cuh says why).
+template <class E, int D>
+void by_extras(const Params& p, Stream s, int max_blocks) {
+  if (p.softcap > 0.f || p.alibi != nullptr) by_schedule<E, D, true>(p, s, max_blocks);
+  else by_schedule<E, D, false>(p, s, max_blocks);
+}
+
 template <int D>
-void by_dtype(const Params& p, Stream s) {
-  if (p.dtype == DType::bf16) launch<dev::BF16, D>(p, s);
-  else launch<dev::F16, D>(p, s);
+void by_dtype(const Params& p, Stream s, int max_blocks) {
+  if (p.dtype == DType::bf16) by_extras<dev::BF16, D>(p, s, max_blocks);
+  else by_extras<dev::F16, D>(p, s, max_blocks);
 }
 
 }  // namespace
 
-void launch_wgmma(const Params& p, Stream s) {
+void launch_wgmma(const Params& p, Stream s, int max_blocks) {
   if (!aligned16(p.q) || !aligned16(p.k) || !aligned16(p.v)) {
     // TMA reads from 16-byte aligned bases only; mma takes any pointer (documented in the header).
     if (p.d == 64) return launch_mma_nvidia<64>(p, s);
     return launch_mma_nvidia<128>(p, s);
   }
   switch (p.d) {
-    case 64: return by_dtype<64>(p, s);
-    case 128: return by_dtype<128>(p, s);
+    case 64: return by_dtype<64>(p, s, max_blocks);
+    case 128: return by_dtype<128>(p, s, max_blocks);
   }
   throw UsageError("d=" + std::to_string(p.d) + ": wgmma is built for d in {64, 128}");
 }

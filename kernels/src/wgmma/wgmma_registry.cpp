@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "flashprobe/core/error.h"
 #include "flashprobe/core/problem.h"
@@ -48,6 +49,11 @@ Support wgmma_supports(const DeviceInfo& dev, const AttnProblem& p) {
   if (p.hq > kMaxGridYZ || p.batch > kMaxGridYZ)
     return Support::no("hq=" + std::to_string(p.hq) + ", batch=" + std::to_string(p.batch) + " exceed the grid limit " +
                        std::to_string(kMaxGridYZ));
+  const std::int64_t items = detail::wgmma_work_items(p);
+  if (items > INT32_MAX)
+    return Support::no("sq=" + std::to_string(p.sq) + ", hq=" + std::to_string(p.hq) + ", batch=" + std::to_string(p.batch) +
+                       ": " + std::to_string(items) + " work items (pairs of 128-row blocks per head and batch) exceed " +
+                       "the kernel's 32-bit count " + std::to_string(INT32_MAX));
 #if !defined(FLASHPROBE_HAVE_WGMMA)
   return Support::no("this build has no sm_90a code (wgmma is built in the cuda backend only)");
 #else
@@ -55,22 +61,29 @@ Support wgmma_supports(const DeviceInfo& dev, const AttnProblem& p) {
 #endif
 }
 
-}  // namespace
-
-KernelInfo make_wgmma_kernel() {
-  return {"wgmma",
-          "Hopper FlashAttention: wgmma m64nNk16 fed by TMA tile loads (sm_90a), two warpgroups of 64 query rows "
-          "each; f16/bf16, d = dv in {64, 128}",
+KernelInfo make_wgmma(std::string name, int max_blocks) {
+  return {std::move(name),
+          "Hopper FlashAttention: wgmma m64nNk16 fed by TMA tile loads (sm_90a), a producer and two consumer "
+          "warpgroups of 64 query rows, persistent over 128-row blocks; f16/bf16, d = dv in {64, 128}",
           wgmma_supports, [](const AttnProblem&) { return std::size_t{0}; },
-          [](const AttnProblem& p, const DeviceTensors& t, void* ws, Stream s) {
+          [max_blocks](const AttnProblem& p, const DeviceTensors& t, void* ws, Stream s) {
             (void)ws;
 #if defined(FLASHPROBE_HAVE_WGMMA)
-            detail::launch_wgmma(make_params(p, t), s);
+            detail::launch_wgmma(make_params(p, t), s, max_blocks);
 #else
-            (void)p, (void)t, (void)s;
+            (void)p, (void)t, (void)s, (void)max_blocks;
             throw NoDevice("this build has no sm_90a code: wgmma cannot launch");
 #endif
           }};
+}
+
+}  // namespace
+
+KernelInfo make_wgmma_kernel() { return make_wgmma("wgmma", 0); }
+
+KernelInfo wgmma_with_blocks(int blocks) {
+  if (blocks < 1) throw UsageError("wgmma blocks=" + std::to_string(blocks) + " is not allowed: use >= 1");
+  return make_wgmma("wgmma/blocks=" + std::to_string(blocks), blocks);
 }
 
 }  // namespace flashprobe::kernels

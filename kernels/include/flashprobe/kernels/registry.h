@@ -62,6 +62,10 @@ std::string kernel_names();
 int decode_default_splits(const AttnProblem& p);
 // A KernelInfo running decode with exactly `splits` splits (>= 1), named "decode/splits=<n>".
 KernelInfo decode_with_splits(int splits);
+// The wgmma kernel's persistent grid capped at `blocks` blocks (>= 1), named "wgmma/blocks=<n>": with
+// few blocks every block walks many row blocks, which small test problems would not otherwise make
+// it do (the default grid has one block per SM, never more than there are work items).
+KernelInfo wgmma_with_blocks(int blocks);
 
 // Limits of the paths, shared by supports() and the tests.
 inline constexpr int kDecodeMaxSq = 8;    // decode is for generation steps; beyond this tiled and mma win

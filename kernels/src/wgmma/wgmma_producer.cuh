@@ -1,0 +1,86 @@
+#pragma once
+// The producer of a persistent wgmma block (wgmma_attn.cuh): one warp of the producer warpgroup.
+// Lane 0 issues every TMA load; the whole warp zeroes V rows past keys(b) where a tile crosses them.
+// It walks the block's row blocks (for_each_row_block) as the consumers do and, per row block with
+// visible keys:
+//   Q          into the one Q buffer once the consumers released the previous row block's Q
+//              (q_empty, after their last S = Q K^T), so it arrives while they finish that block
+//   tile t     the n-th tile of the whole walk goes to stage s = n % kStages, its use u = n / kStages:
+//              K after the consumers released K of tile n - kStages (k_empty[s], completion u - 1),
+//              then V likewise on v_empty[s]
+// Both consumer warpgroups must release a stage before it is refilled (empty barriers count
+// kConsumers arrivals), so the producer runs at most kStages tiles ahead of the slower one, and
+// the next row block's loads start as soon as stages free up: no pipeline drain between blocks.
+#include <cstdint>
+
+#include "flashprobe/atoms/sm90_wgmma.cuh"
+#include "flashprobe/core/device.cuh"
+#include "src/wgmma/sm90_tma.cuh"
+#include "src/wgmma/wgmma_block.cuh"
+
+namespace flashprobe::kernels::dev {
+
+template <int D>
+FP_DEV void wgmma_produce(const WgmmaSmem<D>& sm, const Params& p, const CUtensorMap* tq, const CUtensorMap* tk,
+                          const CUtensorMap* tv) {
+  using C = WgmmaConfig<D>;
+  constexpr int Bn = C::kBn;
+  const bool leader = threadIdx.x % 32 == 0;
+  const auto load = [&](const CUtensorMap* map, std::uint16_t* dst, int rows, std::uint64_t* bar, int row0, int head,
+                        int b) {
+    sm90::mbar_expect_tx(bar, static_cast<std::uint32_t>(rows * D * 2));
+#pragma unroll
+    for (int c = 0; c < C::kChunks; ++c) sm90::tma_load_4d(dst + c * rows * C::kChunk, map, bar, c * C::kChunk, row0, head, b);
+  };
+  if (leader) {
+    sm90::tma_prefetch_map(tq);
+    sm90::tma_prefetch_map(tk);
+    sm90::tma_prefetch_map(tv);
+  }
+  int n = 0;      // tiles issued so far in this block's walk (ring position)
+  int qn = 0;     // row blocks with keys so far (Q buffer uses)
+  int lands = 0;  // V tiles landed on v_land so far
+  for_each_row_block<D>(p, [&](const WgmmaRows& r) {
+    if (r.ntiles == 0) return;  // nothing to load; the consumers write the empty rows
+    if (leader) {
+      if (qn > 0) sm90::mbar_wait(sm.q_empty(), (qn - 1) & 1);
+      load(tq, sm.q_s(), C::kBm, sm.q_full(), r.i0, r.h, r.b);
+    }
+    ++qn;
+    // The tile whose keys cross keys(b) inside the tensor (a padded cache with per-batch lengths): the
+    // TMA zero-fills only rows past the tensor. At most one per row block (its keys end at keys(b) - 1).
+    const int rel = r.keys - r.kv_first;
+    const int tail_tile = r.keys < p.sk && rel % Bn != 0 ? rel / Bn : -1;
+    for (int t = 0; t < r.ntiles; ++t, ++n) {
+      const int s = n % C::kStages, use = n / C::kStages;
+      const int kv0 = r.kv0(t, Bn);
+      if (leader) {
+        if (use > 0) sm90::mbar_wait(sm.k_empty(s), (use - 1) & 1);
+        load(tk, sm.k_s(s), Bn, sm.k_full(s), kv0, r.hk, r.b);
+        if (use > 0) sm90::mbar_wait(sm.v_empty(s), (use - 1) & 1);
+      }
+      if (t != tail_tile) {
+        if (leader) load(tv, sm.v_s(s), Bn, sm.v_full(s), kv0, r.hk, r.b);
+        continue;
+      }
+      // Land V on a barrier of its own, zero rows keys(b) - kv0 .. Bn - 1 (whole rows: the swizzle
+      // only permutes 16-byte pieces inside a row), make the plain stores visible to the async proxy
+      // that wgmma reads through, and only then complete v_full[s] with a plain arrival.
+      if (leader) load(tv, sm.v_s(s), Bn, sm.v_land(), kv0, r.hk, r.b);
+      __syncwarp();
+      sm90::mbar_wait(sm.v_land(), lands & 1);
+      ++lands;
+      const int first_bad = r.keys - kv0;
+      constexpr int kVecPerRow = C::kChunks * 8;  // 16-byte vectors per row, all chunks
+      for (int i = static_cast<int>(threadIdx.x % 32); i < (Bn - first_bad) * kVecPerRow; i += 32) {
+        const int row = first_bad + i / kVecPerRow, c = (i % kVecPerRow) / 8, v = i % 8;
+        reinterpret_cast<uint4*>(sm.v_s(s) + c * Bn * C::kChunk + row * C::kChunk)[v] = make_uint4(0, 0, 0, 0);
+      }
+      atoms::fence_proxy_async_shared();
+      __syncwarp();
+      if (leader) sm90::mbar_arrive(sm.v_full(s));
+    }
+  });
+}
+
+}  // namespace flashprobe::kernels::dev

@@ -7,11 +7,13 @@
 //   named_sync(id, n) / named_arrive(id, n)  barrier `id` (1..15; 0 is __syncthreads) completing
 //                                  after n threads arrived; arrive does not wait.
 // Why: a block of one producer and two consumer warpgroups (384 threads) that asks for one block per
-// SM gets 65536 / 384 = 170 registers per thread, too few for a consumer's accumulators (the
-// compiler caps them at 168 and spills). With the producer down to 24 the consumers can hold 240:
-// 128 x 24 + 256 x 240 = 64512 <= 65536. The compiler honours setmaxnreg only when the kernel has a
-// register cap at entry (__launch_bounds__(threads, 1)) and each role is one branch of an if/else;
-// otherwise it warns (C7508) and the counts stay as they were.
+// SM gets 65536 / 384 rounded down to 168 registers per thread, too few for a consumer's
+// accumulators. Registers move only inside the block's own allocation (168 x 384 = 64512): with the
+// producer down to 24 the consumers can hold 240, 128 x 24 + 256 x 240 = 64512; asking for more
+// than was freed makes setmaxnreg.inc wait forever. The compiler honours setmaxnreg only when the
+// kernel has a register cap at entry (__launch_bounds__(threads, 1)) and each role is one branch of
+// an if/else; otherwise it warns (C7508) and the counts stay as they were. It also compiles every
+// region that can reach a trap for the entry count (sm90_tma.cuh, mbar_wait, says what to do instead).
 #include "flashprobe/atoms/sm90_wgmma.cuh"  // FP_ATOM_SM90A
 #include "flashprobe/core/device.cuh"
 

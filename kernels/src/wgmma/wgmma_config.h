@@ -37,8 +37,12 @@ struct WgmmaConfig {
   // Warpgroup 0 produces (one thread issues the TMA loads), warpgroups 1.. consume.
   static constexpr int kThreads = (1 + kConsumers) * 128;
   // Registers per thread after setmaxnreg (sm90_roles.cuh): the producer gives back, the consumers
-  // take; together at most the 64K of an SM.
-  static constexpr int kProducerRegs = 32;
+  // take, and both draw on what the block was given at launch, not on the SM's whole file: the
+  // compiler caps a one-block-per-SM kernel at 65536 / kThreads rounded down to a multiple of 8
+  // (168 at 384 threads), and a consumer asking for more than the producer freed waits in
+  // setmaxnreg forever (a hang no mbarrier watchdog sees: the H100 run at 32 / 240 did that).
+  static constexpr int kEntryRegs = (65536 / kThreads) / 8 * 8;
+  static constexpr int kProducerRegs = 24;
   static constexpr int kConsumerRegs = 240;
   static constexpr int kChunk = 64;       // 16-bit elements per 128-byte swizzled row
   static constexpr int kChunks = D / kChunk;
@@ -50,7 +54,8 @@ struct WgmmaConfig {
   // q_full, q_empty, k_full[], v_full[], k_empty[], v_empty[], v_land (a tile whose V tail is zeroed)
   static constexpr int kBars = 3 + 4 * kStages;
   static constexpr int kSmemBytes = kBarOff + 8 * kBars + 1024;  // + slack to align the base to 1024
-  static_assert(128 * kProducerRegs + kConsumers * 128 * kConsumerRegs <= 65536, "more registers than an SM has");
+  static_assert(128 * kProducerRegs + kConsumers * 128 * kConsumerRegs <= kThreads * kEntryRegs,
+                "the consumers would take more registers than the producer gives back: setmaxnreg would hang");
   static_assert(D % kChunk == 0, "the TMA boxes are 64 dims (128 bytes) wide");
   static_assert(kBm == kConsumers * 64, "a consumer warpgroup owns the 64 rows of one wgmma tile");
   static_assert(kSmemBytes <= 232448, "more dynamic shared memory than an sm_90 block may have (227 KB)");

@@ -141,7 +141,7 @@ std::string str(double v) {
 
 }  // namespace
 
-std::vector<ProblemIssue> validate(const AttnProblem& p) {
+std::vector<ProblemIssue> problem_errors(const AttnProblem& p) {
   using S = ProblemIssue::Severity;
   std::vector<ProblemIssue> out;
   auto err = [&](const std::string& f, const std::string& m) { out.push_back({S::error, f, m}); };
@@ -193,7 +193,13 @@ std::vector<ProblemIssue> validate(const AttnProblem& p) {
     check_strides(out, "v", p.v_strides(), p.batch, p.sk, p.hkv, p.dv);
   }
   check_strides(out, "o", p.o_strides(), p.batch, p.sq, p.hq, p.dv);
+  return out;
+}
 
+std::vector<ProblemIssue> validate(const AttnProblem& p) {
+  using S = ProblemIssue::Severity;
+  std::vector<ProblemIssue> out = problem_errors(p);
+  if (has_errors(out)) return out;
   // Rows that see no key are legal (O = 0, LSE = -inf) but usually not what was meant: report them.
   long long empty = 0;
   std::string first;
@@ -216,7 +222,7 @@ bool has_errors(const std::vector<ProblemIssue>& issues) {
 }
 
 void require_valid(const AttnProblem& p) {
-  const auto issues = validate(p);
+  const auto issues = problem_errors(p);
   if (!has_errors(issues)) return;
   std::string msg = "invalid attention problem:";
   for (auto& i : issues)

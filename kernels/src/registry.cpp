@@ -14,7 +14,7 @@ namespace flashprobe::kernels {
 namespace {
 
 std::string first_error(const AttnProblem& p) {
-  for (auto& i : validate(p))
+  for (auto& i : problem_errors(p))
     if (i.severity == ProblemIssue::Severity::error) return "invalid problem: " + i.field + ": " + i.message;
   return {};
 }

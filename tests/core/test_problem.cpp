@@ -76,6 +76,34 @@ TEST(Problem, RowsWithoutKeysAreAWarningNotAnError) {
   EXPECT_NE(issues[0].message.find("2 query row(s)"), std::string::npos) << issues[0].message;
 }
 
+// problem_errors is what every launch checks: validate's errors, in order, and never its warnings
+// (the warning needs a scan of every row; require_valid must not pay for it on each launch).
+TEST(Problem, ProblemErrorsAreValidatesErrorsWithoutTheRowScan) {
+  AttnProblem empty_rows;
+  empty_rows.sq = 4; empty_rows.sk = 8; empty_rows.window_left = 0; empty_rows.window_right = 0;
+  empty_rows.seqlens_k = {2};
+  EXPECT_FALSE(validate(empty_rows).empty());
+  EXPECT_TRUE(problem_errors(empty_rows).empty());
+  EXPECT_NO_THROW(require_valid(empty_rows));
+  AttnProblem bad;
+  bad.hq = 3; bad.hkv = 2; bad.kv_offset = -1; bad.softcap = -1;
+  AttnProblem bad_strides;
+  bad_strides.sq = bad_strides.sk = 4;
+  bad_strides.q = {4 * 64, 1, 64, 1};  // token stride 1 < the row's 64 dims: rows alias
+  for (const AttnProblem& p : {bad, bad_strides}) {
+    std::vector<std::string> want, got;
+    for (auto& i : validate(p))
+      if (i.severity == ProblemIssue::Severity::error) want.push_back(i.field + ": " + i.message);
+    for (auto& i : problem_errors(p)) {
+      EXPECT_EQ(i.severity, ProblemIssue::Severity::error) << i.message;
+      got.push_back(i.field + ": " + i.message);
+    }
+    EXPECT_FALSE(want.empty());
+    EXPECT_EQ(got, want);
+    EXPECT_THROW(require_valid(p), UsageError);
+  }
+}
+
 TEST(Problem, MaskFollowsBottomRightAndTopLeftAlignment) {
   AttnProblem p;
   p.sq = 2; p.sk = 5; p.causal = Causal::bottom_right;

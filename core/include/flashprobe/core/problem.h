@@ -88,8 +88,12 @@ struct ProblemIssue {
   std::string field;
   std::string message;  // names the value and what is allowed
 };
-// Every problem with p (errors and warnings); empty means valid and unremarkable.
+// Every problem with p (errors and warnings); empty means valid and unremarkable. The warnings scan
+// every query row (batch x sq visible ranges): for reports and the CLI, not for every launch.
 std::vector<ProblemIssue> validate(const AttnProblem& p);
+// The errors of validate(p) alone, in the same order, without the row scan: what a launch or a
+// kernel's supports() needs (constant work in sq; linear in the per-head and per-batch lists).
+std::vector<ProblemIssue> problem_errors(const AttnProblem& p);
 bool has_errors(const std::vector<ProblemIssue>& issues);
 // Throws UsageError listing every error (warnings are not errors).
 void require_valid(const AttnProblem& p);

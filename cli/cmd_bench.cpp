@@ -108,7 +108,7 @@ int run(const Opts& o) {
       std::fflush(stdout);
       results.push_back({{"impl", "flashprobe"}, {"kernel", k.name}, {"group", c.group}, {"case", c.id()},
                          {"problem", c.p}, {"median_ms", t.median_ms}, {"min_ms", t.min_ms}, {"max_ms", t.max_ms},
-                         {"reps", t.reps}, {"input_sets", in.count}, {"flops", c.flops()}, {"bytes", c.bytes()},
+                         {"reps", t.reps}, {"launch_host_us", t.launch_host_us}, {"input_sets", in.count}, {"flops", c.flops()}, {"bytes", c.bytes()},
                          {"tflops", tflops}, {"gbps", gbps}});
       // Rewritten after every timing, so a run cut short by a time limit still leaves its records.
       rec["results"] = results;

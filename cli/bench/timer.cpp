@@ -1,6 +1,7 @@
 #include "bench/timer.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "flashprobe/core/buffer.h"
 #include "flashprobe/core/error.h"
@@ -15,11 +16,13 @@ Timing time_device(const std::function<void(int)>& launch, int warmup, int min_r
   FP_CHECK(fp_rt::event_create(&b));
   for (int i = 0; i < warmup; ++i) launch(i);
   FP_CHECK(fp_rt::device_synchronize());
-  std::vector<double> ms;
+  std::vector<double> ms, host_us;
   double total = 0;
   for (int r = 0; r < max_reps && (r < min_reps || total < min_seconds * 1e3); ++r) {
     FP_CHECK(fp_rt::event_record(a));
+    const auto h0 = std::chrono::steady_clock::now();
     launch(warmup + r);
+    host_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - h0).count());
     FP_CHECK(fp_rt::event_record(b));
     FP_CHECK(fp_rt::event_synchronize(b));
     float t = 0;
@@ -30,7 +33,9 @@ Timing time_device(const std::function<void(int)>& launch, int warmup, int min_r
   FP_CHECK(fp_rt::event_destroy(a));
   FP_CHECK(fp_rt::event_destroy(b));
   std::sort(ms.begin(), ms.end());
+  std::sort(host_us.begin(), host_us.end());
   Timing out;
+  out.launch_host_us = host_us[host_us.size() / 2];
   out.reps = static_cast<int>(ms.size());
   out.median_ms = ms.size() % 2 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
   out.min_ms = ms.front();

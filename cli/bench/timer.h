@@ -10,6 +10,9 @@ namespace flashprobe::bench {
 struct Timing {
   double median_ms = 0, min_ms = 0, max_ms = 0;
   int reps = 0;
+  // Host wall time of one launch(rep) call (median): the events enclose it, and the device sits idle
+  // while it runs, so it is part of median_ms; for short kernels it can be a large part.
+  double launch_host_us = 0;
 };
 
 // Runs `launch(rep)` `warmup` times, then times single repetitions with device events until

@@ -10,7 +10,7 @@ the report pairs each flashprobe timing with the vendor kernels on the same shap
 
 Usage (on a machine with PyTorch and a GPU):  python3 torch_sdpa_bench.py --json torch.json [--quick]
 """
-import argparse, datetime, json, math, os, socket, subprocess, sys
+import argparse, datetime, json, math, os, socket, subprocess, sys, time
 
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -63,11 +63,13 @@ def time_events(fn, min_reps=10, max_reps=200, min_seconds=0.25, warmup=3):
     for i in range(warmup):
         fn(i)
     torch.cuda.synchronize()
-    ms, total, r = [], 0.0, 0
+    ms, host, total, r = [], [], 0.0, 0
     while r < max_reps and (r < min_reps or total < min_seconds * 1e3):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         a.record()
+        h0 = time.perf_counter()
         fn(warmup + r)
+        host.append((time.perf_counter() - h0) * 1e6)
         b.record()
         b.synchronize()
         t = a.elapsed_time(b)
@@ -77,7 +79,9 @@ def time_events(fn, min_reps=10, max_reps=200, min_seconds=0.25, warmup=3):
     ms.sort()
     n = len(ms)
     med = ms[n // 2] if n % 2 else (ms[n // 2 - 1] + ms[n // 2]) / 2
-    return dict(median_ms=med, min_ms=ms[0], max_ms=ms[-1], reps=n)
+    host.sort()
+    # launch_host_us: the host time of one call (inside the events, as in flashprobe bench).
+    return dict(median_ms=med, min_ms=ms[0], max_ms=ms[-1], reps=n, launch_host_us=host[n // 2])
 
 
 def main():

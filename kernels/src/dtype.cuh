@@ -86,6 +86,15 @@ FP_DEV void store(void* base, std::int64_t i, DType t, float v) {
   }
 }
 
+// Elements i and i + 1 of a 16-bit tensor of run-time type t (f16 or bf16) in one 32-bit store, each
+// rounded as store() rounds it. @pre i even and base 4-byte aligned (the caller checks; f32 tensors
+// take two store() calls).
+FP_DEV void store2_16(void* base, std::int64_t i, DType t, float v0, float v1) {
+  const std::uint32_t lo = t == DType::f16 ? f32_to_f16(v0) : f32_to_bf16_rne(v0);
+  const std::uint32_t hi = t == DType::f16 ? f32_to_f16(v1) : f32_to_bf16_rne(v1);
+  static_cast<std::uint32_t*>(base)[i / 2] = lo | (hi << 16);
+}
+
 // One f32 rounded to the 16-bit input type E (nearest even).
 template <class E>
 FP_DEV std::uint16_t to_bits(float x) {

@@ -97,21 +97,13 @@ bool decode_first(const DeviceInfo& dev, const AttnProblem& p, std::string* why)
 }
 
 // The Hopper path (wgmma + TMA, sm_90 only: elsewhere its supports() refuses and mma follows) goes
-// first wherever the H100 measured it ahead of mma in the same call (reports/data/h100-80gb-hbm3/
-// 2026-11-23-wgmma-final, S 512-16384, f16/bf16): every d = 128 shape and d = 64 without a causal
-// mask. At d = 64 under a causal mask mma v5 was faster up to S = 4096 (e.g. 162 vs 144 TFLOP/s at
-// S = 2048) and wgmma from S = 8192 (254 vs 239), so short causal d = 64 problems stay with mma.
-bool wgmma_first(const AttnProblem& p) {
-  if (p.d != 64) return true;
-  return p.causal == Causal::none || p.sq >= 8192;
-}
-
+// first for every prefill it takes: since v5 (warp specialisation, persistent grid) the H100 measured
+// it ahead of mma v5 on every shape of the grid, short causal d = 64 included (S = 512: 80 vs 57
+// TFLOP/s, S = 2048: 210 vs 155; reports/data/h100-80gb-hbm3/2026-11-24-wgmma-v5/).
 const std::vector<std::string>& preference_order(const DeviceInfo& dev, const AttnProblem& p) {
-  static const std::vector<std::string> prefill{"mma", "wgmma", "decode", "tiled", "ref3pass"};
-  static const std::vector<std::string> hopper{"wgmma", "mma", "decode", "tiled", "ref3pass"};
+  static const std::vector<std::string> prefill{"wgmma", "mma", "decode", "tiled", "ref3pass"};
   static const std::vector<std::string> few_rows{"decode", "mma", "tiled", "ref3pass"};
-  if (decode_first(dev, p, nullptr)) return few_rows;
-  return wgmma_first(p) ? hopper : prefill;
+  return decode_first(dev, p, nullptr) ? few_rows : prefill;
 }
 
 std::string Selection::describe() const {

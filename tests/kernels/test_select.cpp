@@ -203,12 +203,13 @@ TEST(Select, AnMmaKernelPlugsInByName) {
                  },
                  [](const AttnProblem&) { return std::size_t{0}; }, nullptr};
   table.push_back(mma);
-  AttnProblem first = prob(128, 128, 64);  // causal d = 64, short: mma's on sm_90
+  AttnProblem first = prob(128, 128, 80);  // d = 80: wgmma refuses it, mma is next on sm_90
   first.causal = Causal::bottom_right;
   const Selection s = select(kSm90, first, kCuda, table);
   ASSERT_TRUE(s);
   EXPECT_EQ(s.kernel->name, "mma");
-  EXPECT_TRUE(s.rejected.empty()) << s.describe();
+  ASSERT_EQ(s.rejected.size(), 1u) << s.describe();
+  EXPECT_NE(rejection(s, "wgmma").find("d=80"), std::string::npos) << s.describe();
   const Selection odd = select(kSm90, prob(128, 128, 72), kCuda, table);
   ASSERT_TRUE(odd);
   EXPECT_EQ(odd.kernel->name, "ref3pass");
@@ -288,9 +289,9 @@ TEST(Registry, WgmmaSupportsHopperProblemsTheTmaCanAddress) {
 #endif
 }
 
-// On sm_90 the Hopper path goes first where it measured faster (select.cpp): d = 128, and d = 64
-// without a causal mask or from S = 8192; short causal d = 64 stays with mma; other GPUs use mma;
-// decode rows stay decode's; strides the TMA cannot address fall back to mma.
+// On sm_90 the Hopper path goes first for every prefill it takes (select.cpp: it measured faster
+// than mma everywhere since v5), short causal d = 64 included; other GPUs use mma; decode rows stay
+// decode's; strides the TMA cannot address and head dims it lacks fall back to mma.
 TEST(Select, HopperPathWhereItMeasuredFaster) {
 #if defined(FLASHPROBE_BACKEND_CUDA)
   const std::string hopper = "wgmma";
@@ -303,11 +304,10 @@ TEST(Select, HopperPathWhereItMeasuredFaster) {
   if (hopper == "wgmma") EXPECT_NE(h.reason.find("wgmma + TMA"), std::string::npos) << h.reason;
   else EXPECT_NE(rejection(h, "wgmma").find("sm_90a"), std::string::npos) << h.describe();
   EXPECT_EQ(select(kSm90, prob(4096, 4096, 64), kCuda, kernels()).kernel->name, hopper);
-  AttnProblem causal64 = prob(2048, 2048, 64);
+  AttnProblem causal64 = prob(512, 512, 64);
   causal64.causal = Causal::bottom_right;
-  EXPECT_EQ(select(kSm90, causal64, kCuda, kernels()).kernel->name, "mma");
-  causal64.sq = causal64.sk = 8192;
   EXPECT_EQ(select(kSm90, causal64, kCuda, kernels()).kernel->name, hopper);
+  EXPECT_EQ(select(kSm90, prob(2048, 2048, 96), kCuda, kernels()).kernel->name, "mma");  // no d = 96 wgmma
   AttnProblem causal128 = prob(512, 512, 128);
   causal128.causal = Causal::bottom_right;
   EXPECT_EQ(select(kSm90, causal128, kCuda, kernels()).kernel->name, hopper);

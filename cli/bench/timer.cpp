@@ -43,6 +43,54 @@ Timing time_device(const std::function<void(int)>& launch, int warmup, int min_r
   return out;
 }
 
+Timing time_graph(const std::function<void(int, kernels::Stream)>& launch, int sets, int warmup, int min_reps, int max_reps,
+                  double min_seconds) {
+  fp_rt::Stream st;
+  FP_CHECK(fp_rt::stream_create(&st));
+  fp_rt::Event a, b;
+  FP_CHECK(fp_rt::event_create(&a));
+  FP_CHECK(fp_rt::event_create(&b));
+  // Plain launches first: module loading, one-time attributes and workspaces happen outside capture.
+  for (int i = 0; i < std::max(warmup, 1); ++i) launch(i % sets, st);
+  FP_CHECK(fp_rt::stream_synchronize(st));
+  fp_rt::Graph g;
+  fp_rt::GraphExec ge;
+  FP_CHECK(fp_rt::stream_begin_capture(st));
+  for (int i = 0; i < sets; ++i) launch(i, st);
+  FP_CHECK(fp_rt::stream_end_capture(st, &g));
+  FP_CHECK(fp_rt::graph_instantiate(&ge, g));
+  FP_CHECK(fp_rt::graph_destroy(g));
+  for (int i = 0; i < warmup; ++i) FP_CHECK(fp_rt::graph_launch(ge, st));
+  FP_CHECK(fp_rt::stream_synchronize(st));
+  std::vector<double> ms, host_us;
+  double total = 0;
+  for (int r = 0; r < max_reps && (r < min_reps || total < min_seconds * 1e3); ++r) {
+    FP_CHECK(fp_rt::event_record(a, st));
+    const auto h0 = std::chrono::steady_clock::now();
+    FP_CHECK(fp_rt::graph_launch(ge, st));
+    host_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - h0).count());
+    FP_CHECK(fp_rt::event_record(b, st));
+    FP_CHECK(fp_rt::event_synchronize(b));
+    float t = 0;
+    FP_CHECK(fp_rt::event_elapsed_ms(&t, a, b));
+    ms.push_back(double(t) / sets);
+    total += t;
+  }
+  FP_CHECK(fp_rt::graph_exec_destroy(ge));
+  FP_CHECK(fp_rt::event_destroy(a));
+  FP_CHECK(fp_rt::event_destroy(b));
+  FP_CHECK(fp_rt::stream_destroy(st));
+  std::sort(ms.begin(), ms.end());
+  std::sort(host_us.begin(), host_us.end());
+  Timing out;
+  out.reps = static_cast<int>(ms.size());
+  out.median_ms = ms.size() % 2 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
+  out.min_ms = ms.front();
+  out.max_ms = ms.back();
+  out.launch_host_us = host_us[host_us.size() / 2];
+  return out;
+}
+
 double copy_ceiling_gbps(std::size_t bytes) {
   DeviceBuffer src(bytes), dst(bytes);
   src.fill_byte(0x3C);  // not zeros
@@ -51,6 +99,9 @@ double copy_ceiling_gbps(std::size_t bytes) {
 }
 #else
 Timing time_device(const std::function<void(int)>&, int, int, int, double) {
+  throw NoDevice("no GPU device: this build has no GPU backend (FLASHPROBE_GPU=off)");
+}
+Timing time_graph(const std::function<void(int, kernels::Stream)>&, int, int, int, int, double) {
   throw NoDevice("no GPU device: this build has no GPU backend (FLASHPROBE_GPU=off)");
 }
 double copy_ceiling_gbps(std::size_t) { throw NoDevice("no GPU device: this build has no GPU backend"); }

@@ -5,6 +5,8 @@
 #include <functional>
 #include <vector>
 
+#include "flashprobe/kernels/registry.h"  // Stream (void* where there is no GPU runtime)
+
 namespace flashprobe::bench {
 
 struct Timing {
@@ -20,6 +22,15 @@ struct Timing {
 // @throws NoDevice without a GPU, GpuError on a failing launch.
 Timing time_device(const std::function<void(int rep)>& launch, int warmup = 3, int min_reps = 10,
                    int max_reps = 200, double min_seconds = 0.25);
+
+// Times kernels without the host in the way: `launch(set, stream)` is called once per input set
+// (`sets` >= 1) as plain warm-ups, then recorded into one graph on a stream of its own, and each
+// repetition is one replay of that graph between device events, divided by `sets`. The host's part
+// (argument checks, tensor maps, the launch calls) happens at capture, not in the timed region; what
+// remains is one graph launch per `sets` kernels. launch_host_us is the graph launch call's.
+// @pre launch puts all its work on the stream it is given (it is captured).
+Timing time_graph(const std::function<void(int set, kernels::Stream s)>& launch, int sets, int warmup = 3,
+                  int min_reps = 10, int max_reps = 200, double min_seconds = 0.25);
 
 // The device-to-device copy ceiling: GB/s counting bytes read plus bytes written, median of reps.
 double copy_ceiling_gbps(std::size_t bytes = std::size_t{1} << 30);

@@ -84,6 +84,44 @@ def time_events(fn, min_reps=10, max_reps=200, min_seconds=0.25, warmup=3):
     return dict(median_ms=med, min_ms=ms[0], max_ms=ms[-1], reps=n, launch_host_us=host[n // 2])
 
 
+def time_graph(fn, sets, min_reps=10, max_reps=200, min_seconds=0.25, warmup=3):
+    """One CUDA graph calling fn once per input set, replayed between events; per-call time = replay
+    time / sets. The Python and dispatch work happens at capture, outside the timed region, as in
+    flashprobe bench --timing graph."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for i in range(max(warmup, 1)):
+            fn(i)
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for i in range(sets):
+            fn(i)
+    for _ in range(warmup):
+        g.replay()
+    torch.cuda.synchronize()
+    ms, host, total, r = [], [], 0.0, 0
+    while r < max_reps and (r < min_reps or total < min_seconds * 1e3):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        h0 = time.perf_counter()
+        g.replay()
+        host.append((time.perf_counter() - h0) * 1e6)
+        b.record()
+        b.synchronize()
+        t = a.elapsed_time(b)
+        ms.append(t / sets)
+        total += t
+        r += 1
+    ms.sort()
+    host.sort()
+    n = len(ms)
+    med = ms[n // 2] if n % 2 else (ms[n // 2 - 1] + ms[n // 2]) / 2
+    return dict(median_ms=med, min_ms=ms[0], max_ms=ms[-1], reps=n, launch_host_us=host[n // 2], timing="graph")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--json", default="torch_bench.json")
@@ -94,6 +132,9 @@ def main():
                     help="only these groups (repeatable; default all), as flashprobe bench --group")
     ap.add_argument("--dtype", action="append", choices=["f16", "bf16"],
                     help="only cases of these input types (repeatable; default all), as flashprobe bench --dtype")
+    ap.add_argument("--timing", choices=["graph", "launch"], default="graph",
+                    help="graph: replays of a captured CUDA graph (kernel time, the default); launch: events around "
+                         "each call (includes Python and dispatch), as flashprobe bench --timing")
     a = ap.parse_args()
     if not torch.cuda.is_available():
         print("torch_sdpa_bench: no CUDA device", file=sys.stderr)
@@ -126,7 +167,10 @@ def main():
            "device": {"name": dev.name, "arch": f"sm_{dev.major}{dev.minor}", "multiprocessors": dev.multi_processor_count},
            "torch": torch.__version__, "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version(),
            "ceilings": {"d2d_copy_gbps": copy_gbps, "bf16_gemm_tflops": gemm_tflops},
-           "method": "CUDA events per repetition after 3 warm-ups; median of >= 10 reps and >= %g s; inputs rotated" % a.min_seconds,
+           "timing": a.timing,
+           "method": ("one CUDA graph calling SDPA once per input set, replayed between events, per-call time = "
+                      "replay / sets" if a.timing == "graph" else "CUDA events around each call") +
+                     "; 3 warm-ups; median of >= 10 reps and >= %g s; inputs rotated" % a.min_seconds,
            "results": []}
     print(f"{'impl':16s} {'case':48s} {'median ms':>10s} {'TFLOP/s':>9s} {'GB/s':>8s}")
     for c in grid(a.quick):
@@ -148,7 +192,17 @@ def main():
                     def run(i):
                         j = i % sets
                         torch.nn.functional.scaled_dot_product_attention(qs[j], ks[j], vs[j], is_causal=c["causal"])
-                    t = time_events(run, min_seconds=a.min_seconds)
+                    run(0)  # a backend that refuses the shape raises here
+                    torch.cuda.synchronize()
+                    if a.timing == "launch":
+                        t = dict(time_events(run, min_seconds=a.min_seconds), timing="launch")
+                    else:
+                        try:
+                            t = time_graph(run, sets, min_seconds=a.min_seconds)
+                        except RuntimeError as e:  # not capturable: timed per call, and said so
+                            torch.cuda.synchronize()
+                            t = dict(time_events(run, min_seconds=a.min_seconds), timing="launch",
+                                     graph_error=str(e).splitlines()[0][:200])
             except Exception as e:  # the backend refused the shape
                 rec["results"].append({"impl": "torch-" + name, "case": case_id(c), "group": c["group"],
                                        "refused": str(e).splitlines()[0][:200]})

@@ -33,6 +33,10 @@ TEST(Cli, BenchRejectsAnUnknownDtype) {
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("f32"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("bf16"), std::string::npos) << r.out;
+  r = run("bench --timing fast --json /dev/null");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("fast"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("graph"), std::string::npos) << r.out;
 }
 
 TEST(Cli, VersionNamesTheCommit) {

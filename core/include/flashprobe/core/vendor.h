@@ -88,6 +88,15 @@ inline Error event_elapsed_ms(float* ms, Event a, Event b) { return FP_RT_NAME(E
 inline Error stream_create(Stream* s) { return FP_RT_NAME(StreamCreate)(s); }
 inline Error stream_destroy(Stream s) { return FP_RT_NAME(StreamDestroy)(s); }
 inline Error stream_synchronize(Stream s) { return FP_RT_NAME(StreamSynchronize)(s); }
+// Graphs: record a stream's work once, replay it with one launch (bench timing without host gaps).
+using Graph = FP_RT_NAME(Graph_t);
+using GraphExec = FP_RT_NAME(GraphExec_t);
+inline Error stream_begin_capture(Stream s) { return FP_RT_NAME(StreamBeginCapture)(s, FP_RT_NAME(StreamCaptureModeRelaxed)); }
+inline Error stream_end_capture(Stream s, Graph* g) { return FP_RT_NAME(StreamEndCapture)(s, g); }
+inline Error graph_instantiate(GraphExec* e, Graph g) { return FP_RT_NAME(GraphInstantiateWithFlags)(e, g, 0); }
+inline Error graph_launch(GraphExec e, Stream s) { return FP_RT_NAME(GraphLaunch)(e, s); }
+inline Error graph_exec_destroy(GraphExec e) { return FP_RT_NAME(GraphExecDestroy)(e); }
+inline Error graph_destroy(Graph g) { return FP_RT_NAME(GraphDestroy)(g); }
 // Raise a kernel's dynamic shared-memory/LDS limit (needed above 48 KB on NVIDIA).
 template <class F>
 inline Error set_max_dynamic_smem(F* kernel, int bytes) {

@@ -51,6 +51,8 @@ def source_line(r):
         parts.append(f"driver/runtime {dev.get('driver_version')}/{dev.get('runtime_version')}")
     parts.append(f"date: {r.get('date', '?')}")
     parts.append(f"commit: {r.get('commit', '?')}")
+    if r.get("timing"):  # bench records: graph replay (kernel time) or events around each launch call
+        parts.append(f"timing: {r['timing']}")
     if r.get("source"):
         parts.append(f"source: {r['source']}")
     parts.append(f"record: {r.get('_path', '?')}")

@@ -59,29 +59,35 @@ def nbytes(c):
     return q + kv + o + c["batch"] * c["hq"] * c["sq"] * 4
 
 
-def time_events(fn, min_reps=10, max_reps=200, min_seconds=0.25, warmup=3):
-    for i in range(warmup):
-        fn(i)
-    torch.cuda.synchronize()
+def time_reps(call, divisor=1, min_reps=10, max_reps=200, min_seconds=0.25):
+    """CUDA events around each call(rep) until min_reps and min_seconds; the median (min, max) of the
+    device time per rep / divisor, and the median host time of one call (launch_host_us)."""
     ms, host, total, r = [], [], 0.0, 0
     while r < max_reps and (r < min_reps or total < min_seconds * 1e3):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         a.record()
         h0 = time.perf_counter()
-        fn(warmup + r)
+        call(r)
         host.append((time.perf_counter() - h0) * 1e6)
         b.record()
         b.synchronize()
         t = a.elapsed_time(b)
-        ms.append(t)
+        ms.append(t / divisor)
         total += t
         r += 1
     ms.sort()
+    host.sort()
     n = len(ms)
     med = ms[n // 2] if n % 2 else (ms[n // 2 - 1] + ms[n // 2]) / 2
-    host.sort()
     # launch_host_us: the host time of one call (inside the events, as in flashprobe bench).
     return dict(median_ms=med, min_ms=ms[0], max_ms=ms[-1], reps=n, launch_host_us=host[n // 2])
+
+
+def time_events(fn, min_reps=10, max_reps=200, min_seconds=0.25, warmup=3):
+    for i in range(warmup):
+        fn(i)
+    torch.cuda.synchronize()
+    return time_reps(lambda r: fn(warmup + r), 1, min_reps, max_reps, min_seconds)
 
 
 def time_graph(fn, sets, min_reps=10, max_reps=200, min_seconds=0.25, warmup=3):
@@ -102,24 +108,7 @@ def time_graph(fn, sets, min_reps=10, max_reps=200, min_seconds=0.25, warmup=3):
     for _ in range(warmup):
         g.replay()
     torch.cuda.synchronize()
-    ms, host, total, r = [], [], 0.0, 0
-    while r < max_reps and (r < min_reps or total < min_seconds * 1e3):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        h0 = time.perf_counter()
-        g.replay()
-        host.append((time.perf_counter() - h0) * 1e6)
-        b.record()
-        b.synchronize()
-        t = a.elapsed_time(b)
-        ms.append(t / sets)
-        total += t
-        r += 1
-    ms.sort()
-    host.sort()
-    n = len(ms)
-    med = ms[n // 2] if n % 2 else (ms[n // 2 - 1] + ms[n // 2]) / 2
-    return dict(median_ms=med, min_ms=ms[0], max_ms=ms[-1], reps=n, launch_host_us=host[n // 2], timing="graph")
+    return dict(time_reps(lambda r: g.replay(), sets, min_reps, max_reps, min_seconds), timing="graph")
 
 
 def main():

@@ -18,25 +18,23 @@ struct WgmmaSmem {
   using C = WgmmaConfig<D>;
   std::uint8_t* base;  // 1024-byte aligned (the swizzle atoms and descriptors need it)
 
-  FP_DEV std::uint16_t* q_s(int qb) const { return reinterpret_cast<std::uint16_t*>(base + qb * C::kQBytes); }
+  FP_DEV std::uint16_t* q_s() const { return reinterpret_cast<std::uint16_t*>(base); }
   FP_DEV std::uint16_t* k_s(int s) const { return reinterpret_cast<std::uint16_t*>(base + C::kKOff + s * C::kTileBytes); }
   FP_DEV std::uint16_t* v_s(int s) const { return reinterpret_cast<std::uint16_t*>(base + C::kVOff + s * C::kTileBytes); }
   FP_DEV std::uint64_t* bar(int i) const { return reinterpret_cast<std::uint64_t*>(base + C::kBarOff) + i; }
-  FP_DEV std::uint64_t* q_full(int qb) const { return bar(qb); }
-  FP_DEV std::uint64_t* q_empty(int qb) const { return bar(C::kQBufs + qb); }
-  FP_DEV std::uint64_t* k_full(int s) const { return bar(2 * C::kQBufs + s); }
-  FP_DEV std::uint64_t* v_full(int s) const { return bar(2 * C::kQBufs + C::kStages + s); }
-  FP_DEV std::uint64_t* k_empty(int s) const { return bar(2 * C::kQBufs + 2 * C::kStages + s); }
-  FP_DEV std::uint64_t* v_empty(int s) const { return bar(2 * C::kQBufs + 3 * C::kStages + s); }
-  FP_DEV std::uint64_t* v_land() const { return bar(2 * C::kQBufs + 4 * C::kStages); }
+  FP_DEV std::uint64_t* q_full() const { return bar(0); }
+  FP_DEV std::uint64_t* q_empty() const { return bar(1); }
+  FP_DEV std::uint64_t* k_full(int s) const { return bar(2 + s); }
+  FP_DEV std::uint64_t* v_full(int s) const { return bar(2 + C::kStages + s); }
+  FP_DEV std::uint64_t* k_empty(int s) const { return bar(2 + 2 * C::kStages + s); }
+  FP_DEV std::uint64_t* v_empty(int s) const { return bar(2 + 3 * C::kStages + s); }
+  FP_DEV std::uint64_t* v_land() const { return bar(2 + 4 * C::kStages); }
 
   // Barrier counts: full barriers complete on one arrival plus the promised bytes, empty ones when
   // every consumer warpgroup has released the stage (or Q).
   FP_DEV void init_barriers() const {
-    for (int qb = 0; qb < C::kQBufs; ++qb) {
-      sm90::mbar_init(q_full(qb), 1);
-      sm90::mbar_init(q_empty(qb), C::kConsumers);
-    }
+    sm90::mbar_init(q_full(), 1);
+    sm90::mbar_init(q_empty(), C::kConsumers);
     for (int s = 0; s < C::kStages; ++s) {
       sm90::mbar_init(k_full(s), 1);
       sm90::mbar_init(v_full(s), 1);

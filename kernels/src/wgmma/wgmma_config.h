@@ -46,17 +46,13 @@ struct WgmmaConfig {
   static constexpr int kConsumerRegs = 240;
   static constexpr int kChunk = 64;       // 16-bit elements per 128-byte swizzled row
   static constexpr int kChunks = D / kChunk;
-  // Q buffers: with two the producer loads the next row block's Q while the consumers still read
-  // this one (the walk changes row blocks every 8.5 tiles on average for causal S = 2048); D = 128
-  // has no room for a second (32 + 3 x 64 KB of 227).
-  static constexpr int kQBufs = D == 64 ? 2 : 1;
-  static constexpr int kQBytes = kBm * D * 2;  // one Q buffer
+  static constexpr int kQBytes = kBm * D * 2;
   static constexpr int kTileBytes = kBn * D * 2;
-  static constexpr int kKOff = kQBufs * kQBytes;
+  static constexpr int kKOff = kQBytes;
   static constexpr int kVOff = kKOff + kStages * kTileBytes;
   static constexpr int kBarOff = kVOff + kStages * kTileBytes;
-  // q_full[], q_empty[], k_full[], v_full[], k_empty[], v_empty[], v_land (a tile whose V tail is zeroed)
-  static constexpr int kBars = 2 * kQBufs + 4 * kStages + 1;
+  // q_full, q_empty, k_full[], v_full[], k_empty[], v_empty[], v_land (a tile whose V tail is zeroed)
+  static constexpr int kBars = 3 + 4 * kStages;
   static constexpr int kSmemBytes = kBarOff + 8 * kBars + 1024;  // + slack to align the base to 1024
   static_assert(128 * kProducerRegs + kConsumers * 128 * kConsumerRegs <= kThreads * kEntryRegs,
                 "the consumers would take more registers than the producer gives back: setmaxnreg would hang");

@@ -7,8 +7,7 @@
 // Stage protocol: the n-th tile of the walk lives in stage n % kStages; its K and V are waited for on
 // k_full / v_full (parity = (n / kStages) & 1) and released on k_empty / v_empty by one thread of the
 // warpgroup once the product that reads them has completed (a wgmma's completion is the whole
-// warpgroup's). Q likewise: q_full / q_empty of buffer qn % kQBufs for the qn-th row block with
-// keys, released after its last S.
+// warpgroup's). Q likewise: q_full per row block with keys, q_empty after its last S.
 // Turn protocol (pingpong only), named barriers 1 and 2 over the 256 consumer threads: consumer cw
 // waits on barrier 1 + cw before issuing a phase's products and arrives on the other's after;
 // consumer 1 arrives once up front so that consumer 0 goes first. Both consumers run the same phases
@@ -88,16 +87,14 @@ FP_DEV void wgmma_consume(const WgmmaSmem<D>& sm, const Params& p) {
 
   // Descriptors: Q and K K-major (SBO = 8 rows of 128 B; LBO unused), V N-major (LBO = the next
   // 64-dim chunk, kBn rows of 128 B further; SBO = the next 8 keys). Moved by byte offsets.
-  const sm90::DescSw128 dq0 = sm90::desc_sw128(sm.base + C::q_rows(cw), C::kKLbo, C::kSbo);  // Q buffer 0
+  const sm90::DescSw128 dq = sm90::desc_sw128(sm.base + C::q_rows(cw), C::kKLbo, C::kSbo);
   const sm90::DescSw128 dk = sm90::desc_sw128(sm.k_s(0), C::kKLbo, C::kSbo);
   const sm90::DescSw128 dv = sm90::desc_sw128(sm.v_s(0), C::kVLbo, C::kSbo);
 
   // S(t) = Q K(t)^T over D / 16 k-steps (the first overwrites the accumulators), committed as a group.
-  int qb = 0;  // the Q buffer of the current row block
   const auto issue_s = [&](float (&sc)[SL::kC], int st) {
 #pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk)
-      SOp::ss(sc, dq0.at(qb * C::kQBytes + C::q_start(kk)), dk.at(C::k_start(st, kk)), kk > 0 ? 1 : 0);
+    for (int kk = 0; kk < D / 16; ++kk) SOp::ss(sc, dq.at(C::q_start(kk)), dk.at(C::k_start(st, kk)), kk > 0 ? 1 : 0);
     atoms::wgmma_commit();
   };
   float o[OL::kC];
@@ -131,7 +128,7 @@ FP_DEV void wgmma_consume(const WgmmaSmem<D>& sm, const Params& p) {
                       (p.os.b % 2 == 0) && (reinterpret_cast<std::uintptr_t>(p.o) % 4 == 0);
 
   int n = 0;   // tiles of the walk consumed so far (ring position)
-  int qn = 0;  // row blocks with keys so far (Q loads: buffer qn % kQBufs, its use qn / kQBufs)
+  int qn = 0;  // row blocks with keys so far (Q buffer uses)
   for_each_row_block<D>(p, [&](const WgmmaRows& r) {
     const int r0 = r.i0 + cw * 64;
     const int b = r.b, h = r.h;
@@ -232,8 +229,7 @@ FP_DEV void wgmma_consume(const WgmmaSmem<D>& sm, const Params& p) {
     const int nt = r.ntiles;
     const auto stage = [&](int t) { return (n + t) % C::kStages; };
     const auto parity = [&](int t) { return ((n + t) / C::kStages) & 1; };
-    qb = qn % C::kQBufs;
-    if (nt > 0) sm90::mbar_wait(sm.q_full(qb), (qn / C::kQBufs) & 1);
+    if (nt > 0) sm90::mbar_wait(sm.q_full(), qn & 1);
     if constexpr (kSched == WgmmaSchedule::serial) {
       for (int t = 0; t < nt; ++t) {
         const int st = stage(t), par = parity(t);
@@ -243,7 +239,7 @@ FP_DEV void wgmma_consume(const WgmmaSmem<D>& sm, const Params& p) {
         issue_s(sc, st);
         atoms::wgmma_wait<0>();
         release(sm.k_empty(st));
-        if (t == nt - 1) release(sm.q_empty(qb));
+        if (t == nt - 1) release(sm.q_empty());
         softmax(sc, r.kv0(t, Bn));
         rescale_o();
         pack_p(sc);
@@ -268,7 +264,7 @@ FP_DEV void wgmma_consume(const WgmmaSmem<D>& sm, const Params& p) {
       turn_end();
       atoms::wgmma_wait<0>();
       release(sm.k_empty(stage(0)));
-      if (nt == 1) release(sm.q_empty(qb));
+      if (nt == 1) release(sm.q_empty());
       softmax(sc, r.kv0(0, Bn));
       pack_p(sc);
       for (int t = 1; t < nt; ++t) {
@@ -285,7 +281,7 @@ FP_DEV void wgmma_consume(const WgmmaSmem<D>& sm, const Params& p) {
         turn_end();
         atoms::wgmma_wait<1>();  // S(t) done; P(t-1) V(t-1) may still run
         release(sm.k_empty(st));
-        if (t == nt - 1) release(sm.q_empty(qb));
+        if (t == nt - 1) release(sm.q_empty());
         softmax(sc, r.kv0(t, Bn));
         atoms::wgmma_wait<0>();
         fence_o();

@@ -3,9 +3,8 @@
 // Lane 0 issues every TMA load; the whole warp zeroes V rows past keys(b) where a tile crosses them.
 // It walks the block's row blocks (for_each_row_block) as the consumers do and, per row block with
 // visible keys:
-//   Q          the n-th row block with keys into buffer n % kQBufs once the consumers released
-//              the Q that buffer held (q_empty, after their last S = Q K^T of that row block): with
-//              one buffer it arrives while they finish the previous row block, with two a row block ahead
+//   Q          into the one Q buffer once the consumers released the previous row block's Q
+//              (q_empty, after their last S = Q K^T), so it arrives while they finish that block
 //   tile t     the n-th tile of the whole walk goes to stage s = n % kStages, its use u = n / kStages:
 //              K after the consumers released K of tile n - kStages (k_empty[s], completion u - 1),
 //              then V likewise on v_empty[s]
@@ -39,14 +38,13 @@ FP_DEV void wgmma_produce(const WgmmaSmem<D>& sm, const Params& p, const CUtenso
     sm90::tma_prefetch_map(tv);
   }
   int n = 0;      // tiles issued so far in this block's walk (ring position)
-  int qn = 0;     // row blocks with keys so far (Q loads)
+  int qn = 0;     // row blocks with keys so far (Q buffer uses)
   int lands = 0;  // V tiles landed on v_land so far
   for_each_row_block<D>(p, [&](const WgmmaRows& r) {
     if (r.ntiles == 0) return;  // nothing to load; the consumers write the empty rows
     if (leader) {
-      const int qb = qn % C::kQBufs, quse = qn / C::kQBufs;
-      if (quse > 0) sm90::mbar_wait(sm.q_empty(qb), (quse - 1) & 1);
-      load(tq, sm.q_s(qb), C::kBm, sm.q_full(qb), r.i0, r.h, r.b);
+      if (qn > 0) sm90::mbar_wait(sm.q_empty(), (qn - 1) & 1);
+      load(tq, sm.q_s(), C::kBm, sm.q_full(), r.i0, r.h, r.b);
     }
     ++qn;
     // The tile whose keys cross keys(b) inside the tensor (a padded cache with per-batch lengths): the

@@ -4,8 +4,8 @@
 //   mbar_init(bar, n)          a barrier completing a phase after n arrivals (plus the bytes promised)
 //   mbar_expect_tx(bar, bytes) one arrival that also promises `bytes` of TMA traffic for this phase
 //   tma_load_4d(dst, map, bar, c0..c3)  box at coordinates (c0 innermost) -> dst; completes on bar
-//   mbar_wait(bar, parity)     spin until the phase with this parity has completed
-//   mbar_test(bar, parity)     the same question without waiting
+//   mbar_arrive(bar)           one plain arrival
+//   mbar_wait(bar, parity)     spin until the phase with this parity has completed (fault after 10 s)
 // Phases alternate parity 0, 1, 0, ...: the n-th use of a barrier waits for parity n & 1.
 // Compiled for anything below sm_90 the bodies are empty and the kernel that calls them traps first.
 #include <cstdint>
@@ -99,25 +99,6 @@ FP_DEV void mbar_wait(std::uint64_t* bar, int parity) {
   }
 #else
   (void)bar, (void)parity;
-#endif
-}
-
-// Non-blocking: whether the phase with this parity has completed.
-FP_DEV bool mbar_test(std::uint64_t* bar, int parity) {
-#if defined(FP_SM90_TMA)
-  std::uint32_t done;
-  asm volatile(
-      "{\n.reg .pred p;\n"
-      "mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-      "selp.u32 %0, 1, 0, p;\n"
-      "}\n"
-      : "=r"(done)
-      : "r"(smem_u32(bar)), "r"(parity)
-      : "memory");
-  return done != 0;
-#else
-  (void)bar, (void)parity;
-  return true;
 #endif
 }
 

@@ -85,16 +85,11 @@ FP_DEV WgmmaRows wgmma_rows(const Params& p, const WgmmaWorkList::RowBlock& rb) 
   return r;
 }
 
-// The work list of this problem, and a walk over this block's row blocks in order:
+// A walk over this block's row blocks in order:
 //   for_each_row_block<D>(p, [&](const WgmmaRows& r) { ... });
-template <int D>
-FP_DEV WgmmaWorkList wgmma_work_list(const Params& p) {
-  return {(p.sq + WgmmaConfig<D>::kBm - 1) / WgmmaConfig<D>::kBm, p.hq, p.batch};
-}
-
 template <int D, class F>
 FP_DEV void for_each_row_block(const Params& p, F&& f) {
-  const WgmmaWorkList wl = wgmma_work_list<D>(p);
+  const WgmmaWorkList wl = work_list_of<D>(p.sq, p.hq, p.batch);
   const int items = static_cast<int>(wl.items());  // <= INT32_MAX (wgmma_supports)
   for (int w = static_cast<int>(blockIdx.x); w < items; w += static_cast<int>(gridDim.x)) {
     const int n = wl.count(w);

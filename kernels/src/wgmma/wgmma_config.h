@@ -107,6 +107,12 @@ struct WgmmaWorkList {
   }
 };
 
+// The work list of a problem: row blocks of kBm query rows per (batch, head).
+template <int D>
+constexpr WgmmaWorkList work_list_of(std::int64_t sq, int hq, int batch) {
+  return {static_cast<int>((sq + WgmmaConfig<D>::kBm - 1) / WgmmaConfig<D>::kBm), hq, batch};
+}
+
 // The two 32-bit words of a wgmma matrix descriptor with the 128-byte swizzle: start address, LBO
 // and SBO in 16-byte units in bits 0-13, 16-29 and 32-45, base offset 0, layout type 1 in bits 62-63.
 struct DescWords {

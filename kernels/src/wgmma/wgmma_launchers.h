@@ -14,9 +14,8 @@ inline constexpr int kWgmmaDims[] = {64, 128};
 // Items of the persistent grid's work list (wgmma_config.h) for problem p; the tile height kBm is
 // the same for every D.
 inline std::int64_t wgmma_work_items(const AttnProblem& p) {
-  constexpr int kBm = dev::WgmmaConfig<64>::kBm;
-  static_assert(kBm == dev::WgmmaConfig<128>::kBm, "one tile height for every D");
-  return dev::WgmmaWorkList{static_cast<int>((std::int64_t{p.sq} + kBm - 1) / kBm), p.hq, p.batch}.items();
+  static_assert(dev::WgmmaConfig<64>::kBm == dev::WgmmaConfig<128>::kBm, "one tile height for every D");
+  return dev::work_list_of<64>(p.sq, p.hq, p.batch).items();
 }
 
 // Launches wgmma_fwd for p.d on a persistent grid of at most max_blocks blocks (0: one per SM). The

@@ -10,24 +10,28 @@
 namespace flashprobe::bench {
 
 #ifdef FP_HAVE_GPU_RUNTIME
-Timing time_device(const std::function<void(int)>& launch, int warmup, int min_reps, int max_reps, double min_seconds) {
+namespace {
+
+// Device events on stream `st` around each call(rep) until min_reps are done and min_seconds of
+// device time has passed (at most max_reps); the time per rep divided by `divisor`, its median, and
+// the median host time of one call.
+Timing time_reps(const std::function<void(int)>& call, fp_rt::Stream st, int divisor, int min_reps, int max_reps,
+                 double min_seconds) {
   fp_rt::Event a, b;
   FP_CHECK(fp_rt::event_create(&a));
   FP_CHECK(fp_rt::event_create(&b));
-  for (int i = 0; i < warmup; ++i) launch(i);
-  FP_CHECK(fp_rt::device_synchronize());
   std::vector<double> ms, host_us;
   double total = 0;
   for (int r = 0; r < max_reps && (r < min_reps || total < min_seconds * 1e3); ++r) {
-    FP_CHECK(fp_rt::event_record(a));
+    FP_CHECK(fp_rt::event_record(a, st));
     const auto h0 = std::chrono::steady_clock::now();
-    launch(warmup + r);
+    call(r);
     host_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - h0).count());
-    FP_CHECK(fp_rt::event_record(b));
+    FP_CHECK(fp_rt::event_record(b, st));
     FP_CHECK(fp_rt::event_synchronize(b));
     float t = 0;
     FP_CHECK(fp_rt::event_elapsed_ms(&t, a, b));
-    ms.push_back(t);
+    ms.push_back(double(t) / divisor);
     total += t;
   }
   FP_CHECK(fp_rt::event_destroy(a));
@@ -35,21 +39,26 @@ Timing time_device(const std::function<void(int)>& launch, int warmup, int min_r
   std::sort(ms.begin(), ms.end());
   std::sort(host_us.begin(), host_us.end());
   Timing out;
-  out.launch_host_us = host_us[host_us.size() / 2];
   out.reps = static_cast<int>(ms.size());
   out.median_ms = ms.size() % 2 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
   out.min_ms = ms.front();
   out.max_ms = ms.back();
+  out.launch_host_us = host_us[host_us.size() / 2];
   return out;
+}
+
+}  // namespace
+
+Timing time_device(const std::function<void(int)>& launch, int warmup, int min_reps, int max_reps, double min_seconds) {
+  for (int i = 0; i < warmup; ++i) launch(i);
+  FP_CHECK(fp_rt::device_synchronize());
+  return time_reps([&](int r) { launch(warmup + r); }, nullptr, 1, min_reps, max_reps, min_seconds);
 }
 
 Timing time_graph(const std::function<void(int, kernels::Stream)>& launch, int sets, int warmup, int min_reps, int max_reps,
                   double min_seconds) {
   fp_rt::Stream st;
   FP_CHECK(fp_rt::stream_create(&st));
-  fp_rt::Event a, b;
-  FP_CHECK(fp_rt::event_create(&a));
-  FP_CHECK(fp_rt::event_create(&b));
   // Plain launches first: module loading, one-time attributes and workspaces happen outside capture.
   for (int i = 0; i < std::max(warmup, 1); ++i) launch(i % sets, st);
   FP_CHECK(fp_rt::stream_synchronize(st));
@@ -62,33 +71,10 @@ Timing time_graph(const std::function<void(int, kernels::Stream)>& launch, int s
   FP_CHECK(fp_rt::graph_destroy(g));
   for (int i = 0; i < warmup; ++i) FP_CHECK(fp_rt::graph_launch(ge, st));
   FP_CHECK(fp_rt::stream_synchronize(st));
-  std::vector<double> ms, host_us;
-  double total = 0;
-  for (int r = 0; r < max_reps && (r < min_reps || total < min_seconds * 1e3); ++r) {
-    FP_CHECK(fp_rt::event_record(a, st));
-    const auto h0 = std::chrono::steady_clock::now();
-    FP_CHECK(fp_rt::graph_launch(ge, st));
-    host_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - h0).count());
-    FP_CHECK(fp_rt::event_record(b, st));
-    FP_CHECK(fp_rt::event_synchronize(b));
-    float t = 0;
-    FP_CHECK(fp_rt::event_elapsed_ms(&t, a, b));
-    ms.push_back(double(t) / sets);
-    total += t;
-  }
+  const Timing t = time_reps([&](int) { FP_CHECK(fp_rt::graph_launch(ge, st)); }, st, sets, min_reps, max_reps, min_seconds);
   FP_CHECK(fp_rt::graph_exec_destroy(ge));
-  FP_CHECK(fp_rt::event_destroy(a));
-  FP_CHECK(fp_rt::event_destroy(b));
   FP_CHECK(fp_rt::stream_destroy(st));
-  std::sort(ms.begin(), ms.end());
-  std::sort(host_us.begin(), host_us.end());
-  Timing out;
-  out.reps = static_cast<int>(ms.size());
-  out.median_ms = ms.size() % 2 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
-  out.min_ms = ms.front();
-  out.max_ms = ms.back();
-  out.launch_host_us = host_us[host_us.size() / 2];
-  return out;
+  return t;
 }
 
 double copy_ceiling_gbps(std::size_t bytes) {

@@ -272,15 +272,15 @@ TEST(Registry, WgmmaSupportsHopperProblemsTheTmaCanAddress) {
   dv.dv = 128;
   EXPECT_FALSE(w->supports(kSm90, dv));
   EXPECT_NE(w->supports(kSm90, prob(64, 0, 64)).reason.find("sk=0"), std::string::npos);
-  // The persistent grid counts its work items (pairs of 128-row blocks per head and batch) in 32
-  // bits: 65535 heads x 65535 batches of one pair each are refused, one head fewer is not.
+  // The persistent grid counts its work items in 32 bits (without a mask one per 128-row block):
+  // 65535 heads x 65535 batches of two row blocks each are refused, 16383 batches are not.
   AttnProblem wide = prob(256, 256, 64);
   wide.hq = wide.hkv = 65535;
   wide.batch = 65535;
   const Support sw = w->supports(kSm90, wide);
   EXPECT_FALSE(sw);
   EXPECT_NE(sw.reason.find("work items"), std::string::npos) << sw.reason;
-  wide.batch = 32767;
+  wide.batch = 16383;  // 2 x 65535 x 16383 = 2147319810 items
   EXPECT_TRUE(w->supports(kSm90, wide)) << w->supports(kSm90, wide).reason;
 #else
   const Support s = w->supports(kSm90, prob(4096, 4096, 128));

@@ -1,9 +1,9 @@
 // The persistent wgmma grid's work list (wgmma_config.h), checked for what the kernel relies on:
 // every 128-row block of every (batch, head) is visited exactly once (no row left unwritten, none
 // written twice), the heavier row block of an item comes first, items of one (batch, head) are
-// consecutive (blocks running together share K and V in the L2), and under a causal mask with
-// Sq = Sk every item but an odd middle one sees the same number of key tiles, so that a fixed
-// stride over items balances the blocks.
+// consecutive (blocks running together share K and V in the L2), and under a causal mask (paired)
+// with Sq = Sk every item but an odd middle one sees the same number of key tiles, so that a fixed
+// stride over items balances the blocks; without a mask every item is one row block.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -14,14 +14,15 @@
 namespace flashprobe::kernels::dev {
 namespace {
 
-std::string check_list(int nm, int hq, int batch) {
-  const WgmmaWorkList wl{nm, hq, batch};
-  const std::string id = "nm=" + std::to_string(nm) + " hq=" + std::to_string(hq) + " batch=" + std::to_string(batch);
+std::string check_list(int nm, int hq, int batch, bool paired) {
+  const WgmmaWorkList wl{nm, hq, batch, paired};
+  const std::string id = "nm=" + std::to_string(nm) + " hq=" + std::to_string(hq) + " batch=" + std::to_string(batch) +
+                         (paired ? " paired" : " single");
   std::vector<int> seen(static_cast<std::size_t>(nm) * hq * batch, 0);
   int prev_group = -1;
   for (int w = 0; w < wl.items(); ++w) {
     const int n = wl.count(w);
-    if (n < 1 || n > 2) return id + ": item " + std::to_string(w) + " has " + std::to_string(n) + " row blocks";
+    if (n < 1 || n > (paired ? 2 : 1)) return id + ": item " + std::to_string(w) + " has " + std::to_string(n) + " row blocks";
     const auto a = wl.row_block(w, 0);
     if (n == 2) {
       const auto c = wl.row_block(w, 1);
@@ -46,19 +47,24 @@ std::string check_list(int nm, int hq, int batch) {
 }
 
 TEST(WgmmaWork, EveryRowBlockOnceHeavierFirstBalancedPairs) {
-  for (int nm : {1, 2, 3, 4, 5, 16, 17, 128})
-    for (auto [hq, batch] : {std::pair{1, 1}, std::pair{3, 2}, std::pair{16, 8}}) EXPECT_EQ(check_list(nm, hq, batch), "");
+  for (bool paired : {true, false})
+    for (int nm : {1, 2, 3, 4, 5, 16, 17, 128})
+      for (auto [hq, batch] : {std::pair{1, 1}, std::pair{3, 2}, std::pair{16, 8}})
+        EXPECT_EQ(check_list(nm, hq, batch, paired), "");
 }
 
 TEST(WgmmaWork, ItemCounts) {
-  EXPECT_EQ((WgmmaWorkList{1, 1, 1}.items()), 1);
-  EXPECT_EQ((WgmmaWorkList{4, 32, 32}.items()), 2 * 32 * 32);  // S = 512: two pairs per head
-  EXPECT_EQ((WgmmaWorkList{5, 2, 3}.items()), 3 * 2 * 3);      // odd: the middle row block alone
-  EXPECT_EQ((WgmmaWorkList{5, 2, 3}.count(2)), 1);
-  EXPECT_EQ((WgmmaWorkList{5, 2, 3}.row_block(2, 0).m), 2);
+  EXPECT_EQ((WgmmaWorkList{1, 1, 1, true}.items()), 1);
+  EXPECT_EQ((WgmmaWorkList{4, 32, 32, true}.items()), 2 * 32 * 32);   // S = 512 causal: two pairs per head
+  EXPECT_EQ((WgmmaWorkList{4, 32, 32, false}.items()), 4 * 32 * 32);  // without a mask: four row blocks
+  EXPECT_EQ((WgmmaWorkList{5, 2, 3, true}.items()), 3 * 2 * 3);       // odd: the middle row block alone
+  EXPECT_EQ((WgmmaWorkList{5, 2, 3, true}.count(2)), 1);
+  EXPECT_EQ((WgmmaWorkList{5, 2, 3, true}.row_block(2, 0).m), 2);
+  EXPECT_EQ((work_list_of<64>(1500, 16, 4, false).items()), 12 * 16 * 4);  // Whisper: 384 singles
+  EXPECT_EQ((work_list_of<128>(1500, 16, 4, true).items()), 6 * 16 * 4);
   // The registry's 32-bit bound is about items, not row blocks: 2^16 heads x 2^15 batches of one
   // pair each is past it.
-  EXPECT_GT((WgmmaWorkList{2, 65535, 65535}.items()), std::int64_t{INT32_MAX});
+  EXPECT_GT((WgmmaWorkList{2, 65535, 65535, true}.items()), std::int64_t{INT32_MAX});
 }
 
 }  // namespace

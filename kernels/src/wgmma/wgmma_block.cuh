@@ -89,7 +89,7 @@ FP_DEV WgmmaRows wgmma_rows(const Params& p, const WgmmaWorkList::RowBlock& rb) 
 //   for_each_row_block<D>(p, [&](const WgmmaRows& r) { ... });
 template <int D, class F>
 FP_DEV void for_each_row_block(const Params& p, F&& f) {
-  const WgmmaWorkList wl = work_list_of<D>(p.sq, p.hq, p.batch);
+  const WgmmaWorkList wl = work_list_of<D>(p.sq, p.hq, p.batch, p.causal != CausalMode::none);
   const int items = static_cast<int>(wl.items());  // <= INT32_MAX (wgmma_supports)
   for (int w = static_cast<int>(blockIdx.x); w < items; w += static_cast<int>(gridDim.x)) {
     const int n = wl.count(w);

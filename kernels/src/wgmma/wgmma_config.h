@@ -78,39 +78,44 @@ struct WgmmaConfig {
   static constexpr int tma_offset(int rows, int row, int dim) { return (dim / kChunk) * rows * 128 + row * 128 + (dim % kChunk) * 2; }
 };
 
-// The persistent grid's work list: a block takes items blockIdx.x, blockIdx.x + gridDim.x, ... and
-// each item is one or two 128-row blocks of one (batch, head): the row blocks m = nm - 1 - p and
-// m = p (one block when they coincide). Under a causal mask row block m sees about m + 1 key tiles,
-// so the two of an item see nm + 1 together: every item costs the same, and the fixed stride over
-// items balances the blocks without an atomic counter. The heavier row block comes first. Items of
-// one (batch, head) are consecutive and heads of one kv head adjacent, so blocks running at the same
-// time share K and V in the L2. Without a mask the pairing costs nothing.
+// The persistent grid's work list: a block takes items blockIdx.x, blockIdx.x + gridDim.x, ... Under
+// a causal mask (paired) each item is two 128-row blocks of one (batch, head), m = nm - 1 - p and
+// m = p (one block when they coincide): row block m sees about m + 1 key tiles, so the two of an
+// item see nm + 1 together, every item costs the same, and the fixed stride over items balances the
+// blocks without an atomic counter; the heavier row block comes first. Without a mask every row
+// block costs the same and an item is one row block: half the granularity of a pair, which the last
+// wave of a small problem needs (Whisper, S = 1500, batch 4: 384 row blocks take 3 row-block times
+// on 132 SMs as singles, 4 as 192 pairs). Items of one (batch, head) are consecutive and heads of
+// one kv head adjacent, so blocks running at the same time share K and V in the L2.
 struct WgmmaWorkList {
   int nm;     // row blocks per (batch, head): ceil(sq / kBm)
   int hq;     // query heads
   int batch;
+  bool paired;
   struct RowBlock {
     int m, h, b;
   };
-  constexpr int pairs() const { return (nm + 1) / 2; }
+  constexpr int per_group() const { return paired ? (nm + 1) / 2 : nm; }
   // The kernel counts items in 32 bits: the registry refuses a list longer than INT32_MAX.
-  constexpr std::int64_t items() const { return std::int64_t{pairs()} * hq * batch; }
-  // Row blocks in item w: 2, or 1 for the middle row block of an odd nm.
+  constexpr std::int64_t items() const { return std::int64_t{per_group()} * hq * batch; }
+  // Row blocks in item w: 2, or 1 unpaired and for the middle row block of an odd nm.
   constexpr int count(int w) const {
-    const int pr = w % pairs();
+    if (!paired) return 1;
+    const int pr = w % per_group();
     return nm - 1 - pr == pr ? 1 : 2;
   }
   // Row block k (0: the heavier) of item w.
   constexpr RowBlock row_block(int w, int k) const {
-    const int pr = w % pairs(), g = w / pairs();
-    return {k == 0 ? nm - 1 - pr : pr, g % hq, g / hq};
+    const int pr = w % per_group(), g = w / per_group();
+    const int m = !paired ? pr : k == 0 ? nm - 1 - pr : pr;
+    return {m, g % hq, g / hq};
   }
 };
 
-// The work list of a problem: row blocks of kBm query rows per (batch, head).
+// The work list of a problem: row blocks of kBm query rows per (batch, head), paired under a causal mask.
 template <int D>
-constexpr WgmmaWorkList work_list_of(std::int64_t sq, int hq, int batch) {
-  return {static_cast<int>((sq + WgmmaConfig<D>::kBm - 1) / WgmmaConfig<D>::kBm), hq, batch};
+constexpr WgmmaWorkList work_list_of(std::int64_t sq, int hq, int batch, bool causal) {
+  return {static_cast<int>((sq + WgmmaConfig<D>::kBm - 1) / WgmmaConfig<D>::kBm), hq, batch, causal};
 }
 
 // The two 32-bit words of a wgmma matrix descriptor with the 128-byte swizzle: start address, LBO

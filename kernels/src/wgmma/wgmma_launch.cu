@@ -109,7 +109,7 @@ void launch(const Params& p, Stream s, int max_blocks) {
     return true;
   }();
   (void)raised;
-  const dev::WgmmaWorkList wl = dev::work_list_of<D>(p.sq, p.hq, p.batch);
+  const dev::WgmmaWorkList wl = dev::work_list_of<D>(p.sq, p.hq, p.batch, p.causal != CausalMode::none);
   if (wl.items() == 0) return;  // sq = 0: nothing to write
   kernel<<<grid_blocks(wl.items(), max_blocks), C::kThreads, C::kSmemBytes, s>>>(p, tq, tk, tv);
   FP_CHECK_LAUNCH("wgmma_fwd");

@@ -15,7 +15,7 @@ inline constexpr int kWgmmaDims[] = {64, 128};
 // the same for every D.
 inline std::int64_t wgmma_work_items(const AttnProblem& p) {
   static_assert(dev::WgmmaConfig<64>::kBm == dev::WgmmaConfig<128>::kBm, "one tile height for every D");
-  return dev::work_list_of<64>(p.sq, p.hq, p.batch).items();
+  return dev::work_list_of<64>(p.sq, p.hq, p.batch, p.causal != Causal::none).items();
 }
 
 // Launches wgmma_fwd for p.d on a persistent grid of at most max_blocks blocks (0: one per SM). The

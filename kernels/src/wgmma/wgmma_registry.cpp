@@ -52,7 +52,7 @@ Support wgmma_supports(const DeviceInfo& dev, const AttnProblem& p) {
   const std::int64_t items = detail::wgmma_work_items(p);
   if (items > INT32_MAX)
     return Support::no("sq=" + std::to_string(p.sq) + ", hq=" + std::to_string(p.hq) + ", batch=" + std::to_string(p.batch) +
-                       ": " + std::to_string(items) + " work items (pairs of 128-row blocks per head and batch) exceed " +
+                       ": " + std::to_string(items) + " work items (128-row blocks, paired under a causal mask) exceed " +
                        "the kernel's 32-bit count " + std::to_string(INT32_MAX));
 #if !defined(FLASHPROBE_HAVE_WGMMA)
   return Support::no("this build has no sm_90a code (wgmma is built in the cuda backend only)");

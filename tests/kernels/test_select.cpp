@@ -272,9 +272,9 @@ TEST(Registry, WgmmaSupportsHopperProblemsTheTmaCanAddress) {
   dv.dv = 128;
   EXPECT_FALSE(w->supports(kSm90, dv));
   EXPECT_NE(w->supports(kSm90, prob(64, 0, 64)).reason.find("sk=0"), std::string::npos);
-  // The persistent grid counts its work items in 32 bits (without a mask one per 128-row block):
-  // 65535 heads x 65535 batches of two row blocks each are refused, 16383 batches are not.
-  AttnProblem wide = prob(256, 256, 64);
+  // The persistent grid counts its work items in 32 bits (at d = 128 without a mask one per 128-row
+  // block): 65535 heads x 65535 batches of two row blocks each are refused, 16383 batches are not.
+  AttnProblem wide = prob(256, 256, 128);
   wide.hq = wide.hkv = 65535;
   wide.batch = 65535;
   const Support sw = w->supports(kSm90, wide);

@@ -60,7 +60,9 @@ TEST(WgmmaWork, ItemCounts) {
   EXPECT_EQ((WgmmaWorkList{5, 2, 3, true}.items()), 3 * 2 * 3);       // odd: the middle row block alone
   EXPECT_EQ((WgmmaWorkList{5, 2, 3, true}.count(2)), 1);
   EXPECT_EQ((WgmmaWorkList{5, 2, 3, true}.row_block(2, 0).m), 2);
-  EXPECT_EQ((work_list_of<64>(1500, 16, 4, false).items()), 12 * 16 * 4);  // Whisper: 384 singles
+  // The measured rule: pairs under a causal mask and at D = 64, singles at D = 128 without a mask.
+  EXPECT_EQ((work_list_of<64>(1500, 16, 4, false).items()), 6 * 16 * 4);
+  EXPECT_EQ((work_list_of<128>(1500, 16, 4, false).items()), 12 * 16 * 4);
   EXPECT_EQ((work_list_of<128>(1500, 16, 4, true).items()), 6 * 16 * 4);
   // The registry's 32-bit bound is about items, not row blocks: 2^16 heads x 2^15 batches of one
   // pair each is past it.

@@ -83,10 +83,9 @@ struct WgmmaConfig {
 // m = p (one block when they coincide): row block m sees about m + 1 key tiles, so the two of an
 // item see nm + 1 together, every item costs the same, and the fixed stride over items balances the
 // blocks without an atomic counter; the heavier row block comes first. Without a mask every row
-// block costs the same and an item is one row block: half the granularity of a pair, which the last
-// wave of a small problem needs (Whisper, S = 1500, batch 4: 384 row blocks take 3 row-block times
-// on 132 SMs as singles, 4 as 192 pairs). Items of one (batch, head) are consecutive and heads of
-// one kv head adjacent, so blocks running at the same time share K and V in the L2.
+// block costs the same and an item may be one row block (pair_row_blocks says when). Items of one
+// (batch, head) are consecutive and heads of one kv head adjacent, so blocks running at the same
+// time share K and V in the L2.
 struct WgmmaWorkList {
   int nm;     // row blocks per (batch, head): ceil(sq / kBm)
   int hq;     // query heads
@@ -112,10 +111,20 @@ struct WgmmaWorkList {
   }
 };
 
-// The work list of a problem: row blocks of kBm query rows per (batch, head), paired under a causal mask.
+// Whether the work list pairs row blocks. Under a causal mask always (balance). Without one the H100
+// measured singles faster at D = 128 (median +8 % over the prefill grid) and pairs faster at D = 64
+// (singles -6 %, Whisper's S = 1500 -18 %), in one call (reports/data/h100-80gb-hbm3/
+// 2026-11-24-wgmma-pairing/): an empirical rule, not yet explained (WGMMA_NOTES.md).
+template <int D>
+constexpr bool pair_row_blocks(bool causal) {
+  return causal || D == 64;
+}
+
+// The work list of a problem: row blocks of kBm query rows per (batch, head), paired as above.
 template <int D>
 constexpr WgmmaWorkList work_list_of(std::int64_t sq, int hq, int batch, bool causal) {
-  return {static_cast<int>((sq + WgmmaConfig<D>::kBm - 1) / WgmmaConfig<D>::kBm), hq, batch, causal};
+  return {static_cast<int>((sq + WgmmaConfig<D>::kBm - 1) / WgmmaConfig<D>::kBm), hq, batch,
+          pair_row_blocks<D>(causal)};
 }
 
 // The two 32-bit words of a wgmma matrix descriptor with the 128-byte swizzle: start address, LBO

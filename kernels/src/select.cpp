@@ -98,9 +98,9 @@ bool decode_first(const DeviceInfo& dev, const AttnProblem& p, std::string* why)
 
 // The Hopper path (wgmma + TMA, sm_90 only: elsewhere its supports() refuses and mma follows) goes
 // first for every prefill it takes: since v5 (warp specialisation, persistent grid) the H100 measured
-// it 1.25x or more ahead of mma v5 on every prefill shape of the grid, timed in the same call, short
-// causal d = 64 included (S = 512: 112 vs 77 TFLOP/s, S = 2048: 241 vs 185, bf16;
-// reports/data/h100-80gb-hbm3/2026-11-24-graph-timing/).
+// it 1.2x or more ahead of mma v5 on every prefill shape of the grid, timed in the same call, short
+// causal d = 64 included (S = 512: 115 vs 78 TFLOP/s, S = 2048: 240 vs 187, bf16;
+// reports/data/h100-80gb-hbm3/2026-11-24-final/).
 const std::vector<std::string>& preference_order(const DeviceInfo& dev, const AttnProblem& p) {
   static const std::vector<std::string> prefill{"wgmma", "mma", "decode", "tiled", "ref3pass"};
   static const std::vector<std::string> few_rows{"decode", "mma", "tiled", "ref3pass"};

@@ -272,15 +272,20 @@ TEST(Registry, WgmmaSupportsHopperProblemsTheTmaCanAddress) {
   dv.dv = 128;
   EXPECT_FALSE(w->supports(kSm90, dv));
   EXPECT_NE(w->supports(kSm90, prob(64, 0, 64)).reason.find("sk=0"), std::string::npos);
-  // The persistent grid counts its work items in 32 bits (at d = 128 without a mask one per 128-row
-  // block): 65535 heads x 65535 batches of two row blocks each are refused, 16383 batches are not.
+  // The persistent grid counts its work items in 32 bits, as the launch builds the list for d (at
+  // d = 128 without a mask one item per 128-row block, at d = 64 one per pair). 65535 heads x 32767
+  // batches of two row blocks: 4294770690 singles at d = 128, refused; as pairs (d = 64) 2147385345,
+  // under the bound. 16383 batches fit at d = 128.
   AttnProblem wide = prob(256, 256, 128);
   wide.hq = wide.hkv = 65535;
-  wide.batch = 65535;
+  wide.batch = 32767;
   const Support sw = w->supports(kSm90, wide);
   EXPECT_FALSE(sw);
   EXPECT_NE(sw.reason.find("work items"), std::string::npos) << sw.reason;
-  wide.batch = 16383;  // 2 x 65535 x 16383 = 2147319810 items
+  wide.d = wide.dv = 64;
+  EXPECT_TRUE(w->supports(kSm90, wide)) << w->supports(kSm90, wide).reason;
+  wide.d = wide.dv = 128;
+  wide.batch = 16383;  // 2 x 65535 x 16383 = 2147319810 singles
   EXPECT_TRUE(w->supports(kSm90, wide)) << w->supports(kSm90, wide).reason;
 #else
   const Support s = w->supports(kSm90, prob(4096, 4096, 128));

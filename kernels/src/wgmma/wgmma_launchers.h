@@ -11,11 +11,12 @@ namespace flashprobe::kernels::detail {
 
 inline constexpr int kWgmmaDims[] = {64, 128};
 
-// Items of the persistent grid's work list (wgmma_config.h) for problem p; the tile height kBm is
-// the same for every D.
+// Items of the persistent grid's work list (wgmma_config.h) for problem p, as the launch builds it
+// for p.d (whether row blocks pair depends on d).
 inline std::int64_t wgmma_work_items(const AttnProblem& p) {
-  static_assert(dev::WgmmaConfig<64>::kBm == dev::WgmmaConfig<128>::kBm, "one tile height for every D");
-  return dev::work_list_of<64>(p.sq, p.hq, p.batch, p.causal != Causal::none).items();
+  const bool causal = p.causal != Causal::none;
+  return p.d == 64 ? dev::work_list_of<64>(p.sq, p.hq, p.batch, causal).items()
+                   : dev::work_list_of<128>(p.sq, p.hq, p.batch, causal).items();
 }
 
 // Launches wgmma_fwd for p.d on a persistent grid of at most max_blocks blocks (0: one per SM). The

@@ -26,6 +26,7 @@ struct Opts {
   std::vector<std::string> kernels;
   std::vector<std::string> groups;
   std::vector<std::string> dtypes;
+  std::vector<std::string> problems;
   std::string timing = "graph";
   bool quick = false;
   double min_seconds = 0.25;
@@ -34,7 +35,7 @@ struct Opts {
 // Input sets on the device, enough of them that one pass over all exceeds the L2 several times.
 struct InputSets {
   std::vector<DeviceBuffer> q, k, v;
-  DeviceBuffer o, lse, ws;
+  DeviceBuffer o, lse, ws, alibi, seqlens;
   int count = 1;
 };
 
@@ -57,10 +58,19 @@ InputSets make_inputs(const AttnProblem& p, std::size_t ws_bytes, long long l2_b
   s.o = DeviceBuffer(static_cast<std::size_t>(p.o_span()) * dtype_size(p.out_dtype));
   s.lse = DeviceBuffer(static_cast<std::size_t>(p.lse_size()) * sizeof(float));
   s.ws = DeviceBuffer(std::max<std::size_t>(ws_bytes, 16));
+  if (!p.alibi_slopes.empty()) {
+    const std::vector<float> slopes(p.alibi_slopes.begin(), p.alibi_slopes.end());  // kernels read f32
+    s.alibi = DeviceBuffer(slopes.size() * sizeof(float));
+    s.alibi.upload(slopes);
+  }
+  if (!p.seqlens_k.empty()) {
+    s.seqlens = DeviceBuffer(p.seqlens_k.size() * sizeof(int));
+    s.seqlens.upload(p.seqlens_k);
+  }
   return s;
 }
 
-int run(const Opts& o) {
+int run(const Opts& o, const std::vector<bench::BenchCase>& cases) {
   const DeviceInfo dev = require_device();
   nlohmann::json rec = record_header("bench");
   rec["timing"] = o.timing;
@@ -85,7 +95,7 @@ int run(const Opts& o) {
   long long l2 = 50ll << 20;  // H100: 50 MB; used only to size the input rotation
   nlohmann::json results = nlohmann::json::array();
   std::printf("%-10s %-48s %10s %10s %9s\n", "kernel", "case", "median ms", "TFLOP/s", "GB/s");
-  for (const auto& c : bench::bench_grid(o.quick)) {
+  for (const auto& c : cases) {
     if (!o.groups.empty() && std::find(o.groups.begin(), o.groups.end(), c.group) == o.groups.end()) continue;
     if (!o.dtypes.empty() && std::find(o.dtypes.begin(), o.dtypes.end(), dtype_name(c.p.dtype)) == o.dtypes.end()) continue;
     std::optional<InputSets> in_cache;  // shared by the kernels of one case (same problem, no workspace growth)
@@ -103,7 +113,8 @@ int run(const Opts& o) {
       const auto launch_set = [&](int i, kernels::Stream s) {
         kernels::DeviceTensors dt{in.q[static_cast<std::size_t>(i)].data(), in.k[static_cast<std::size_t>(i)].data(),
                                   in.v[static_cast<std::size_t>(i)].data(), in.o.data(), in.lse.as<float>(),
-                                  nullptr, nullptr};
+                                  in.alibi.bytes() ? in.alibi.as<float>() : nullptr,
+                                  in.seqlens.bytes() ? in.seqlens.as<int>() : nullptr};
         k.launch(c.p, dt, in.ws.data(), s);
       };
       const bench::Timing t =
@@ -146,12 +157,19 @@ CommandRegistration reg("bench", [](CLI::App& app) -> RunFn {
       ->check(CLI::IsMember({"graph", "launch"}))
       ->capture_default_str();
   sub->add_flag("--quick", o->quick, "A reduced grid (smoke runs)");
+  sub->add_option("--problem", o->problems,
+                  "Time these problems instead of the grid (group custom): a problem JSON file, or a file holding an "
+                  "array of them (repeatable)")
+      ->check(CLI::ExistingFile);
   sub->add_option("--min-seconds", o->min_seconds, "Device time per measurement at least")->check(CLI::PositiveNumber);
   return [o] {
+    if (!o->problems.empty() && (o->quick || !o->groups.empty()))
+      throw UsageError("--problem replaces the grid: it does not combine with --quick or --group");
     for (auto& k : o->kernels)
       if (!kernels::find_kernel(k))
         throw UsageError("--kernel " + k + ": no such kernel (known: " + kernels::kernel_names() + ")");
-    return run(*o);
+    // Problem files are read and checked before any device is touched.
+    return run(*o, o->problems.empty() ? bench::bench_grid(o->quick) : bench::custom_cases(o->problems));
   };
 });
 

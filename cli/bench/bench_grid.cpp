@@ -1,10 +1,24 @@
 #include "bench/bench_grid.h"
 
+#include <nlohmann/json.hpp>
+
 #include "flashprobe/core/dtype.h"
+#include "flashprobe/core/error.h"
+#include "flashprobe/core/record.h"
 
 namespace flashprobe::bench {
 
 double BenchCase::flops() const {
+  if (group == "custom") {
+    double pairs = 0;
+    for (int b = 0; b < p.batch; ++b)
+      for (int i = 0; i < p.sq; ++i) {
+        std::int64_t lo, hi;
+        p.visible_range(b, i, lo, hi);
+        if (hi >= lo) pairs += double(hi - lo + 1);
+      }
+    return 2.0 * (p.d + p.dv) * p.hq * pairs;
+  }
   double f = 4.0 * p.batch * p.hq * double(p.sq) * double(p.sk) * p.d;
   if (p.causal != Causal::none && p.sq == p.sk) f /= 2;
   return f;
@@ -57,6 +71,30 @@ std::vector<BenchCase> bench_grid(bool quick) {
         p.d = p.dv = 128;
         v.push_back({"decode", p});
       }
+  return v;
+}
+
+std::vector<BenchCase> custom_cases(const std::vector<std::string>& files) {
+  std::vector<BenchCase> v;
+  for (const auto& f : files) {
+    const nlohmann::json j = read_json_file(f);
+    const auto add = [&](const nlohmann::json& e, const std::string& where) {
+      AttnProblem p;
+      try {
+        from_json(e, p);
+        require_valid(p);
+      } catch (const UsageError& err) {
+        throw UsageError("--problem " + where + ": " + err.what());
+      }
+      v.push_back({"custom", p});
+    };
+    if (j.is_array()) {
+      if (j.empty()) throw UsageError("--problem " + f + ": an empty array (expected problem objects)");
+      for (std::size_t i = 0; i < j.size(); ++i) add(j[i], f + "[" + std::to_string(i) + "]");
+    } else {
+      add(j, f);
+    }
+  }
   return v;
 }
 

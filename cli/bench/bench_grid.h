@@ -7,6 +7,8 @@
 //   decode:  Sq = 1, Sk in {1k, ..., 32k}, B in {1, 8}, H = 32, D = 128.
 // FLOPs = 4 * B * H * Sq * Sk * D, halved for causal with Sq == Sk (only the lower triangle is
 // computed). Bytes = Q + K + V + O read/written once (the traffic floor; LSE is counted too).
+//   custom:  problems from JSON files (`flashprobe bench --problem`); their FLOPs count the visible
+//            (query, key) pairs exactly: 2 * (D + Dv) per pair, summed over batch, heads and rows.
 #include <string>
 #include <vector>
 
@@ -24,5 +26,10 @@ struct BenchCase {
 
 // The full grid, or a reduced one (`quick`: a few shapes per group, for smoke runs).
 std::vector<BenchCase> bench_grid(bool quick);
+
+// Group "custom": every problem in the files, each a problem JSON object (as `flashprobe run
+// --problem` reads) or an array of them (a sweep). Throws UsageError naming the file and entry for
+// unreadable JSON, unknown fields and invalid problems.
+std::vector<BenchCase> custom_cases(const std::vector<std::string>& files);
 
 }  // namespace flashprobe::bench

@@ -9,14 +9,13 @@ random inputs (never zeros). The grid mirrors cli/bench/bench_grid.cpp case for 
 the report pairs each flashprobe timing with the vendor kernels on the same shape.
 
 Usage (on a machine with PyTorch and a GPU):  python3 torch_sdpa_bench.py --json torch.json [--quick]
+       custom shapes, as `flashprobe bench --problem`:  python3 torch_sdpa_bench.py --problem sweep.json
 """
 import argparse, datetime, json, math, os, socket, subprocess, sys, time
 
-import torch
-from torch.nn.attention import SDPBackend, sdpa_kernel
-
-BACKENDS = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
-            "efficient": SDPBackend.EFFICIENT_ATTENTION}
+# PyTorch is imported in main(): the grid and problem parsing stay usable (and tested) without it.
+torch = None
+BACKEND_NAMES = ("flash", "cudnn", "efficient")
 
 
 def grid(quick):
@@ -39,15 +38,76 @@ def grid(quick):
     return cases
 
 
+# The problem fields PyTorch's SDPA call here can express (flashprobe's problem JSON has more).
+CUSTOM_FIELDS = {"batch", "hq", "hkv", "sq", "sk", "d", "dv", "dtype", "causal", "scale"}
+
+
+def custom_cases(paths):
+    """Group "custom": the problems in these files (a problem object or an array of them), as
+    flashprobe bench --problem reads them. Raises ValueError naming the file, entry and field for what
+    SDPA cannot run here."""
+    cases = []
+    for path in paths:
+        with open(path) as f:
+            j = json.load(f)
+        entries = j if isinstance(j, list) else [j]
+        if not entries:
+            raise ValueError(f"{path}: an empty array (expected problem objects)")
+        for n, e in enumerate(entries):
+            where = f"{path}[{n}]" if isinstance(j, list) else path
+            if not isinstance(e, dict):
+                raise ValueError(f"{where}: a problem must be a JSON object")
+            extra = sorted(set(e) - CUSTOM_FIELDS)
+            if extra:
+                raise ValueError(f"{where}: field(s) {', '.join(extra)} not supported by this baseline "
+                                 f"(supported: {', '.join(sorted(CUSTOM_FIELDS))})")
+            # Defaults as flashprobe's AttnProblem has them.
+            c = dict(group="custom", batch=e.get("batch", 1), hq=e.get("hq", 1), hkv=e.get("hkv", 1),
+                     sq=e.get("sq", 1), sk=e.get("sk", 1), d=e.get("d", 64), dtype=e.get("dtype", "f16"), causal="none",
+                     scale=e.get("scale", 0))
+            for k in ("batch", "hq", "hkv", "sq", "sk", "d"):
+                if not isinstance(c[k], int) or c[k] < 1:
+                    raise ValueError(f"{where}: '{k}'={c[k]!r} must be a positive integer")
+            if e.get("dv", c["d"]) != c["d"]:
+                raise ValueError(f"{where}: dv={e['dv']} differs from d={c['d']}; SDPA's flash/cuDNN paths need dv == d here")
+            if c["dtype"] not in ("f16", "bf16"):
+                raise ValueError(f"{where}: dtype={c['dtype']!r} is not one of f16, bf16")
+            if c["hq"] % c["hkv"]:
+                raise ValueError(f"{where}: hq={c['hq']} is not a multiple of hkv={c['hkv']}")
+            cz = e.get("causal", False)
+            cz = {True: "bottom_right", False: "none"}.get(cz, cz) if isinstance(cz, bool) else cz
+            if cz not in ("none", "bottom_right", "top_left"):
+                raise ValueError(f"{where}: causal={cz!r} is not one of none, bottom_right, top_left")
+            # SDPA's is_causal aligns the mask top-left; bottom-right equals it only when sq == sk.
+            if cz == "bottom_right" and c["sq"] != c["sk"]:
+                raise ValueError(f"{where}: causal bottom_right with sq={c['sq']} != sk={c['sk']}: SDPA's is_causal "
+                                 "is top-left; use \"causal\": \"top_left\" or sq == sk")
+            c["causal"] = cz
+            cases.append(c)
+    return cases
+
+
 def case_id(c):
     # Same spelling as AttnProblem::id() for these shapes.
     s = f"b{c['batch']}_hq{c['hq']}_hkv{c['hkv']}_sq{c['sq']}_sk{c['sk']}_d{c['d']}_{c['dtype']}"
-    if c["causal"]:
+    if c["causal"] in (True, "bottom_right"):
         s += "_causal"
+    elif c["causal"] == "top_left":
+        s += "_causalTL"
+    if c.get("scale"):
+        s += "_scale%g" % c["scale"]
     return c["group"] + ":" + s
 
 
 def flops(c):
+    if c["group"] == "custom":  # visible (query, key) pairs, as flashprobe bench counts custom problems
+        sq, sk = c["sq"], c["sk"]
+        if c["causal"] == "none":
+            pairs = sq * sk
+        else:
+            diag = sk - sq if c["causal"] == "bottom_right" else 0
+            pairs = sum(max(0, min(i + diag, sk - 1) + 1) for i in range(sq))
+        return 4.0 * c["d"] * c["batch"] * c["hq"] * pairs
     f = 4.0 * c["batch"] * c["hq"] * c["sq"] * c["sk"] * c["d"]
     return f / 2 if c["causal"] and c["sq"] == c["sk"] else f
 
@@ -115,16 +175,35 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--json", default="torch_bench.json")
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--backends", nargs="+", default=list(BACKENDS))
+    ap.add_argument("--backends", nargs="+", default=list(BACKEND_NAMES), choices=BACKEND_NAMES)
     ap.add_argument("--min-seconds", type=float, default=0.25)
     ap.add_argument("--group", action="append", choices=["prefill", "whisper", "decode"],
                     help="only these groups (repeatable; default all), as flashprobe bench --group")
     ap.add_argument("--dtype", action="append", choices=["f16", "bf16"],
                     help="only cases of these input types (repeatable; default all), as flashprobe bench --dtype")
+    ap.add_argument("--problem", action="append",
+                    help="time these problems instead of the grid (group custom): a problem JSON file or an array "
+                         "of them (repeatable), as flashprobe bench --problem")
     ap.add_argument("--timing", choices=["graph", "launch"], default="graph",
                     help="graph: replays of a captured CUDA graph (kernel time, the default); launch: events around "
                          "each call (includes Python and dispatch), as flashprobe bench --timing")
     a = ap.parse_args()
+    cases = None
+    if a.problem:
+        if a.quick or a.group:
+            print("torch_sdpa_bench: --problem replaces the grid: it does not combine with --quick or --group",
+                  file=sys.stderr)
+            return 2
+        try:
+            cases = custom_cases(a.problem)
+        except (OSError, ValueError) as e:
+            print(f"torch_sdpa_bench: --problem {e}", file=sys.stderr)
+            return 2
+    global torch
+    import torch
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    backends = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
+                "efficient": SDPBackend.EFFICIENT_ATTENTION}
     if not torch.cuda.is_available():
         print("torch_sdpa_bench: no CUDA device", file=sys.stderr)
         return 2
@@ -162,7 +241,7 @@ def main():
                      "; 3 warm-ups; median of >= 10 reps and >= %g s; inputs rotated" % a.min_seconds,
            "results": []}
     print(f"{'impl':16s} {'case':48s} {'median ms':>10s} {'TFLOP/s':>9s} {'GB/s':>8s}")
-    for c in grid(a.quick):
+    for c in cases if cases is not None else grid(a.quick):
         if a.group and c["group"] not in a.group:
             continue
         if a.dtype and c["dtype"] not in a.dtype:
@@ -177,10 +256,12 @@ def main():
         vs = [torch.randn(shape_k, device="cuda", dtype=dt) for _ in range(sets)]
         for name in a.backends:
             try:
-                with sdpa_kernel(BACKENDS[name]):
+                with sdpa_kernel(backends[name]):
                     def run(i):
                         j = i % sets
-                        torch.nn.functional.scaled_dot_product_attention(qs[j], ks[j], vs[j], is_causal=c["causal"])
+                        torch.nn.functional.scaled_dot_product_attention(
+                            qs[j], ks[j], vs[j], is_causal=c["causal"] not in (False, "none"),
+                            scale=c.get("scale") or None, enable_gqa=c["hq"] != c["hkv"])
                     run(0)  # a backend that refuses the shape raises here
                     torch.cuda.synchronize()
                     if a.timing == "launch":

@@ -39,6 +39,35 @@ TEST(Cli, BenchRejectsAnUnknownDtype) {
   EXPECT_NE(r.out.find("graph"), std::string::npos) << r.out;
 }
 
+// bench --problem: the file's problems are checked before any device is touched; a bad entry is
+// named by file and index, with the field and what is allowed.
+TEST(Cli, BenchProblemFilesAreCheckedFirst) {
+  const std::string dir = ::testing::TempDir();
+  const auto write = [&](const std::string& name, const std::string& text) {
+    const std::string path = dir + name;
+    std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "w"), &std::fclose);
+    std::fputs(text.c_str(), f.get());
+    return path;
+  };
+  const std::string good = R"({"batch": 1, "hq": 2, "hkv": 2, "sq": 64, "sk": 64, "d": 64, "dtype": "f16"})";
+  auto r = run("bench --json /dev/null --problem " +
+               write("sweep_bad.json", "[" + good + R"(, {"batch": 1, "hq": 2, "hkv": 3, "sq": 64, "sk": 64, "d": 64}])"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("sweep_bad.json[1]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("hkv"), std::string::npos) << r.out;
+  r = run("bench --json /dev/null --problem " + write("typo.json", R"({"batch": 1, "heads": 2})"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("heads"), std::string::npos) << r.out;
+  r = run("bench --json /dev/null --problem " + write("empty.json", "[]"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("empty array"), std::string::npos) << r.out;
+  r = run("bench --json /dev/null --quick --problem " + write("good.json", good));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--quick"), std::string::npos) << r.out;
+  r = run("bench --json /dev/null --problem " + dir + "no_such_file.json");
+  EXPECT_EQ(r.code, 2) << r.out;
+}
+
 TEST(Cli, VersionNamesTheCommit) {
   auto r = run("--version");
   EXPECT_EQ(r.code, 0);

@@ -1,0 +1,90 @@
+// The benchmark grid's contract (ids unique, groups complete, FLOP model) and custom problems
+// (bench --problem): exact visible-pair FLOPs under masks, windows and per-batch key counts.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "bench/bench_grid.h"
+#include "flashprobe/core/error.h"
+
+namespace fb = flashprobe::bench;
+using flashprobe::AttnProblem;
+using flashprobe::Causal;
+
+namespace {
+std::string write_file(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + name;
+  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "w"), &std::fclose);
+  std::fputs(text.c_str(), f.get());
+  return path;
+}
+}  // namespace
+
+TEST(BenchGrid, IdsAreUniqueAndGroupsComplete) {
+  const auto g = fb::bench_grid(false);
+  std::set<std::string> ids;
+  int prefill = 0, whisper = 0, decode = 0;
+  for (const auto& c : g) {
+    EXPECT_TRUE(ids.insert(c.id()).second) << c.id();
+    prefill += c.group == "prefill";
+    whisper += c.group == "whisper";
+    decode += c.group == "decode";
+    if (c.group == "prefill") EXPECT_EQ(static_cast<long>(c.p.batch) * c.p.sq, 16384) << c.id();
+  }
+  EXPECT_EQ(prefill, 2 * 2 * 2 * 6);
+  EXPECT_EQ(whisper, 4);
+  EXPECT_EQ(decode, 2 * 2 * 6);
+  EXPECT_LT(fb::bench_grid(true).size(), g.size());
+}
+
+TEST(BenchGrid, GridFlopsHalveUnderACausalMask) {
+  fb::BenchCase c{"prefill", AttnProblem{}};
+  c.p.batch = 2, c.p.hq = c.p.hkv = 4, c.p.sq = c.p.sk = 256, c.p.d = c.p.dv = 64;
+  const double full = c.flops();
+  EXPECT_DOUBLE_EQ(full, 4.0 * 2 * 4 * 256 * 256 * 64);
+  c.p.causal = Causal::bottom_right;
+  EXPECT_DOUBLE_EQ(c.flops(), full / 2);
+}
+
+// Custom problems count the visible pairs: a causal 4 x 4 problem has 1 + 2 + 3 + 4 = 10.
+TEST(BenchGrid, CustomFlopsCountVisiblePairs) {
+  fb::BenchCase c{"custom", AttnProblem{}};
+  c.p.batch = 1, c.p.hq = c.p.hkv = 3, c.p.sq = c.p.sk = 4, c.p.d = 64, c.p.dv = 32;
+  EXPECT_DOUBLE_EQ(c.flops(), 2.0 * (64 + 32) * 3 * 16);
+  c.p.causal = Causal::bottom_right;
+  EXPECT_DOUBLE_EQ(c.flops(), 2.0 * 96 * 3 * 10);
+  // Decode-like: one query row at the bottom right sees every key.
+  c.p.sq = 1, c.p.sk = 100;
+  EXPECT_DOUBLE_EQ(c.flops(), 2.0 * 96 * 3 * 100);
+  // A left window of 2: rows see at most 3 keys; per-batch key counts cut batch 1 to 40 keys.
+  c.p.batch = 2, c.p.sq = 5, c.p.sk = 50, c.p.window_left = 2, c.p.seqlens_k = {50, 40};
+  EXPECT_DOUBLE_EQ(c.flops(), 2.0 * 96 * 3 * (2 * 5 * 3));
+}
+
+TEST(BenchGrid, CustomCasesReadObjectsAndArrays) {
+  const std::string one = R"({"batch": 2, "hq": 8, "hkv": 2, "sq": 128, "sk": 512, "d": 128, "dtype": "bf16"})";
+  const auto a = write_file("one.json", one);
+  const auto b = write_file("sweep.json", "[" + one + R"(, {"batch": 1, "hq": 4, "hkv": 4, "sq": 1, "sk": 4096, "d": 64, "causal": true}])");
+  const auto v = fb::custom_cases({a, b});
+  ASSERT_EQ(v.size(), 3u);
+  for (const auto& c : v) EXPECT_EQ(c.group, "custom");
+  EXPECT_EQ(v[0].p.hkv, 2);
+  EXPECT_EQ(v[2].p.sk, 4096);
+  EXPECT_EQ(v[2].p.causal, Causal::bottom_right);
+  EXPECT_EQ(v[1].id(), "custom:" + v[0].p.id());
+}
+
+TEST(BenchGrid, CustomCasesNameTheBadEntry) {
+  const auto bad = write_file("bad.json", R"([{"batch": 1, "hq": 2, "hkv": 2, "sq": 8, "sk": 8, "d": 64}, {"batch": 0}])");
+  try {
+    fb::custom_cases({bad});
+    FAIL() << "no error";
+  } catch (const flashprobe::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.json[1]"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("batch"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(fb::custom_cases({write_file("scalar.json", "42")}), flashprobe::UsageError);
+}

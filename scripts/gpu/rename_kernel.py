@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """Renames a kernel in a bench record (flashprobe.bench/1) in place: rename_kernel.py FILE OLD NEW.
+OLD '*' matches every kernel, and a '*' in NEW stands for the old name ('*' '*-baseline').
 
 Variants timed under a measurement knob (a schedule, an older build) keep their own name in the
 records, so that the report never takes them for the dispatched kernel."""
@@ -20,8 +21,9 @@ def main():
         return 1
     n = 0
     for r in rec.get("results", []):
-        if r.get("kernel") == old:
-            r["kernel"] = new
+        k = r.get("kernel")
+        if k is not None and (old == "*" or k == old):
+            r["kernel"] = new.replace("*", k)
             n += 1
     with open(path, "w") as f:
         json.dump(rec, f, indent=1)

@@ -64,6 +64,18 @@ constexpr bool a_pairs_along_k() {
   return true;
 }
 
+// C slots 2r, 2r+1 are neighbours along a row (n), starting at an even column: two results of
+// one lane pack into one 32-bit word of a row-major tile.
+template <class Atom>
+constexpr bool c_pairs_along_n() {
+  for (int l = 0; l < Atom::kWave; ++l)
+    for (int r = 0; r < Atom::kC / 2; ++r) {
+      const atoms::Coord x = Atom::c(l, 2 * r), y = Atom::c(l, 2 * r + 1);
+      if (y.row != x.row || y.col != x.col + 1 || x.col % 2 != 0) return false;
+    }
+  return Atom::kC % 2 == 0;
+}
+
 FP_DEV std::uint32_t lds32(const std::uint16_t* p) { return *reinterpret_cast<const std::uint32_t*>(p); }
 
 // The atom's B fragment for the block starting at (k0, n0) of a shared tile stored n-major (B[k][n]
@@ -254,7 +266,12 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
   if constexpr (!Extras) {
     if (extras) fp_dev::trap();  // the launcher sends these problems to the Extras instantiation
   }
+  // Scores stay unscaled until the exponent (FlashAttention-2's form): the row max is taken over raw
+  // scores and exp2(s * f - m * f) is one FFMA and one ex2 per score. f = scale * log2(e); with
+  // soft-cap or ALiBi on, the tile transform already yields log2-domain scores (score() * log2(e),
+  // not monotonic in the raw score), and f = 1. Uniform over the launch, so every tile's m shares units.
   const float scale_log2 = p.scale * kLog2e;
+  const float f_exp = Extras && extras ? 1.f : scale_log2;
 
   // Vectorised tile loads when every key row starts 16-byte aligned and its dims are contiguous
   // (any BSHD/BHSD tensor with D % 8 == 0; a fused QKV view too when its strides keep alignment).
@@ -477,7 +494,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
             const int jr = nt * N + Atom::c(lane, q).col;
             float v;
             if constexpr (kExtras) v = score(p, s[mt][nt][q], h, rdiag[rr], jr) * kLog2e;
-            else v = s[mt][nt][q] * scale_log2;
+            else v = s[mt][nt][q];
             if (jr < rlo[rr] || jr > rhi[rr]) v = kNegInf;
             s[mt][nt][q] = v;
             mnew[mt][rr] = fmaxf(mnew[mt][rr], v);
@@ -487,16 +504,14 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
     if (Extras && extras) {
       mask_tile(std::bool_constant<Extras>{});
     } else if (kv0 >= wave_lo_max && kv0 + (Bn - 1) <= wave_hi_min) {
-      // A tile every row of the wave sees whole: no mask compare.
+      // A tile every row of the wave sees whole: no mask compare, raw scores.
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
         for (int nt = 0; nt < C::kNT; ++nt)
 #pragma unroll
-          for (int q = 0; q < Atom::kC; ++q) {
-            s[mt][nt][q] *= scale_log2;
+          for (int q = 0; q < Atom::kC; ++q)
             mnew[mt][kRows.local[q]] = fmaxf(mnew[mt][kRows.local[q]], s[mt][nt][q]);
-          }
     } else {
       mask_tile(std::false_type{});
     }
@@ -510,15 +525,15 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
             mnew[mt][rr] = fmaxf(mnew[mt][rr], fp_dev::shfl_xor(mnew[mt][rr], bit, Atom::kWave));
 
     // Rescale what came before; a row whose max is still -inf has nothing to rescale (guarded, so a
-    // fully masked tile gives no NaN).
+    // fully masked tile gives no NaN). muse = the new max times f, subtracted inside the FFMA below.
     float muse[MT][R];
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
       for (int rr = 0; rr < R; ++rr) {
-        const float alpha = m_r[mt][rr] == kNegInf ? 0.f : exp2f(m_r[mt][rr] - mnew[mt][rr]);
+        const float alpha = m_r[mt][rr] == kNegInf ? 0.f : exp2_ftz((m_r[mt][rr] - mnew[mt][rr]) * f_exp);
         m_r[mt][rr] = mnew[mt][rr];
-        muse[mt][rr] = mnew[mt][rr] == kNegInf ? 0.f : mnew[mt][rr];
+        muse[mt][rr] = mnew[mt][rr] == kNegInf ? 0.f : mnew[mt][rr] * f_exp;
         l_r[mt][rr] *= alpha;
 #pragma unroll
         for (int ot = 0; ot < C::kOT; ++ot)
@@ -535,7 +550,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
 #pragma unroll
         for (int q = 0; q < Atom::kC; ++q) {
           const int rr = kRows.local[q];
-          const float pv = exp2f(s[mt][nt][q] - muse[mt][rr]);
+          const float pv = exp2_ftz(fmaf(s[mt][nt][q], f_exp, -muse[mt][rr]));
           s[mt][nt][q] = pv;
           l_r[mt][rr] += pv;
         }
@@ -614,6 +629,41 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
 #pragma unroll
       for (int bit = 1; bit < Atom::kWave; bit <<= 1)
         if (kRows.lane_mask & bit) l_r[mt][rr] += fp_dev::shfl_xor(l_r[mt][rr], bit, Atom::kWave);
+  const std::int64_t o_row = b * p.os.b + h * p.os.h;
+  [[maybe_unused]] const bool o_vec = kLdsm && D % 8 == 0 && p.out_dtype == E::kType && p.os.d == 1 &&
+                                      p.os.s % 8 == 0 && o_row % 8 == 0 &&
+                                      (reinterpret_cast<std::uintptr_t>(p.o) & 15) == 0;
+  constexpr bool kOStage = kLdsm && c_pairs_along_n<Atom>();
+  if (kOStage && o_vec) {
+    if constexpr (kOStage) {
+      const int wr0 = row_i[0][0] - Atom::c(lane, atoms::first_slot_of_row<Atom>(kRows, 0)).row;
+      std::uint16_t* const ow = q_s + (tid / Atom::kWave) * C::kWaveRows * C::kLd;
+      fp_dev::syncwarp();
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int ot = 0; ot < C::kOT; ++ot)
+#pragma unroll
+          for (int q = 0; q < Atom::kC; q += 2) {
+            const atoms::Coord c = Atom::c(lane, q);
+            const int rr = kRows.local[q];
+            const float inv = inv_row_sum(l_r[mt][rr]);
+            *reinterpret_cast<std::uint32_t*>(&ow[(mt * M + c.row) * C::kLd + ot * N + c.col]) =
+                to_bits2<E>(o[mt][ot][q] * inv, o[mt][ot][q + 1] * inv);
+          }
+      fp_dev::syncwarp();
+      constexpr int kChunks = D / 8;
+      auto* const og = static_cast<std::uint16_t*>(p.o) + o_row;
+#pragma unroll
+      for (int it = 0; it < C::kWaveRows * kChunks / Atom::kWave; ++it) {
+        const int c = it * Atom::kWave + lane, r = c / kChunks, x8 = (c % kChunks) * 8;
+        const int i = wr0 + r;
+        if (i < p.sq)
+          *reinterpret_cast<uint4*>(og + static_cast<std::int64_t>(i) * p.os.s + x8) =
+              *reinterpret_cast<const uint4*>(&ow[r * C::kLd + x8]);
+      }
+    }
+  } else {
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
@@ -623,9 +673,10 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
         const int rr = kRows.local[q];
         if (row_i[mt][rr] >= p.sq) continue;
         const atoms::Coord c = Atom::c(lane, q);
-        const float inv = l_r[mt][rr] > 0.f ? 1.f / l_r[mt][rr] : 0.f;
+        const float inv = inv_row_sum(l_r[mt][rr]);
         store(p.o, offset4(p.os, b, row_i[mt][rr], h, ot * N + c.col), p.out_dtype, o[mt][ot][q] * inv);
       }
+  }
   if ((lane & kRows.lane_mask) == 0) {
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
@@ -633,7 +684,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
       for (int rr = 0; rr < R; ++rr)
         if (row_i[mt][rr] < p.sq)
           p.lse[(static_cast<std::int64_t>(b) * p.hq + h) * p.sq + row_i[mt][rr]] =
-              l_r[mt][rr] > 0.f ? (m_r[mt][rr] + log2f(l_r[mt][rr])) * kLn2 : kNegInf;
+              l_r[mt][rr] > 0.f ? (m_r[mt][rr] * f_exp + log2f(l_r[mt][rr])) * kLn2 : kNegInf;
   }
 }
 

@@ -203,7 +203,7 @@ FP_DEV void wgmma_consume(const WgmmaSmem<D>& sm, const Params& p) {
       float muse[R];
 #pragma unroll
       for (int rr = 0; rr < R; ++rr) {
-        alpha[rr] = m_r[rr] == kNegInf ? 0.f : exp2f(m_r[rr] - mnew[rr]);
+        alpha[rr] = m_r[rr] == kNegInf ? 0.f : exp2_ftz(m_r[rr] - mnew[rr]);
         m_r[rr] = mnew[rr];
         muse[rr] = mnew[rr] == kNegInf ? 0.f : mnew[rr];
         l_r[rr] *= alpha[rr];
@@ -211,7 +211,7 @@ FP_DEV void wgmma_consume(const WgmmaSmem<D>& sm, const Params& p) {
 #pragma unroll
       for (int q = 0; q < SL::kC; ++q) {
         const int rr = kRows.local[q];
-        sc[q] = exp2f(sc[q] - muse[rr]);
+        sc[q] = exp2_ftz(sc[q] - muse[rr]);
         l_r[rr] += sc[q];
       }
     };

@@ -33,6 +33,16 @@ inline constexpr int kWaveSize = 32;
 FP_DEV int lane_id() { return static_cast<int>(threadIdx.x) % kWaveSize; }
 FP_DEV int wave_id() { return static_cast<int>(threadIdx.x) / kWaveSize; }
 FP_DEV void barrier() { __syncthreads(); }
+// The lanes of this wave meet here, with their shared-memory writes visible to each other.
+FP_DEV void syncwarp() {
+#if defined(FP_VENDOR_HIP)
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront");
+  __builtin_amdgcn_wave_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "wavefront");
+#else
+  __syncwarp();
+#endif
+}
 
 template <class T>
 FP_DEV T shfl_xor(T v, int lane_mask, int width = kWaveSize) {

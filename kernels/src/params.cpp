@@ -8,6 +8,15 @@ namespace {
 DevStrides dev_strides(const Strides& s) { return {s.b, s.s, s.h, s.d}; }
 }  // namespace
 
+namespace {
+// Rows of a 16-bit tensor start 16-byte aligned and are contiguous (Params::*_rows16).
+bool rows16(const Strides& s, DType t, const void* base, int batch, int heads) {
+  const auto mult8 = [](std::int64_t x) { return x % 8 == 0; };
+  return dtype_size(t) == 2 && s.d == 1 && mult8(s.s) && (batch == 1 || mult8(s.b)) && (heads == 1 || mult8(s.h)) &&
+         (reinterpret_cast<std::uintptr_t>(base) & 15) == 0;
+}
+}  // namespace
+
 Params make_params(const AttnProblem& p, const DeviceTensors& t) {
   require_valid(p);
   if (!p.alibi_slopes.empty() && !t.alibi_slopes)
@@ -47,6 +56,10 @@ Params make_params(const AttnProblem& p, const DeviceTensors& t) {
   r.seqlens = p.seqlens_k.empty() ? nullptr : t.seqlens_k;
   r.dtype = p.dtype;
   r.out_dtype = p.out_dtype;
+  r.q_rows16 = p.d % 8 == 0 && rows16(p.q_strides(), p.dtype, t.q, p.batch, p.hq);
+  r.kv_rows16 = p.d % 8 == 0 && p.dv % 8 == 0 && rows16(p.k_strides(), p.dtype, t.k, p.batch, p.hkv) &&
+                rows16(p.v_strides(), p.dtype, t.v, p.batch, p.hkv);
+  r.o_rows16 = p.dv % 8 == 0 && p.out_dtype == p.dtype && rows16(p.o_strides(), p.out_dtype, t.o, p.batch, p.hq);
   return r;
 }
 

@@ -46,6 +46,35 @@ TEST(Params, StridesSizesAndScale) {
   EXPECT_EQ(r.seqlens, nullptr);
 }
 
+// rows16: 16-byte chunks only where every row is aligned and contiguous; a single misaligned
+// stride, base or element type turns the flag off for that tensor alone.
+TEST(Params, Rows16FlagsFollowAlignmentStridesAndTypes) {
+  alignas(16) static std::uint16_t buf[64];
+  AttnProblem p;
+  p.batch = 2, p.hq = 4, p.hkv = 2, p.sq = 16, p.sk = 24, p.d = p.dv = 64;
+  const DeviceTensors t{buf, buf, buf, buf, nullptr, nullptr, nullptr};
+  Params r = make_params(p, t);
+  EXPECT_TRUE(r.q_rows16 && r.kv_rows16 && r.o_rows16);
+  DeviceTensors odd = t;
+  odd.k = buf + 1;  // 2 bytes past a 16-byte boundary
+  r = make_params(p, odd);
+  EXPECT_TRUE(r.q_rows16 && !r.kv_rows16 && r.o_rows16);
+  AttnProblem s = p;
+  s.v = {s.sk * s.hkv * 68, s.hkv * 68, 68, 1};  // V rows padded to 68 elements: 136 bytes, not 16-aligned
+  r = make_params(s, t);
+  EXPECT_FALSE(r.kv_rows16);
+  EXPECT_TRUE(r.q_rows16);
+  s = p;
+  s.out_dtype = DType::f32;  // O in another type: element by element
+  r = make_params(s, t);
+  EXPECT_FALSE(r.o_rows16);
+  EXPECT_TRUE(r.kv_rows16);
+  s = p;
+  s.d = s.dv = 36;  // rows of 72 bytes
+  r = make_params(s, t);
+  EXPECT_FALSE(r.q_rows16 || r.kv_rows16 || r.o_rows16);
+}
+
 TEST(Params, FusedQkvStridesPassThrough) {
   // One [B, S, 3, H, D] buffer: q, k and v are views with the same strides and different bases.
   AttnProblem p = base();

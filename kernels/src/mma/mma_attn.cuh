@@ -130,15 +130,47 @@ struct MmaConfig {
   static constexpr int kOT = D / N;                    // O accumulator tiles per m-tile
   // Shared rows are padded by 8 elements (16 bytes) so that the lanes of a fragment load, which
   // walk down rows, do not all land in one bank.
-  static constexpr int kLd = D + 8;    // Q tile [row][dim], K tile [key][dim] (V too on the ldmatrix path)
+  static constexpr bool kLdsm = use_ldsm<Atom>();
+  // K and V tiles on the ldmatrix path with D a multiple of 64 (rows of 8 or more 16-byte chunks):
+  // rows unpadded, chunk c of row r stored at chunk c ^ (r % 8) (an XOR swizzle). The 8 rows of an
+  // ldmatrix 8x8 matrix land on 8 distinct chunk columns (no bank conflict), and every row starts
+  // 128-byte aligned, so that a quarter-warp's 128 bytes of cp.async go to one aligned line (with
+  // 16-byte padding most rows straddle two: 62 % of the copies' shared wavefronts were excess at
+  // D = 128, Nsight Compute). Elsewhere, and for the Q tile, rows are padded by 8 elements (16
+  // bytes), which also keeps ldmatrix conflict-free: Q is copied once per block, and its fragment
+  // addresses are loop-invariant, so swizzled ones would be three more registers through the key
+  // loop (hoisted by the compiler), which spilled at D = 128.
+  static constexpr bool kSwz = kLdsm && D % 64 == 0;
+  static constexpr int kLd = D + 8;               // padded rows: the Q tile, the generic path's K tile
+  static constexpr int kKvLd = kSwz ? D : D + 8;  // K and V tiles [key][dim] on the ldmatrix path
   static constexpr int kVLd = Bn + 8;  // generic path: V tile stored transposed, [dim][key]: a B
                                        // fragment's register pairs run along k = key, one 32-bit load
   static constexpr int kPLd = Bn + 8;
-  static constexpr bool kLdsm = use_ldsm<Atom>();
+  // Element offset of (row, col) in a tile, swizzled or padded; col % 8 == 0 for 16-byte chunks.
+  template <bool Swz>
+  FP_DEV static int at(int row, int col) {
+    if constexpr (Swz) return row * D + ((((col >> 3) ^ row) & 7) | ((col >> 3) & ~7)) * 8 + (col & 7);
+    else return row * kLd + col;
+  }
+  // A lane's ldmatrix row address: row `row`, chunk `bit` (0 or 1) of the first fragment step.
+  template <bool Swz>
+  FP_DEV static int lane_at(int row, int bit) {
+    return at<Swz>(row, bit * 8);
+  }
+  // Fragment step S of such a lane address (the lane's chunk is 2 * S + bit): the register operand
+  // (swizzled: the step's low chunk bits XORed in; tile bases are 128-byte aligned, so the lane's
+  // chunk bits sit in address bits 4..6) and the immediate byte offset of the rest.
+  template <bool Swz, int S>
+  FP_DEV static std::uint32_t step_addr(std::uint32_t lane_addr) {
+    if constexpr (Swz) return lane_addr ^ (32u * (S & 3));
+    else return lane_addr;
+  }
+  template <bool Swz, int S>
+  static constexpr int kStepImm = Swz ? 128 * (S >> 2) : 32 * S;
   // Dynamic shared memory of the ldmatrix path (16-bit elements): the block's Q tile, then two
-  // stages of (K tile, V tile). D = 128: (128 + 4 * 64) * 136 * 2 B = 102 KB.
+  // stages of (K tile, V tile). D = 128: (128 * 136 + 4 * 64 * 128) * 2 B = 98 KB.
   static constexpr int kQElems = kLdsm ? kBm * kLd : 0;
-  static constexpr int kStageElems = 2 * Bn * kLd;
+  static constexpr int kStageElems = 2 * Bn * kKvLd;
   static constexpr int kDynSmemBytes = kLdsm ? (kQElems + 2 * kStageElems) * 2 : 0;
   static_assert(D % K == 0 && D % N == 0, "head dim must be a multiple of the atom's K and N");
   static_assert(Bn % N == 0 && Bn % K == 0, "key tile must be a multiple of the atom's N and K");
@@ -158,10 +190,23 @@ struct TileChunks {
   static constexpr int kCP = kChunksPadded<kChunks>;
   static_assert(Threads % kCP == 0 && Rows % (Threads / kCP) == 0, "whole chunk rows per pass");
   static constexpr int kIters = Rows / (Threads / kCP);
+  static constexpr int kRowStep = Threads / kCP;  // rows between a thread's chunks
   FP_DEV static bool at(int tid, int it, int& row, int& col) {
-    row = tid / kCP + it * (Threads / kCP);
+    row = tid / kCP + it * kRowStep;
     col = (tid % kCP) * 8;
     return kCP == kChunks || tid % kCP < kChunks;
+  }
+  // Shared-memory element offset of chunk `it` of thread tid in a tile laid out by Cfg::at: the
+  // first chunk's offset plus a constant per pass where the layout allows it (padded rows, or a
+  // swizzle whose pattern repeats every 8 rows when a pass spans a multiple of 8 rows), so that
+  // the compiler keeps one offset per thread, not one per chunk (those spilled at D = 128).
+  template <class Cfg, bool Swz>
+  FP_DEV static int smem_at(int tid, int it) {
+    if constexpr (!Swz || kRowStep % 8 == 0) {
+      return Cfg::template at<Swz>(tid / kCP, (tid % kCP) * 8) + it * kRowStep * (Swz ? Cfg::kKvLd : Cfg::kLd);
+    } else {
+      return Cfg::template at<Swz>(tid / kCP + it * kRowStep, (tid % kCP) * 8);
+    }
   }
 };
 
@@ -187,7 +232,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
   __shared__ __align__(16) std::uint16_t k_s[kLdsm ? 1 : Bn * C::kLd];
   __shared__ __align__(16) std::uint16_t vt_s[kLdsm ? 1 : D * C::kVLd];
 #if defined(FP_VENDOR_CUDA)
-  extern __shared__ __align__(16) std::uint16_t dyn_s[];
+  extern __shared__ __align__(128) std::uint16_t dyn_s[];
 #else
   std::uint16_t* const dyn_s = nullptr;
 #endif
@@ -276,9 +321,8 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
   // Vectorised tile loads when every key row starts 16-byte aligned and its dims are contiguous
   // (any BSHD/BHSD tensor with D % 8 == 0; a fused QKV view too when its strides keep alignment).
   const std::int64_t k_row = b * p.ks.b + hk * p.ks.h, v_row = b * p.vs.b + hk * p.vs.h;
-  const bool vec = D % 8 == 0 && p.ks.d == 1 && p.vs.d == 1 && p.ks.s % 8 == 0 && p.vs.s % 8 == 0 &&
-                   k_row % 8 == 0 && v_row % 8 == 0 && (reinterpret_cast<std::uintptr_t>(kg) & 15) == 0 &&
-                   (reinterpret_cast<std::uintptr_t>(vg) & 15) == 0;
+  // (Params::kv_rows16, decided on the host: a uniform parameter, not a register through the loop.)
+  const bool vec = D % 8 == 0 && p.kv_rows16;
 
   float o[MT][C::kOT][Atom::kC];
 #pragma unroll
@@ -288,15 +332,14 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
 #pragma unroll
       for (int s = 0; s < Atom::kC; ++s) o[mt][ot][s] = 0.f;
 
-  // ldmatrix path, dynamic shared memory: [Q tile kBm x kLd][stage 0: K, V][stage 1: K, V].
+  // ldmatrix path, dynamic shared memory: [Q tile kBm x kLd][stage 0: K, V][stage 1: K, V] (K, V kKvLd).
   [[maybe_unused]] std::uint16_t* const q_s = dyn_s;
   [[maybe_unused]] std::uint16_t* const kv_s = dyn_s + C::kQElems;
   // The block's Q tile, row-major, rows past Sq zero; asynchronously when its rows are aligned like
   // the K/V rows above. Issued before stage 0's copies, so it completes with stage 0's group.
   [[maybe_unused]] const auto fill_q = [&]() {
     const std::int64_t q_row = b * p.qs.b + h * p.qs.h;
-    const bool qvec = D % 8 == 0 && p.qs.d == 1 && p.qs.s % 8 == 0 && q_row % 8 == 0 &&
-                      (reinterpret_cast<std::uintptr_t>(qg) & 15) == 0;
+    const bool qvec = D % 8 == 0 && p.q_rows16;
     if (qvec) {
       using T = TileChunks<C::kBm, D / 8, C::kThreads>;
 #pragma unroll
@@ -307,7 +350,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
         const bool in = i < p.sq;
         [[maybe_unused]] const std::int64_t ir = in ? i : 0;  // rows past Sq: zero-filled, row 0 (mapped) not read
 #if defined(FP_VENDOR_CUDA)
-        cp_async16(&q_s[ii * C::kLd + x8], qg + q_row + ir * p.qs.s + x8, in);
+        cp_async16(&q_s[T::template smem_at<C, false>(tid, it)], qg + q_row + ir * p.qs.s + x8, in);
 #endif
       }
     } else {
@@ -322,7 +365,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
   // Fills one stage (K and V row-major), asynchronously where the rows allow it.
   [[maybe_unused]] const auto fill_stage = [&](int stage, int kv0) {
     std::uint16_t* ks = kv_s + stage * C::kStageElems;
-    std::uint16_t* vs = ks + Bn * C::kLd;
+    std::uint16_t* vs = ks + Bn * C::kKvLd;
     if (vec) {
       using T = TileChunks<Bn, D / 8, C::kThreads>;
 #pragma unroll
@@ -333,8 +376,9 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
         const bool in = j < keys;
         [[maybe_unused]] const std::int64_t jr = in ? j : 0;  // keys past the end: zero-filled, nothing read
 #if defined(FP_VENDOR_CUDA)
-        cp_async16(&ks[jj * C::kLd + x8], kg + k_row + jr * p.ks.s + x8, in);
-        cp_async16(&vs[jj * C::kLd + x8], vg + v_row + jr * p.vs.s + x8, in);
+        const int sm = T::template smem_at<C, C::kSwz>(tid, it);
+        cp_async16(&ks[sm], kg + k_row + jr * p.ks.s + x8, in);
+        cp_async16(&vs[sm], vg + v_row + jr * p.vs.s + x8, in);
 #endif
       }
     } else {
@@ -343,8 +387,8 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
         const int jj = idx / D, x = idx % D;
         const int j = kv0 + jj;
         const bool in = j < keys;
-        ks[jj * C::kLd + x] = in ? kg[offset4(p.ks, b, j, hk, x)] : std::uint16_t{0};
-        vs[jj * C::kLd + x] = in ? vg[offset4(p.vs, b, j, hk, x)] : std::uint16_t{0};
+        ks[C::template at<C::kSwz>(jj, x)] = in ? kg[offset4(p.ks, b, j, hk, x)] : std::uint16_t{0};
+        vs[C::template at<C::kSwz>(jj, x)] = in ? vg[offset4(p.vs, b, j, hk, x)] : std::uint16_t{0};
       }
     }
 #if defined(FP_VENDOR_CUDA)
@@ -354,12 +398,15 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
   // ldmatrix row addresses. B (ldsm_feeds_b): lane t addresses row t % 8 of matrix t / 8, which
   // holds k-block (t / 8) % 2 of n-tile t / 16: K tile row = key n, V tile row = key k. A
   // (ldsm_feeds_a): matrix t / 8 holds row-block (t / 8) % 2 and k-block t / 16 of the m-tile.
-  [[maybe_unused]] const int k_lane = ((lane >> 4) * 8 + (lane & 7)) * C::kLd + ((lane >> 3) & 1) * 8;
-  [[maybe_unused]] const int v_lane = (((lane >> 3) & 1) * 8 + (lane & 7)) * C::kLd + (lane >> 4) * 8;
+  [[maybe_unused]] const int k_lane = C::template lane_at<C::kSwz>((lane >> 4) * 8 + (lane & 7), (lane >> 3) & 1);
+  [[maybe_unused]] const int v_lane = C::template lane_at<C::kSwz>(((lane >> 3) & 1) * 8 + (lane & 7), lane >> 4);
   [[maybe_unused]] const int q_lane =
-      (wave * C::kWaveRows + ((lane >> 3) & 1) * 8 + (lane & 7)) * C::kLd + (lane >> 4) * 8;
+      C::template lane_at<false>(wave * C::kWaveRows + ((lane >> 3) & 1) * 8 + (lane & 7), lane >> 4);
   [[maybe_unused]] const std::uint32_t q_addr = smem_u32(q_s) + 2 * q_lane;
 
+  if constexpr (C::kSwz) {
+    if (smem_u32(dyn_s) & 127) fp_dev::trap();  // the swizzled addressing needs 128-byte aligned tiles
+  }
   const int kv_first = blo > 0 ? (blo / Bn) * Bn : 0;
   if constexpr (kLdsm) {
     if (blo <= bhi) {
@@ -370,7 +417,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
   int stage = 0;
   for (int kv0 = kv_first; blo <= bhi && kv0 <= bhi; kv0 += Bn, stage ^= 1) {
     [[maybe_unused]] const std::uint16_t* ks = kv_s + stage * C::kStageElems;
-    [[maybe_unused]] const std::uint16_t* vs = ks + Bn * C::kLd;
+    [[maybe_unused]] const std::uint16_t* vs = ks + Bn * C::kKvLd;
     if constexpr (kLdsm) {
       // Prefetch the next tile into the other stage (its readers finished at the end of the last
       // iteration), then wait for this tile's copies only (and, on the first tile, Q's).
@@ -433,12 +480,13 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
         std::uint32_t qa[MT][Atom::kA / 2];
         static_for<MT>([&](auto mt_) {
           constexpr int mt = decltype(mt_)::value;
-          ldsm_x4<false, 2 * (mt * M * C::kLd + kk * K)>(q_addr, qa[mt]);
+          ldsm_x4<false, 2 * mt * M * C::kLd + C::template kStepImm<false, kk>>(q_addr, qa[mt]);
         });
         static_for<C::kNT / 2>([&](auto np_) {
           constexpr int nt = 2 * decltype(np_)::value;
           std::uint32_t r[4];
-          ldsm_x4<false, 2 * (nt * N * C::kLd + kk * K)>(k_addr, r);
+          ldsm_x4<false, 2 * nt * N * C::kKvLd + C::template kStepImm<C::kSwz, kk>>(
+              C::template step_addr<C::kSwz, kk>(k_addr), r);
           const std::uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
 #pragma unroll
           for (int mt = 0; mt < MT; ++mt) {
@@ -474,15 +522,19 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
     // int: see visible_range32), and for ALiBi the distance |i + diag - j| = |(i + diag - kv0) - jr|.
     // Soft-cap/ALiBi is its own instantiation of this lambda and, on the ldmatrix path, of the
     // kernel (Extras), so its temporaries do not weigh on the plain path's register allocation.
-    const auto mask_tile = [&](auto extras_) {
+    // kLo: compare the lower bound too. Without a left window every row below Sq sees key 0 on
+    // (lo = 0), so only the upper bound masks; rows past Sq are never stored.
+    const auto mask_tile = [&](auto extras_, auto lo_) {
       constexpr bool kExtras = decltype(extras_)::value;
+      constexpr bool kLo = decltype(lo_)::value;
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt) {
-        int rlo[R], rhi[R];
+        [[maybe_unused]] int rlo[R];
+        int rhi[R];
         [[maybe_unused]] int rdiag[R];
 #pragma unroll
         for (int rr = 0; rr < R; ++rr) {
-          rlo[rr] = lo_r[mt][rr] - kv0;
+          if constexpr (kLo) rlo[rr] = lo_r[mt][rr] - kv0;
           rhi[rr] = hi_r[mt][rr] - kv0;
           if constexpr (kExtras) rdiag[rr] = row_i[mt][rr] + diag - kv0;
         }
@@ -495,14 +547,14 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
             float v;
             if constexpr (kExtras) v = score(p, s[mt][nt][q], h, rdiag[rr], jr) * kLog2e;
             else v = s[mt][nt][q];
-            if (jr < rlo[rr] || jr > rhi[rr]) v = kNegInf;
+            if ((kLo && jr < rlo[rr]) || jr > rhi[rr]) v = kNegInf;
             s[mt][nt][q] = v;
             mnew[mt][rr] = fmaxf(mnew[mt][rr], v);
           }
       }
     };
     if (Extras && extras) {
-      mask_tile(std::bool_constant<Extras>{});
+      mask_tile(std::bool_constant<Extras>{}, std::true_type{});
     } else if (kv0 >= wave_lo_max && kv0 + (Bn - 1) <= wave_hi_min) {
       // A tile every row of the wave sees whole: no mask compare, raw scores.
 #pragma unroll
@@ -513,7 +565,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
           for (int q = 0; q < Atom::kC; ++q)
             mnew[mt][kRows.local[q]] = fmaxf(mnew[mt][kRows.local[q]], s[mt][nt][q]);
     } else {
-      mask_tile(std::false_type{});
+      mask_tile(std::false_type{}, std::true_type{});
     }
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
@@ -600,7 +652,8 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
         static_for<C::kOT / 2>([&](auto op_) {
           constexpr int ot = 2 * decltype(op_)::value;
           std::uint32_t r[4];
-          ldsm_x4<true, 2 * (pt * K * C::kLd + ot * N)>(v_addr, r);
+          ldsm_x4<true, 2 * pt * K * C::kKvLd + C::template kStepImm<C::kSwz, ot / 2>>(
+              C::template step_addr<C::kSwz, ot / 2>(v_addr), r);
           const std::uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
 #pragma unroll
           for (int mt = 0; mt < MT; ++mt) {
@@ -630,14 +683,13 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
       for (int bit = 1; bit < Atom::kWave; bit <<= 1)
         if (kRows.lane_mask & bit) l_r[mt][rr] += fp_dev::shfl_xor(l_r[mt][rr], bit, Atom::kWave);
   const std::int64_t o_row = b * p.os.b + h * p.os.h;
-  [[maybe_unused]] const bool o_vec = kLdsm && D % 8 == 0 && p.out_dtype == E::kType && p.os.d == 1 &&
-                                      p.os.s % 8 == 0 && o_row % 8 == 0 &&
-                                      (reinterpret_cast<std::uintptr_t>(p.o) & 15) == 0;
+  [[maybe_unused]] const bool o_vec = kLdsm && D % 8 == 0 && p.o_rows16;
   constexpr bool kOStage = kLdsm && c_pairs_along_n<Atom>();
   if (kOStage && o_vec) {
     if constexpr (kOStage) {
       const int wr0 = row_i[0][0] - Atom::c(lane, atoms::first_slot_of_row<Atom>(kRows, 0)).row;
-      std::uint16_t* const ow = q_s + (tid / Atom::kWave) * C::kWaveRows * C::kLd;
+      std::uint16_t* const ow = q_s;
+      const int r0 = (tid / Atom::kWave) * C::kWaveRows;  // the wave's first row in the Q tile
       fp_dev::syncwarp();
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt)
@@ -648,7 +700,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
             const atoms::Coord c = Atom::c(lane, q);
             const int rr = kRows.local[q];
             const float inv = inv_row_sum(l_r[mt][rr]);
-            *reinterpret_cast<std::uint32_t*>(&ow[(mt * M + c.row) * C::kLd + ot * N + c.col]) =
+            *reinterpret_cast<std::uint32_t*>(&ow[(r0 + mt * M + c.row) * C::kLd + ot * N + c.col]) =
                 to_bits2<E>(o[mt][ot][q] * inv, o[mt][ot][q + 1] * inv);
           }
       fp_dev::syncwarp();
@@ -660,7 +712,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
         const int i = wr0 + r;
         if (i < p.sq)
           *reinterpret_cast<uint4*>(og + static_cast<std::int64_t>(i) * p.os.s + x8) =
-              *reinterpret_cast<const uint4*>(&ow[r * C::kLd + x8]);
+              *reinterpret_cast<const uint4*>(&ow[(r0 + r) * C::kLd + x8]);
       }
     }
   } else {

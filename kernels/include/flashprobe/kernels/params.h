@@ -60,6 +60,11 @@ struct Params {
   const float* alibi;             // [Hq] or null
   const int* seqlens;             // [B] or null
   DType dtype, out_dtype;
+  // Every row of the tensor starts 16-byte aligned with its elements contiguous (dim stride 1,
+  // 16-bit elements, seq/head/batch strides multiples of 8 elements where they matter, base
+  // pointer 16-byte aligned): kernels may then move rows in 16-byte chunks. Set by make_params
+  // (K and V together; O also needs out_dtype == dtype); 0 means element by element.
+  int q_rows16 = 0, kv_rows16 = 0, o_rows16 = 0;
 };
 
 // @pre p is valid (validate(p) has no errors) — otherwise throws UsageError listing the errors.

@@ -67,7 +67,7 @@ AttnProblem build(const Domain& d) {
     p.causal = c < 2 ? Causal::none : c < 4 ? Causal::bottom_right : Causal::top_left;
   }
   if (d.kv_offset && p.sk > 0 && rarely(3)) p.kv_offset = *inRange(0, p.sk + 1);
-  if (d.windows && rarely(5)) {
+  if (d.windows && rarely(d.window_odds)) {
     p.window_left = *element(-1, 0, 1, 3, 16, 70);
     p.window_right = p.causal != Causal::none ? *element(-1, 0) : *element(-1, 0, 2, 33);
   }

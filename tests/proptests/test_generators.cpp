@@ -86,6 +86,24 @@ TEST(Generators, TheEdgeCasesThatBrokeRealKernelsAreDrawn) {
   for (int r : {1, 2, 3, 5, 6, 8}) EXPECT_TRUE(ratios.count(r)) << "GQA ratio " << r << " never drawn";
 }
 
+// The windowed domain (WindowsAgreeWithOracle): a window in every problem, most with a left bound
+// that leaves the leading keys invisible; the general domain draws one in about 1 problem in 5.
+TEST(Generators, WindowOddsOfOneWindowsEveryProblem) {
+  Domain d;
+  d.window_odds = 1;
+  int left = 0, drawn = 0;
+  const auto cases = sample(d, 600);
+  for (const auto& c : cases) {
+    drawn += c.problem.window_left >= 0 || c.problem.window_right >= 0;
+    left += c.problem.window_left >= 0;
+  }
+  EXPECT_GE(left, static_cast<int>(cases.size()) * 2 / 3) << "left windows in " << left << " of " << cases.size();
+  EXPECT_GE(drawn, left);
+  int general = 0;
+  for (const auto& c : sample(Domain{}, 600)) general += c.problem.window_left >= 0;
+  EXPECT_LT(general, left / 2) << "the general domain should window far fewer problems";
+}
+
 TEST(Generators, InputsAreFreshPerCaseAndNeverZero) {
   const auto cases = sample(Domain{}, 20);
   std::set<std::string> qs;  // (a set of vectors trips a GCC 12 -Wstringop-overread false positive)

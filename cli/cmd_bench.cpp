@@ -17,6 +17,7 @@
 #include "flashprobe/core/record.h"
 #include "flashprobe/core/tensor.h"
 #include "flashprobe/kernels/registry.h"
+#include "flashprobe/kernels/runner.h"
 
 namespace flashprobe::cli {
 namespace {
@@ -35,7 +36,8 @@ struct Opts {
 // Input sets on the device, enough of them that one pass over all exceeds the L2 several times.
 struct InputSets {
   std::vector<DeviceBuffer> q, k, v;
-  DeviceBuffer o, lse, ws, alibi, seqlens;
+  DeviceBuffer o, lse, ws;
+  kernels::MaskInputs masks;
   int count = 1;
 };
 
@@ -58,15 +60,7 @@ InputSets make_inputs(const AttnProblem& p, std::size_t ws_bytes, long long l2_b
   s.o = DeviceBuffer(static_cast<std::size_t>(p.o_span()) * dtype_size(p.out_dtype));
   s.lse = DeviceBuffer(static_cast<std::size_t>(p.lse_size()) * sizeof(float));
   s.ws = DeviceBuffer(std::max<std::size_t>(ws_bytes, 16));
-  if (!p.alibi_slopes.empty()) {
-    const std::vector<float> slopes(p.alibi_slopes.begin(), p.alibi_slopes.end());  // kernels read f32
-    s.alibi = DeviceBuffer(slopes.size() * sizeof(float));
-    s.alibi.upload(slopes);
-  }
-  if (!p.seqlens_k.empty()) {
-    s.seqlens = DeviceBuffer(p.seqlens_k.size() * sizeof(int));
-    s.seqlens.upload(p.seqlens_k);
-  }
+  s.masks = kernels::upload_mask_inputs(p);
   return s;
 }
 
@@ -113,8 +107,7 @@ int run(const Opts& o, const std::vector<bench::BenchCase>& cases) {
       const auto launch_set = [&](int i, kernels::Stream s) {
         kernels::DeviceTensors dt{in.q[static_cast<std::size_t>(i)].data(), in.k[static_cast<std::size_t>(i)].data(),
                                   in.v[static_cast<std::size_t>(i)].data(), in.o.data(), in.lse.as<float>(),
-                                  in.alibi.bytes() ? in.alibi.as<float>() : nullptr,
-                                  in.seqlens.bytes() ? in.seqlens.as<int>() : nullptr};
+                                  in.masks.alibi.as<const float>(), in.masks.seqlens.as<const int>()};
         k.launch(c.p, dt, in.ws.data(), s);
       };
       const bench::Timing t =

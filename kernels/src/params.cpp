@@ -6,9 +6,7 @@
 namespace flashprobe::kernels {
 namespace {
 DevStrides dev_strides(const Strides& s) { return {s.b, s.s, s.h, s.d}; }
-}  // namespace
 
-namespace {
 // Rows of a 16-bit tensor start 16-byte aligned and are contiguous (Params::*_rows16).
 bool rows16(const Strides& s, DType t, const void* base, int batch, int heads) {
   const auto mult8 = [](std::int64_t x) { return x % 8 == 0; };

@@ -87,6 +87,20 @@ std::string RunResult::describe() const {
   return s.str();
 }
 
+MaskInputs upload_mask_inputs(const AttnProblem& p) {
+  MaskInputs m;
+  if (!p.alibi_slopes.empty()) {
+    const std::vector<float> s(p.alibi_slopes.begin(), p.alibi_slopes.end());
+    m.alibi = DeviceBuffer(s.size() * sizeof(float));
+    m.alibi.upload(s);
+  }
+  if (!p.seqlens_k.empty()) {
+    m.seqlens = DeviceBuffer(p.seqlens_k.size() * sizeof(int));
+    m.seqlens.upload(p.seqlens_k);
+  }
+  return m;
+}
+
 RunResult run_kernel(const KernelInfo& kernel, const AttnProblem& p, const AttnInputs& in, const RunOptions& opt) {
   require_valid(p);
   const DeviceInfo dev = require_device();
@@ -107,20 +121,12 @@ RunResult run_kernel(const KernelInfo& kernel, const AttnProblem& p, const AttnI
   DeviceBuffer lse(static_cast<std::size_t>(p.lse_size()) * sizeof(float));
   r.workspace_bytes = kernel.workspace_bytes(p);
   DeviceBuffer ws(r.workspace_bytes);
-  DeviceBuffer alibi, seqlens;
-  if (!p.alibi_slopes.empty()) {
-    std::vector<float> s(p.alibi_slopes.begin(), p.alibi_slopes.end());
-    alibi = DeviceBuffer(s.size() * sizeof(float));
-    alibi.upload(s);
-  }
-  if (!p.seqlens_k.empty()) {
-    seqlens = DeviceBuffer(p.seqlens_k.size() * sizeof(int));
-    seqlens.upload(p.seqlens_k);
-  }
+  const MaskInputs masks = upload_mask_inputs(p);
   o.poison();
   lse.poison();
   ws.poison();
-  DeviceTensors t{q.data(), k.data(), v.data(), o.data(), lse.as<float>(), alibi.as<const float>(), seqlens.as<const int>()};
+  DeviceTensors t{q.data(), k.data(), v.data(), o.data(), lse.as<float>(), masks.alibi.as<const float>(),
+                  masks.seqlens.as<const int>()};
   FP_CHECK(fp_rt::device_synchronize());  // the uploads and poison fills are done
   r.upload_s = since(t_up);
   const auto t_dev = clock::now();
@@ -145,8 +151,8 @@ RunResult run_kernel(const KernelInfo& kernel, const AttnProblem& p, const AttnI
   note_damage(r, "o", o);
   note_damage(r, "lse", lse);
   note_damage(r, "workspace", ws);
-  if (alibi.data()) note_damage(r, "alibi_slopes", alibi);
-  if (seqlens.data()) note_damage(r, "seqlens_k", seqlens);
+  if (masks.alibi.data()) note_damage(r, "alibi_slopes", masks.alibi);
+  if (masks.seqlens.data()) note_damage(r, "seqlens_k", masks.seqlens);
   if (opt.check_inputs_unchanged) {
     note_modified(r, "q", q, in.q);
     note_modified(r, "k", k, in.k);

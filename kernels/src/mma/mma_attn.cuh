@@ -64,18 +64,6 @@ constexpr bool a_pairs_along_k() {
   return true;
 }
 
-// C slots 2r, 2r+1 are neighbours along a row (n), starting at an even column: two results of
-// one lane pack into one 32-bit word of a row-major tile.
-template <class Atom>
-constexpr bool c_pairs_along_n() {
-  for (int l = 0; l < Atom::kWave; ++l)
-    for (int r = 0; r < Atom::kC / 2; ++r) {
-      const atoms::Coord x = Atom::c(l, 2 * r), y = Atom::c(l, 2 * r + 1);
-      if (y.row != x.row || y.col != x.col + 1 || x.col % 2 != 0) return false;
-    }
-  return Atom::kC % 2 == 0;
-}
-
 FP_DEV std::uint32_t lds32(const std::uint16_t* p) { return *reinterpret_cast<const std::uint32_t*>(p); }
 
 // The atom's B fragment for the block starting at (k0, n0) of a shared tile stored n-major (B[k][n]
@@ -522,19 +510,15 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
     // int: see visible_range32), and for ALiBi the distance |i + diag - j| = |(i + diag - kv0) - jr|.
     // Soft-cap/ALiBi is its own instantiation of this lambda and, on the ldmatrix path, of the
     // kernel (Extras), so its temporaries do not weigh on the plain path's register allocation.
-    // kLo: compare the lower bound too. Without a left window every row below Sq sees key 0 on
-    // (lo = 0), so only the upper bound masks; rows past Sq are never stored.
-    const auto mask_tile = [&](auto extras_, auto lo_) {
+    const auto mask_tile = [&](auto extras_) {
       constexpr bool kExtras = decltype(extras_)::value;
-      constexpr bool kLo = decltype(lo_)::value;
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt) {
-        [[maybe_unused]] int rlo[R];
-        int rhi[R];
+        int rlo[R], rhi[R];
         [[maybe_unused]] int rdiag[R];
 #pragma unroll
         for (int rr = 0; rr < R; ++rr) {
-          if constexpr (kLo) rlo[rr] = lo_r[mt][rr] - kv0;
+          rlo[rr] = lo_r[mt][rr] - kv0;
           rhi[rr] = hi_r[mt][rr] - kv0;
           if constexpr (kExtras) rdiag[rr] = row_i[mt][rr] + diag - kv0;
         }
@@ -547,14 +531,14 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
             float v;
             if constexpr (kExtras) v = score(p, s[mt][nt][q], h, rdiag[rr], jr) * kLog2e;
             else v = s[mt][nt][q];
-            if ((kLo && jr < rlo[rr]) || jr > rhi[rr]) v = kNegInf;
+            if (jr < rlo[rr] || jr > rhi[rr]) v = kNegInf;
             s[mt][nt][q] = v;
             mnew[mt][rr] = fmaxf(mnew[mt][rr], v);
           }
       }
     };
     if (Extras && extras) {
-      mask_tile(std::bool_constant<Extras>{}, std::true_type{});
+      mask_tile(std::bool_constant<Extras>{});
     } else if (kv0 >= wave_lo_max && kv0 + (Bn - 1) <= wave_hi_min) {
       // A tile every row of the wave sees whole: no mask compare, raw scores.
 #pragma unroll
@@ -565,7 +549,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
           for (int q = 0; q < Atom::kC; ++q)
             mnew[mt][kRows.local[q]] = fmaxf(mnew[mt][kRows.local[q]], s[mt][nt][q]);
     } else {
-      mask_tile(std::false_type{}, std::true_type{});
+      mask_tile(std::false_type{});
     }
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
@@ -682,9 +666,12 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
 #pragma unroll
       for (int bit = 1; bit < Atom::kWave; bit <<= 1)
         if (kRows.lane_mask & bit) l_r[mt][rr] += fp_dev::shfl_xor(l_r[mt][rr], bit, Atom::kWave);
+  // O in the input type with 16-byte aligned contiguous rows (Params::o_rows16): each wave writes its
+  // rows, rounded, over its own rows of the Q tile (only this wave read them, and its last read fed
+  // the values it now writes), then copies them out in 16-byte chunks.
   const std::int64_t o_row = b * p.os.b + h * p.os.h;
   [[maybe_unused]] const bool o_vec = kLdsm && D % 8 == 0 && p.o_rows16;
-  constexpr bool kOStage = kLdsm && c_pairs_along_n<Atom>();
+  constexpr bool kOStage = kLdsm && atoms::c_pairs_along_n<Atom>();
   if (kOStage && o_vec) {
     if constexpr (kOStage) {
       const int wr0 = row_i[0][0] - Atom::c(lane, atoms::first_slot_of_row<Atom>(kRows, 0)).row;
@@ -716,18 +703,19 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
       }
     }
   } else {
+    // Element by element, in the output's type and strides.
 #pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
+    for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-    for (int ot = 0; ot < C::kOT; ++ot)
+      for (int ot = 0; ot < C::kOT; ++ot)
 #pragma unroll
-      for (int q = 0; q < Atom::kC; ++q) {
-        const int rr = kRows.local[q];
-        if (row_i[mt][rr] >= p.sq) continue;
-        const atoms::Coord c = Atom::c(lane, q);
-        const float inv = inv_row_sum(l_r[mt][rr]);
-        store(p.o, offset4(p.os, b, row_i[mt][rr], h, ot * N + c.col), p.out_dtype, o[mt][ot][q] * inv);
-      }
+        for (int q = 0; q < Atom::kC; ++q) {
+          const int rr = kRows.local[q];
+          if (row_i[mt][rr] >= p.sq) continue;
+          const atoms::Coord c = Atom::c(lane, q);
+          const float inv = inv_row_sum(l_r[mt][rr]);
+          store(p.o, offset4(p.os, b, row_i[mt][rr], h, ot * N + c.col), p.out_dtype, o[mt][ot][q] * inv);
+        }
   }
   if ((lane & kRows.lane_mask) == 0) {
 #pragma unroll

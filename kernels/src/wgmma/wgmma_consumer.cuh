@@ -53,16 +53,6 @@ constexpr bool same_local_rows(const atoms::CRows<SL>& rs, const atoms::CRows<OL
 // kExtras: soft-cap or ALiBi is on. A separate instantiation, as in mma: the score transform (a
 // division and tanh per score, ALiBi's slope loads) nearly doubles the consumer's code and spills
 // about 100 bytes at D = 128, which the common case should not carry.
-// Whether every thread's accumulator slots 2j and 2j + 1 hold columns c and c + 1 of one row, c even.
-template <class L>
-constexpr bool pairs_adjacent() {
-  for (int l = 0; l < L::kWave; ++l)
-    for (int q = 0; q + 1 < L::kC; q += 2)
-      if (L::c(l, q).row != L::c(l, q + 1).row || L::c(l, q + 1).col != L::c(l, q).col + 1 || L::c(l, q).col % 2 != 0)
-        return false;
-  return true;
-}
-
 template <class E, int D, WgmmaSchedule kSched, bool kExtras>
 FP_DEV void wgmma_consume(const WgmmaSmem<D>& sm, const Params& p) {
   using C = WgmmaConfig<D>;
@@ -123,7 +113,7 @@ FP_DEV void wgmma_consume(const WgmmaSmem<D>& sm, const Params& p) {
   // O in 32-bit stores of two columns (slots 2j, 2j + 1 of a thread are adjacent columns of one
   // row, checked below at compile time) when the output is 16-bit, its dims contiguous and every
   // pair's offset even on a 4-byte aligned base.
-  static_assert(pairs_adjacent<OL>(), "O slots 2j, 2j+1 must be adjacent columns of one row");
+  static_assert(atoms::c_pairs_along_n<OL>(), "O slots 2j, 2j+1 must be adjacent columns of one row");
   const bool pack_o = p.out_dtype != DType::f32 && p.os.d == 1 && (p.os.s % 2 == 0) && (p.os.h % 2 == 0) &&
                       (p.os.b % 2 == 0) && (reinterpret_cast<std::uintptr_t>(p.o) % 4 == 0);
 
@@ -311,11 +301,9 @@ FP_DEV void wgmma_consume(const WgmmaSmem<D>& sm, const Params& p) {
 #pragma unroll
       for (int bit = 1; bit < 32; bit <<= 1)
         if (kRows.lane_mask & bit) l_r[rr] += fp_dev::shfl_xor(l_r[rr], bit, 32);
-    // 1 / l by the SFU (about 2 ulp; l lies in [1, keys] for a row with a visible key) rather than
-    // the IEEE division and its slow path.
     float inv[R];
 #pragma unroll
-    for (int rr = 0; rr < R; ++rr) inv[rr] = l_r[rr] > 0.f ? __fdividef(1.f, l_r[rr]) : 0.f;
+    for (int rr = 0; rr < R; ++rr) inv[rr] = inv_row_sum(l_r[rr]);
     if (pack_o) {
 #pragma unroll
       for (int q = 0; q < OL::kC; q += 2) {

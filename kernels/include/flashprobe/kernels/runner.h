@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "flashprobe/core/buffer.h"
 #include "flashprobe/core/problem.h"
 #include "flashprobe/core/tensor.h"
 #include "flashprobe/kernels/registry.h"
@@ -50,6 +51,14 @@ struct RunResult {
 //         GpuError when a launch or runtime call fails.
 RunResult run_kernel(const KernelInfo& kernel, const AttnProblem& p, const AttnInputs& in,
                      const RunOptions& opt = {});
+
+// The problem's ALiBi slopes (converted to f32, as kernels read them) and per-batch key lengths on
+// the device, for DeviceTensors::alibi_slopes / seqlens_k; a buffer stays empty (as<...>() null)
+// where the problem has none. The runner and `flashprobe bench` upload them this way.
+struct MaskInputs {
+  DeviceBuffer alibi, seqlens;
+};
+MaskInputs upload_mask_inputs(const AttnProblem& p);
 
 // Poison-pattern helpers (host, CPU-tested): how many logical elements of O / LSE still hold 0xFF bits.
 std::int64_t count_unwritten_o(const AttnProblem& p, const Tensor& o, std::string* first = nullptr);

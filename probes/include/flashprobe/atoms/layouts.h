@@ -112,6 +112,18 @@ constexpr int first_slot_of_row(const CRows<Atom>& rows, int rr) {
   return 0;
 }
 
+// Whether C slots 2j and 2j + 1 of every lane hold columns c and c + 1 of one row, c even: two
+// results of a lane pack into one 32-bit word of a row-major 16-bit tile or tensor.
+template <class Atom>
+constexpr bool c_pairs_along_n() {
+  for (int l = 0; l < Atom::kWave; ++l)
+    for (int r = 0; r < Atom::kC / 2; ++r) {
+      const Coord x = Atom::c(l, 2 * r), y = Atom::c(l, 2 * r + 1);
+      if (y.row != x.row || y.col != x.col + 1 || x.col % 2 != 0) return false;
+    }
+  return Atom::kC % 2 == 0;
+}
+
 // Where element (row, col) of an MxK A fragment of k-step `ks` sits in a row of C tiles of width N
 // (P = S reused as A): for each A slot, the C tile and slot in the SAME lane, if that holds for
 // every lane (then the conversion is register moves only), else `in_place = false`.

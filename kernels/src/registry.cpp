@@ -11,17 +11,18 @@
 #include "src/launchers.h"
 
 namespace flashprobe::kernels {
-namespace {
 
-std::string first_error(const AttnProblem& p) {
-  for (auto& i : problem_errors(p))
-    if (i.severity == ProblemIssue::Severity::error) return "invalid problem: " + i.field + ": " + i.message;
-  return {};
+Support Support::valid(const AttnProblem& p) {
+  const std::vector<ProblemIssue> errors = problem_errors(p);
+  if (errors.empty()) return yes();
+  return no("invalid problem: " + errors.front().field + ": " + errors.front().message);
 }
+
+namespace {
 
 // What every kernel needs from the device and the problem.
 Support common_support(const DeviceInfo& dev, const AttnProblem& p) {
-  if (auto e = first_error(p); !e.empty()) return Support::no(e);
+  if (Support v = Support::valid(p); !v) return v;
   if (dev.arch.empty()) return Support::no("no GPU device (device arch is empty)");
   if (dev.wave_size != 32 && dev.wave_size != 64)
     return Support::no("device wave_size=" + std::to_string(dev.wave_size) + ": kernels are built for waves of 32 or 64");

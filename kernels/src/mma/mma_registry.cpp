@@ -34,8 +34,7 @@ bool dim_ok(const std::string& family, int d) {
 }
 
 Support mma_supports(const DeviceInfo& dev, const AttnProblem& p) {
-  for (auto& i : problem_errors(p))
-    if (i.severity == ProblemIssue::Severity::error) return Support::no("invalid problem: " + i.field + ": " + i.message);
+  if (Support v = Support::valid(p); !v) return v;
   const std::string fam = atom_family(dev);
   if (fam.empty())
     return Support::no("arch=" + (dev.arch.empty() ? std::string("none") : dev.arch) +

@@ -34,8 +34,7 @@ std::string tma_stride_problem(const char* what, const Strides& st) {
 }
 
 Support wgmma_supports(const DeviceInfo& dev, const AttnProblem& p) {
-  for (auto& i : problem_errors(p))
-    if (i.severity == ProblemIssue::Severity::error) return Support::no("invalid problem: " + i.field + ": " + i.message);
+  if (Support v = Support::valid(p); !v) return v;
   if (sm_of(dev) != 90)
     return Support::no("arch=" + (dev.arch.empty() ? std::string("none") : dev.arch) +
                        ": wgmma and the TMA path exist on sm_90 (Hopper) only");

@@ -36,6 +36,9 @@ struct Support {
   explicit operator bool() const { return ok; }
   static Support yes() { return {}; }
   static Support no(std::string why) { return {false, std::move(why)}; }
+  // No when p has an error ("invalid problem: <field>: <message>", the first of problem_errors(p)),
+  // else yes: the first check of every kernel's supports().
+  static Support valid(const AttnProblem& p);
 };
 
 struct KernelInfo {

@@ -287,12 +287,16 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
   // The wave's rows (all MT m-tiles: w0 .. w0 + kWaveRows - 1) see keys [lo, hi] with both ends
   // non-decreasing in the row, so a tile inside [lo(last row), hi(first row)] is seen whole by every
   // row of the wave.
-  int wave_lo_max = INT_MAX, wave_hi_min = INT_MIN;
+  // The hull [lo(first row), hi(last row)] bounds every key the wave sees: a tile outside it is
+  // skipped by the whole wave (causal: the block's last key tile for the waves above the diagonal).
+  // Only at D <= 64: at D = 128 the two bounds spill and the kernel ran 3.5 % slower everywhere
+  // (PERF_NOTES.md, v7b); not where P is staged through shared memory, whose barrier is block-wide.
+  constexpr bool kWaveSkip = kPInRegs && D <= 64;
+  int wave_lo_max = INT_MAX, wave_hi_min = INT_MIN, wave_lo_min = INT_MAX, wave_hi_max = -1;
   if (w0 < p.sq) {
-    int t0, t1;
     const int wlast = (w0 + C::kWaveRows < p.sq ? w0 + C::kWaveRows : p.sq) - 1;
-    visible_range32(p, b, wlast, wave_lo_max, t0);
-    visible_range32(p, b, w0, t1, wave_hi_min);
+    visible_range32(p, b, wlast, wave_lo_max, wave_hi_max);
+    visible_range32(p, b, w0, wave_lo_min, wave_hi_min);
     if (w0 + C::kWaveRows > p.sq) wave_lo_max = INT_MAX;  // rows past Sq see nothing: never a full tile
   }
   const bool extras = p.softcap > 0.f || p.alibi != nullptr;
@@ -450,211 +454,214 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
     fp_dev::barrier();
     }
 
-    // S = Q K^T: B[k][n] = K[key n][dim k].
-    float s[MT][C::kNT][Atom::kC];
+    // A wave skips a tile outside its hull (its state would not change) and only joins the barriers.
+    if (!kWaveSkip || (kv0 <= wave_hi_max && kv0 + (Bn - 1) >= wave_lo_min)) {
+      // S = Q K^T: B[k][n] = K[key n][dim k].
+      float s[MT][C::kNT][Atom::kC];
 #pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
+      for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-      for (int nt = 0; nt < C::kNT; ++nt)
+        for (int nt = 0; nt < C::kNT; ++nt)
 #pragma unroll
-        for (int q = 0; q < Atom::kC; ++q) s[mt][nt][q] = 0.f;
-    if constexpr (kLdsm) {
+          for (int q = 0; q < Atom::kC; ++q) s[mt][nt][q] = 0.f;
+      if constexpr (kLdsm) {
 #if defined(FP_VENDOR_CUDA)
-      // Per k-step: the A fragments of the wave's m-tiles (one ldmatrix.x4 each), then every K
-      // fragment pair (one ldmatrix.x4) feeds 2 * MT mma. Offsets in bytes from the lane's row.
-      const std::uint32_t k_addr = smem_u32(ks) + 2 * k_lane;
-      static_for<C::kKT>([&](auto kk_) {
-        constexpr int kk = decltype(kk_)::value;
-        std::uint32_t qa[MT][Atom::kA / 2];
-        static_for<MT>([&](auto mt_) {
-          constexpr int mt = decltype(mt_)::value;
-          ldsm_x4<false, 2 * mt * M * C::kLd + C::template kStepImm<false, kk>>(q_addr, qa[mt]);
-        });
-        static_for<C::kNT / 2>([&](auto np_) {
-          constexpr int nt = 2 * decltype(np_)::value;
-          std::uint32_t r[4];
-          ldsm_x4<false, 2 * nt * N * C::kKvLd + C::template kStepImm<C::kSwz, kk>>(
-              C::template step_addr<C::kSwz, kk>(k_addr), r);
-          const std::uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+        // Per k-step: the A fragments of the wave's m-tiles (one ldmatrix.x4 each), then every K
+        // fragment pair (one ldmatrix.x4) feeds 2 * MT mma. Offsets in bytes from the lane's row.
+        const std::uint32_t k_addr = smem_u32(ks) + 2 * k_lane;
+        static_for<C::kKT>([&](auto kk_) {
+          constexpr int kk = decltype(kk_)::value;
+          std::uint32_t qa[MT][Atom::kA / 2];
+          static_for<MT>([&](auto mt_) {
+            constexpr int mt = decltype(mt_)::value;
+            ldsm_x4<false, 2 * mt * M * C::kLd + C::template kStepImm<false, kk>>(q_addr, qa[mt]);
+          });
+          static_for<C::kNT / 2>([&](auto np_) {
+            constexpr int nt = 2 * decltype(np_)::value;
+            std::uint32_t r[4];
+            ldsm_x4<false, 2 * nt * N * C::kKvLd + C::template kStepImm<C::kSwz, kk>>(
+                C::template step_addr<C::kSwz, kk>(k_addr), r);
+            const std::uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
 #pragma unroll
-          for (int mt = 0; mt < MT; ++mt) {
-            Atom::mma(s[mt][nt], qa[mt], b0);
-            Atom::mma(s[mt][nt + 1], qa[mt], b1);
-          }
+            for (int mt = 0; mt < MT; ++mt) {
+              Atom::mma(s[mt][nt], qa[mt], b0);
+              Atom::mma(s[mt][nt + 1], qa[mt], b1);
+            }
+          });
         });
-      });
 #endif
-    } else {
+      } else {
 #pragma unroll
-      for (int nt = 0; nt < C::kNT; ++nt)
+        for (int nt = 0; nt < C::kNT; ++nt)
 #pragma unroll
-        for (int kk = 0; kk < C::kKT; ++kk) {
-          std::uint32_t bf[Atom::kB / 2];
-          load_b_nmajor<Atom>(bf, k_s, C::kLd, kk * K, nt * N, lane);
-          Atom::mma(s[0][nt], qf[kk], bf);
-        }
-    }
+          for (int kk = 0; kk < C::kKT; ++kk) {
+            std::uint32_t bf[Atom::kB / 2];
+            load_b_nmajor<Atom>(bf, k_s, C::kLd, kk * K, nt * N, lane);
+            Atom::mma(s[0][nt], qf[kk], bf);
+          }
+      }
 
-    // Scores in base 2 (s * scale * log2(e), so that exp becomes one exp2), mask, and the new row
-    // maxima (per lane, then across the lanes of each row). Two uniform fast paths: no soft-cap/ALiBi
-    // (one multiply per score), and a tile every row of the wave sees whole (no mask compare).
-    float mnew[MT][R];
+      // Scores in base 2 (s * scale * log2(e), so that exp becomes one exp2), mask, and the new row
+      // maxima (per lane, then across the lanes of each row). Two uniform fast paths: no soft-cap/ALiBi
+      // (one multiply per score), and a tile every row of the wave sees whole (no mask compare).
+      float mnew[MT][R];
 #pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
+      for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-      for (int rr = 0; rr < R; ++rr) mnew[mt][rr] = m_r[mt][rr];
-    // Masked tiles: key indices relative to the tile (jr = j - kv0, a compile-time constant per
-    // score but for the lane's column). Written as kv0 + constant, every score's key index became a
-    // loop induction variable of its own, live across the whole key loop (v5's first cut spilled
-    // 1 KB at D = 128). The bounds move instead: per row and tile, lo - kv0 and hi - kv0 (both fit an
-    // int: see visible_range32), and for ALiBi the distance |i + diag - j| = |(i + diag - kv0) - jr|.
-    // Soft-cap/ALiBi is its own instantiation of this lambda and, on the ldmatrix path, of the
-    // kernel (Extras), so its temporaries do not weigh on the plain path's register allocation.
-    const auto mask_tile = [&](auto extras_) {
-      constexpr bool kExtras = decltype(extras_)::value;
+        for (int rr = 0; rr < R; ++rr) mnew[mt][rr] = m_r[mt][rr];
+      // Masked tiles: key indices relative to the tile (jr = j - kv0, a compile-time constant per
+      // score but for the lane's column). Written as kv0 + constant, every score's key index became a
+      // loop induction variable of its own, live across the whole key loop (v5's first cut spilled
+      // 1 KB at D = 128). The bounds move instead: per row and tile, lo - kv0 and hi - kv0 (both fit an
+      // int: see visible_range32), and for ALiBi the distance |i + diag - j| = |(i + diag - kv0) - jr|.
+      // Soft-cap/ALiBi is its own instantiation of this lambda and, on the ldmatrix path, of the
+      // kernel (Extras), so its temporaries do not weigh on the plain path's register allocation.
+      const auto mask_tile = [&](auto extras_) {
+        constexpr bool kExtras = decltype(extras_)::value;
 #pragma unroll
-      for (int mt = 0; mt < MT; ++mt) {
-        int rlo[R], rhi[R];
-        [[maybe_unused]] int rdiag[R];
+        for (int mt = 0; mt < MT; ++mt) {
+          int rlo[R], rhi[R];
+          [[maybe_unused]] int rdiag[R];
+#pragma unroll
+          for (int rr = 0; rr < R; ++rr) {
+            rlo[rr] = lo_r[mt][rr] - kv0;
+            rhi[rr] = hi_r[mt][rr] - kv0;
+            if constexpr (kExtras) rdiag[rr] = row_i[mt][rr] + diag - kv0;
+          }
+#pragma unroll
+          for (int nt = 0; nt < C::kNT; ++nt)
+#pragma unroll
+            for (int q = 0; q < Atom::kC; ++q) {
+              const int rr = kRows.local[q];
+              const int jr = nt * N + Atom::c(lane, q).col;
+              float v;
+              if constexpr (kExtras) v = score(p, s[mt][nt][q], h, rdiag[rr], jr) * kLog2e;
+              else v = s[mt][nt][q];
+              if (jr < rlo[rr] || jr > rhi[rr]) v = kNegInf;
+              s[mt][nt][q] = v;
+              mnew[mt][rr] = fmaxf(mnew[mt][rr], v);
+            }
+        }
+      };
+      if (Extras && extras) {
+        mask_tile(std::bool_constant<Extras>{});
+      } else if (kv0 >= wave_lo_max && kv0 + (Bn - 1) <= wave_hi_min) {
+        // A tile every row of the wave sees whole: no mask compare, raw scores.
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+          for (int nt = 0; nt < C::kNT; ++nt)
+#pragma unroll
+            for (int q = 0; q < Atom::kC; ++q)
+              mnew[mt][kRows.local[q]] = fmaxf(mnew[mt][kRows.local[q]], s[mt][nt][q]);
+      } else {
+        mask_tile(std::false_type{});
+      }
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int rr = 0; rr < R; ++rr)
+#pragma unroll
+          for (int bit = 1; bit < Atom::kWave; bit <<= 1)
+            if (kRows.lane_mask & bit)
+              mnew[mt][rr] = fmaxf(mnew[mt][rr], fp_dev::shfl_xor(mnew[mt][rr], bit, Atom::kWave));
+
+      // Rescale what came before; a row whose max is still -inf has nothing to rescale (guarded, so a
+      // fully masked tile gives no NaN). muse = the new max times f, subtracted inside the FFMA below.
+      float muse[MT][R];
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
         for (int rr = 0; rr < R; ++rr) {
-          rlo[rr] = lo_r[mt][rr] - kv0;
-          rhi[rr] = hi_r[mt][rr] - kv0;
-          if constexpr (kExtras) rdiag[rr] = row_i[mt][rr] + diag - kv0;
+          const float alpha = m_r[mt][rr] == kNegInf ? 0.f : exp2_ftz((m_r[mt][rr] - mnew[mt][rr]) * f_exp);
+          m_r[mt][rr] = mnew[mt][rr];
+          muse[mt][rr] = mnew[mt][rr] == kNegInf ? 0.f : mnew[mt][rr] * f_exp;
+          l_r[mt][rr] *= alpha;
+#pragma unroll
+          for (int ot = 0; ot < C::kOT; ++ot)
+#pragma unroll
+            for (int q = 0; q < Atom::kC; ++q)
+              if (kRows.local[q] == rr) o[mt][ot][q] *= alpha;
         }
+      // P = exp(S - m); each lane sums its part of the row (combined across lanes once, at the end:
+      // every lane of a row rescales by the same alpha, so partial sums stay consistent).
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
         for (int nt = 0; nt < C::kNT; ++nt)
 #pragma unroll
           for (int q = 0; q < Atom::kC; ++q) {
             const int rr = kRows.local[q];
-            const int jr = nt * N + Atom::c(lane, q).col;
-            float v;
-            if constexpr (kExtras) v = score(p, s[mt][nt][q], h, rdiag[rr], jr) * kLog2e;
-            else v = s[mt][nt][q];
-            if (jr < rlo[rr] || jr > rhi[rr]) v = kNegInf;
-            s[mt][nt][q] = v;
-            mnew[mt][rr] = fmaxf(mnew[mt][rr], v);
+            const float pv = exp2_ftz(fmaf(s[mt][nt][q], f_exp, -muse[mt][rr]));
+            s[mt][nt][q] = pv;
+            l_r[mt][rr] += pv;
           }
-      }
-    };
-    if (Extras && extras) {
-      mask_tile(std::bool_constant<Extras>{});
-    } else if (kv0 >= wave_lo_max && kv0 + (Bn - 1) <= wave_hi_min) {
-      // A tile every row of the wave sees whole: no mask compare, raw scores.
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
+
+      if constexpr (!kPInRegs) {
+        // Stage P in the input type through shared memory: written in the C layout, read in the A
+        // layout (one m-tile per wave, asserted above).
+        std::uint16_t* pw = p_s + wave * M * C::kPLd;
 #pragma unroll
         for (int nt = 0; nt < C::kNT; ++nt)
 #pragma unroll
-          for (int q = 0; q < Atom::kC; ++q)
-            mnew[mt][kRows.local[q]] = fmaxf(mnew[mt][kRows.local[q]], s[mt][nt][q]);
-    } else {
-      mask_tile(std::false_type{});
-    }
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int rr = 0; rr < R; ++rr)
-#pragma unroll
-        for (int bit = 1; bit < Atom::kWave; bit <<= 1)
-          if (kRows.lane_mask & bit)
-            mnew[mt][rr] = fmaxf(mnew[mt][rr], fp_dev::shfl_xor(mnew[mt][rr], bit, Atom::kWave));
-
-    // Rescale what came before; a row whose max is still -inf has nothing to rescale (guarded, so a
-    // fully masked tile gives no NaN). muse = the new max times f, subtracted inside the FFMA below.
-    float muse[MT][R];
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int rr = 0; rr < R; ++rr) {
-        const float alpha = m_r[mt][rr] == kNegInf ? 0.f : exp2_ftz((m_r[mt][rr] - mnew[mt][rr]) * f_exp);
-        m_r[mt][rr] = mnew[mt][rr];
-        muse[mt][rr] = mnew[mt][rr] == kNegInf ? 0.f : mnew[mt][rr] * f_exp;
-        l_r[mt][rr] *= alpha;
-#pragma unroll
-        for (int ot = 0; ot < C::kOT; ++ot)
-#pragma unroll
-          for (int q = 0; q < Atom::kC; ++q)
-            if (kRows.local[q] == rr) o[mt][ot][q] *= alpha;
-      }
-    // P = exp(S - m); each lane sums its part of the row (combined across lanes once, at the end:
-    // every lane of a row rescales by the same alpha, so partial sums stay consistent).
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int nt = 0; nt < C::kNT; ++nt)
-#pragma unroll
-        for (int q = 0; q < Atom::kC; ++q) {
-          const int rr = kRows.local[q];
-          const float pv = exp2_ftz(fmaf(s[mt][nt][q], f_exp, -muse[mt][rr]));
-          s[mt][nt][q] = pv;
-          l_r[mt][rr] += pv;
-        }
-
-    if constexpr (!kPInRegs) {
-      // Stage P in the input type through shared memory: written in the C layout, read in the A
-      // layout (one m-tile per wave, asserted above).
-      std::uint16_t* pw = p_s + wave * M * C::kPLd;
-#pragma unroll
-      for (int nt = 0; nt < C::kNT; ++nt)
-#pragma unroll
-        for (int q = 0; q < Atom::kC; ++q) {
-          const atoms::Coord c = Atom::c(lane, q);
-          pw[c.row * C::kPLd + nt * N + c.col] = to_bits<E>(s[0][nt][q]);
-        }
-      fp_dev::barrier();
-    }
-
-    // O += P V: A = P (rows x keys), B[k][n] = V[key k][dim n].
-    // (static_for: the k-step is a compile-time constant, for the ldmatrix offsets)
-    [[maybe_unused]] const std::uint32_t v_addr = smem_u32(vs) + 2 * v_lane;
-    static_for<C::kPT>([&](auto pt_) {
-      constexpr int pt = decltype(pt_)::value;
-      std::uint32_t af[MT][Atom::kA / 2];
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-        for (int r = 0; r < Atom::kA / 2; ++r) {
-          if constexpr (kPInRegs) {
-            constexpr int kTilesPerK = K / N;
-            af[mt][r] = to_bits2<E>(s[mt][pt * kTilesPerK + kC2A.tile[2 * r]][kC2A.slot[2 * r]],
-                                    s[mt][pt * kTilesPerK + kC2A.tile[2 * r + 1]][kC2A.slot[2 * r + 1]]);
-          } else {
-            const std::uint16_t* pw = p_s + wave * M * C::kPLd;
-            const atoms::Coord a0 = Atom::a(lane, 2 * r);
-            [[maybe_unused]] const atoms::Coord a1 = Atom::a(lane, 2 * r + 1);
-            if constexpr (kAPairs)
-              af[mt][r] = lds32(&pw[a0.row * C::kPLd + pt * K + a0.col]);
-            else
-              af[mt][r] =
-                  atoms::pack2(pw[a0.row * C::kPLd + pt * K + a0.col], pw[a1.row * C::kPLd + pt * K + a1.col]);
+          for (int q = 0; q < Atom::kC; ++q) {
+            const atoms::Coord c = Atom::c(lane, q);
+            pw[c.row * C::kPLd + nt * N + c.col] = to_bits<E>(s[0][nt][q]);
           }
-        }
-      if constexpr (kLdsm) {
+        fp_dev::barrier();
+      }
+
+      // O += P V: A = P (rows x keys), B[k][n] = V[key k][dim n].
+      // (static_for: the k-step is a compile-time constant, for the ldmatrix offsets)
+      [[maybe_unused]] const std::uint32_t v_addr = smem_u32(vs) + 2 * v_lane;
+      static_for<C::kPT>([&](auto pt_) {
+        constexpr int pt = decltype(pt_)::value;
+        std::uint32_t af[MT][Atom::kA / 2];
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+          for (int r = 0; r < Atom::kA / 2; ++r) {
+            if constexpr (kPInRegs) {
+              constexpr int kTilesPerK = K / N;
+              af[mt][r] = to_bits2<E>(s[mt][pt * kTilesPerK + kC2A.tile[2 * r]][kC2A.slot[2 * r]],
+                                      s[mt][pt * kTilesPerK + kC2A.tile[2 * r + 1]][kC2A.slot[2 * r + 1]]);
+            } else {
+              const std::uint16_t* pw = p_s + wave * M * C::kPLd;
+              const atoms::Coord a0 = Atom::a(lane, 2 * r);
+              [[maybe_unused]] const atoms::Coord a1 = Atom::a(lane, 2 * r + 1);
+              if constexpr (kAPairs)
+                af[mt][r] = lds32(&pw[a0.row * C::kPLd + pt * K + a0.col]);
+              else
+                af[mt][r] =
+                    atoms::pack2(pw[a0.row * C::kPLd + pt * K + a0.col], pw[a1.row * C::kPLd + pt * K + a1.col]);
+            }
+          }
+        if constexpr (kLdsm) {
 #if defined(FP_VENDOR_CUDA)
-        // One ldmatrix.x4.trans per two O tiles, feeding 2 * MT mma.
-        static_for<C::kOT / 2>([&](auto op_) {
-          constexpr int ot = 2 * decltype(op_)::value;
-          std::uint32_t r[4];
-          ldsm_x4<true, 2 * pt * K * C::kKvLd + C::template kStepImm<C::kSwz, ot / 2>>(
-              C::template step_addr<C::kSwz, ot / 2>(v_addr), r);
-          const std::uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+          // One ldmatrix.x4.trans per two O tiles, feeding 2 * MT mma.
+          static_for<C::kOT / 2>([&](auto op_) {
+            constexpr int ot = 2 * decltype(op_)::value;
+            std::uint32_t r[4];
+            ldsm_x4<true, 2 * pt * K * C::kKvLd + C::template kStepImm<C::kSwz, ot / 2>>(
+                C::template step_addr<C::kSwz, ot / 2>(v_addr), r);
+            const std::uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
 #pragma unroll
-          for (int mt = 0; mt < MT; ++mt) {
-            Atom::mma(o[mt][ot], af[mt], b0);
-            Atom::mma(o[mt][ot + 1], af[mt], b1);
-          }
-        });
+            for (int mt = 0; mt < MT; ++mt) {
+              Atom::mma(o[mt][ot], af[mt], b0);
+              Atom::mma(o[mt][ot + 1], af[mt], b1);
+            }
+          });
 #endif
-      } else {
+        } else {
 #pragma unroll
-        for (int ot = 0; ot < C::kOT; ++ot) {
-          std::uint32_t bf[Atom::kB / 2];
-          load_b_nmajor<Atom>(bf, vt_s, C::kVLd, pt * K, ot * N, lane);
-          Atom::mma(o[0][ot], af[0], bf);
+          for (int ot = 0; ot < C::kOT; ++ot) {
+            std::uint32_t bf[Atom::kB / 2];
+            load_b_nmajor<Atom>(bf, vt_s, C::kVLd, pt * K, ot * N, lane);
+            Atom::mma(o[0][ot], af[0], bf);
+          }
         }
-      }
-    });
+      });
+    }
     if constexpr (kLdsm) fp_dev::barrier();  // this stage is refilled two tiles from now
   }
 

@@ -67,6 +67,24 @@ std::vector<GridCase> build() {
     p.window_left = 70;
     add("multi_block", p, InputDist{2.0, -1});
   }
+  // A row's first or last visible key on the first or last key of a 64-key tile, for the rows that
+  // end or start a 32-row warp (mma at D = 64 skips a tile per warp by those rows' bounds): with
+  // Sq = 96 and Sk = Sq + delta, the last row of warp w sees up to key 32w + 31 + delta; with a left
+  // window wl, the first row of warp w starts at 32w + delta - wl. A skip that dropped the tile
+  // whose last key is a warp's first visible one failed only these cases of the grid (H100,
+  // 2026-11-24).
+  for (int delta : {0, 1, 2, 31, 32, 33, 34, 63, 64, 65}) {
+    AttnProblem p = make_problem(1, 2, 1, 96, 96 + delta, 64);
+    p.causal = Causal::bottom_right;
+    add("diag_edge", p);
+  }
+  for (int wl : {1, 3})
+    for (int delta : {0, 2, 32, 34}) {
+      AttnProblem p = make_problem(1, 2, 1, 96, 96 + delta, 64);
+      p.causal = Causal::bottom_right;
+      p.window_left = wl;
+      add("diag_edge", p);
+    }
   // Three 128-row query blocks over many key tiles (the wgmma kernel's three-stage TMA ring wraps
   // several times; causal blocks start mid-tile), both head dims of the Hopper path, GQA.
   for (int d : {64, 128})

@@ -40,6 +40,15 @@ TEST(KernelGrid, CoversTheRequiredEdges) {
   EXPECT_TRUE(any([](const AttnProblem& p) { return p.q == p.k && !p.q.is_zero(); }));  // fused QKV
   EXPECT_TRUE(any([](const AttnProblem& p) { return p.id().find("_bhsd") != std::string::npos; }));
   EXPECT_TRUE(any([](const AttnProblem& p) { return p.sk >= 1000; }));
+  // Diagonal and window edges on a 64-key tile edge at the last / first row of a 32-row warp.
+  for (int r : {0, 32})
+    EXPECT_TRUE(any([&](const AttnProblem& p) {
+      return p.causal == Causal::bottom_right && p.window_left < 0 && p.sq >= 64 && ((p.sk - p.sq + 63 - r) % 64 + 64) % 64 == 0;
+    })) << "last row of a warp at row 64k + " << 63 - r << " sees up to a tile's first key";
+  for (int r : {0, 32})
+    EXPECT_TRUE(any([&](const AttnProblem& p) {
+      return p.window_left >= 0 && p.sq > 64 && ((p.sk - p.sq + r - p.window_left) % 64 + 64) % 64 == 63;
+    })) << "first row of a warp at row 64k + " << r << " starts at a tile's last key";
   EXPECT_TRUE(any([](const AttnProblem& p) { return p.k.h % 8 != 0 && p.sq == 1; }));  // K rows off 16-byte alignment
 }
 

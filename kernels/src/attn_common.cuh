@@ -85,6 +85,21 @@ FP_DEV void visible_range32(const Params& p, int b, int i, int& lo, int& hi) {
   hi = static_cast<int>(h);
 }
 
+// visible_range as affine bounds in the row, for kernels that recompute a row's interval instead of
+// keeping it: lo(i) = max(0, i + lo_off), hi(i) = min(keys(b) - 1, i + hi_off) for 0 <= i < sq
+// + rows per block (the offsets are clamped so that neither sum overflows; without a left window
+// lo_off = -(sq + 2^16), without a causal mask or right window hi_off = keys(b)). Same 32-bit
+// premise as visible_range32.
+FP_DEV void visible_offsets32(const Params& p, int b, int& lo_off, int& hi_off) {
+  const std::int64_t diag = diag_of<Bug::none>(p, b), keys = keys_of(p, b), far = std::int64_t{p.sq} + 65536;
+  std::int64_t lo = -far, hi = keys;
+  if (p.causal != CausalMode::none) hi = diag < hi ? diag : hi;
+  if (p.window_left >= 0) lo = diag - p.window_left > lo ? diag - p.window_left : lo;
+  if (p.window_right >= 0) hi = diag + p.window_right < hi ? diag + p.window_right : hi;
+  lo_off = static_cast<int>(lo);
+  hi_off = static_cast<int>(hi < -far ? -far : hi);
+}
+
 template <Bug bug>
 FP_DEV int kv_head(const Params& p, int h) {
   if constexpr (bug == Bug::gqa_mod) return h % p.hkv;

@@ -260,17 +260,21 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
       }
   }
 
-  // Per m-tile and local row: its query index, visible key interval; softmax state (max in base 2,
-  // this lane's part of the sum).
-  int row_i[MT][R], lo_r[MT][R], hi_r[MT][R];
+  // Per m-tile and local row: its query index (row_of), softmax state (max in base 2, this lane's
+  // part of the sum). A row's visible keys are [max(0, i + lo_off), min(keys - 1, i + hi_off)]
+  // (visible_offsets32), recomputed on each masked tile: kept per row, the 2 * MT * R bounds spilled
+  // at D = 128 and were reloaded on every masked tile (v8). Rows past Sq get an interval as well:
+  // they run on zero Q rows and are never stored.
+  const auto row_of = [&](int mt, int rr) {
+    return w0 + mt * M + Atom::c(lane, atoms::first_slot_of_row<Atom>(kRows, rr)).row;
+  };
+  int lo_off, hi_off;
+  visible_offsets32(p, b, lo_off, hi_off);
   float m_r[MT][R], l_r[MT][R];
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
     for (int rr = 0; rr < R; ++rr) {
-      row_i[mt][rr] = w0 + mt * M + Atom::c(lane, atoms::first_slot_of_row<Atom>(kRows, rr)).row;
-      if (row_i[mt][rr] < p.sq) visible_range32(p, b, row_i[mt][rr], lo_r[mt][rr], hi_r[mt][rr]);
-      else lo_r[mt][rr] = 1, hi_r[mt][rr] = 0;
       m_r[mt][rr] = kNegInf;
       l_r[mt][rr] = 0.f;
     }
@@ -524,9 +528,10 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
           [[maybe_unused]] int rdiag[R];
 #pragma unroll
           for (int rr = 0; rr < R; ++rr) {
-            rlo[rr] = lo_r[mt][rr] - kv0;
-            rhi[rr] = hi_r[mt][rr] - kv0;
-            if constexpr (kExtras) rdiag[rr] = row_i[mt][rr] + diag - kv0;
+            const int i = row_of(mt, rr);
+            rlo[rr] = (i + lo_off > 0 ? i + lo_off : 0) - kv0;
+            rhi[rr] = (i + hi_off < keys - 1 ? i + hi_off : keys - 1) - kv0;
+            if constexpr (kExtras) rdiag[rr] = i + diag - kv0;
           }
 #pragma unroll
           for (int nt = 0; nt < C::kNT; ++nt)
@@ -681,7 +686,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
   constexpr bool kOStage = kLdsm && atoms::c_pairs_along_n<Atom>();
   if (kOStage && o_vec) {
     if constexpr (kOStage) {
-      const int wr0 = row_i[0][0] - Atom::c(lane, atoms::first_slot_of_row<Atom>(kRows, 0)).row;
+      const int wr0 = w0;  // the wave's first row
       std::uint16_t* const ow = q_s;
       const int r0 = (tid / Atom::kWave) * C::kWaveRows;  // the wave's first row in the Q tile
       fp_dev::syncwarp();
@@ -718,10 +723,10 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
 #pragma unroll
         for (int q = 0; q < Atom::kC; ++q) {
           const int rr = kRows.local[q];
-          if (row_i[mt][rr] >= p.sq) continue;
+          if (row_of(mt, rr) >= p.sq) continue;
           const atoms::Coord c = Atom::c(lane, q);
           const float inv = inv_row_sum(l_r[mt][rr]);
-          store(p.o, offset4(p.os, b, row_i[mt][rr], h, ot * N + c.col), p.out_dtype, o[mt][ot][q] * inv);
+          store(p.o, offset4(p.os, b, row_of(mt, rr), h, ot * N + c.col), p.out_dtype, o[mt][ot][q] * inv);
         }
   }
   if ((lane & kRows.lane_mask) == 0) {
@@ -729,8 +734,8 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
     for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
       for (int rr = 0; rr < R; ++rr)
-        if (row_i[mt][rr] < p.sq)
-          p.lse[(static_cast<std::int64_t>(b) * p.hq + h) * p.sq + row_i[mt][rr]] =
+        if (row_of(mt, rr) < p.sq)
+          p.lse[(static_cast<std::int64_t>(b) * p.hq + h) * p.sq + row_of(mt, rr)] =
               l_r[mt][rr] > 0.f ? (m_r[mt][rr] * f_exp + log2f(l_r[mt][rr])) * kLn2 : kNegInf;
   }
 }

@@ -35,6 +35,7 @@
 #include "src/attn_common.cuh"
 #include "src/dtype.cuh"
 #include "src/mma/ldsm_imm.cuh"
+#include "src/mma/mma_order.h"
 #if defined(FP_VENDOR_CUDA)
 #include "flashprobe/atoms/sm75_ldmatrix.cuh"
 #include "src/mma/async_copy.cuh"
@@ -203,7 +204,7 @@ struct TileChunks {
 // them (the launcher picks the instantiation), which keeps the score transform's temporaries out of
 // the register allocation of the common case.
 template <class Atom, class E, int D, int Waves, int Bn, int MT = mma_default_mt<Atom, D>(), bool Extras = true>
-__global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
+__global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrder order) {
   using C = MmaConfig<Atom, D, Waves, Bn, MT>;
   // Derived from the atom's layout at compile time (local constexpr copies: device code may not
   // odr-use host statics); indices into them are unrolled loop counters, so they fold away.
@@ -229,11 +230,11 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p) {
   const int lane = static_cast<int>(threadIdx.x) % Atom::kWave;
   const int wave = static_cast<int>(threadIdx.x) / Atom::kWave;
   const int tid = static_cast<int>(threadIdx.x);
-  const int h = static_cast<int>(blockIdx.y), b = static_cast<int>(blockIdx.z);
+  // Which row block this block takes: heaviest first, in the order the launcher chose (mma_order.h).
+  const MmaRowBlock rb = mma_row_block(order, blockIdx.x, blockIdx.y, blockIdx.z, gridDim.x, gridDim.y);
+  const int h = rb.h, b = rb.b;
   const int hk = kv_head<Bug::none>(p, h);
-  // Query tiles in reverse launch order: under a causal mask the last tiles see the most keys, and
-  // starting them first keeps the tail of the grid short (the light tiles fill in behind).
-  const int i0 = static_cast<int>(gridDim.x - 1 - blockIdx.x) * C::kBm;  // block's first query row
+  const int i0 = rb.m * C::kBm;                                           // block's first query row
   const int w0 = i0 + wave * C::kWaveRows;                                // wave's first query row
   const int keys = keys_of(p, b);
   const int diag = static_cast<int>(diag_of<Bug::none>(p, b));  // keys - sq or 0: fits (see above)

@@ -2,12 +2,14 @@
 // Host launch of the mma kernel for one atom, element type and head dim: the tile configuration
 // (kWaves waves of kMT m-tiles of Atom::M query rows; kBn keys per K/V tile) and the grid.
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "flashprobe/core/error.h"
 #include "flashprobe/core/vendor.h"
 #include "flashprobe/kernels/registry.h"
 #include "src/mma/mma_attn.cuh"
+#include "src/mma/mma_order.h"
 
 namespace flashprobe::kernels::detail {
 
@@ -26,12 +28,17 @@ constexpr int mma_bn() {
   return D == 128 && Extras && dev::use_ldsm<Atom>() ? 32 : 64;
 }
 
+static_assert(dev::kMmaMaxGridY == kMaxGridYZ);
+
 template <class Atom, class E, int D, bool Extras>
 void launch_mma_config(const Params& p, Stream s) {
   constexpr int kMT = dev::mma_default_mt<Atom, D>(), kBn = mma_bn<Atom, D, Extras>();
   using C = dev::MmaConfig<Atom, D, kMmaWaves, kBn, kMT>;
-  const dim3 grid(static_cast<unsigned>((p.sq + C::kBm - 1) / C::kBm), static_cast<unsigned>(p.hq),
-                  static_cast<unsigned>(p.batch));
+  const int nm = (p.sq + C::kBm - 1) / C::kBm;
+  static const char* const forced = std::getenv("FLASHPROBE_MMA_ORDER");
+  const dev::MmaOrder order = dev::mma_order(p.causal != CausalMode::none, nm, forced);
+  const dev::MmaGrid g = dev::mma_grid(order, nm, p.hq, p.batch);
+  const dim3 grid(g.x, g.y, g.z);
   constexpr int smem = C::kDynSmemBytes;
   auto* kernel = dev::mma_fwd<Atom, E, D, kMmaWaves, kBn, kMT, Extras>;
   if constexpr (smem > 48 * 1024) {
@@ -41,7 +48,7 @@ void launch_mma_config(const Params& p, Stream s) {
     }();
     (void)raised;
   }
-  kernel<<<grid, C::kThreads, smem, s>>>(p);
+  kernel<<<grid, C::kThreads, smem, s>>>(p, order);
   FP_CHECK_LAUNCH("mma_fwd");
 }
 

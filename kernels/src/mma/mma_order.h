@@ -1,0 +1,67 @@
+#pragma once
+// The order in which the mma kernel's blocks take the row blocks of a problem (PERF_NOTES.md, v9).
+//
+// One block per 128-row block of each (batch, head). Blocks are dispatched roughly in the order of
+// their linear index x + X * (y + Y * z), and a block that finishes is replaced by the next. Under a
+// causal mask row block m sees about m + 1 key tiles, so the order decides the tail: a heavy row
+// block dispatched near the end runs on while the rest of the GPU idles.
+//   rows_inner  (grid nm x hq x batch; v3-v8): one head's row blocks heaviest first, then the next
+//               head. The last head's heaviest blocks start less than one head's work before the
+//               end: a list-scheduling model of the causal prefill grid puts the loss at 11-15 %
+//               (D = 128) and 6-8 % (D = 64).
+//   heads_inner (grid hq x nm x batch): a batch's heads innermost, its row blocks heaviest first,
+//               then the next batch. Only the last batch's light blocks are left for the tail (the
+//               model: 0-10 %, never worse than rows_inner); a batch's heads run together, each
+//               head's blocks reading its K and V tile by tile at about the same time.
+// m, h and b come straight from the block indices in both orders: derived by a division, b and h
+// were kept live through the key loop and spilled at D = 128 (64 -> 92 bytes, ptxas).
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "flashprobe/core/error.h"
+
+namespace flashprobe::kernels::dev {
+
+enum class MmaOrder : int { rows_inner = 0, heads_inner = 1 };
+
+struct MmaGrid {
+  unsigned x, y, z;
+};
+
+struct MmaRowBlock {
+  int m, h, b;  // row block (first row m * kBm), query head, batch
+};
+
+// The grid of nm row blocks per (batch, head) in order o.
+constexpr MmaGrid mma_grid(MmaOrder o, int nm, int hq, int batch) {
+  return o == MmaOrder::heads_inner ? MmaGrid{unsigned(hq), unsigned(nm), unsigned(batch)}
+                                    : MmaGrid{unsigned(nm), unsigned(hq), unsigned(batch)};
+}
+
+// The row block of block (x, y, z) of a grid of gx x gy x ... blocks in order o: heaviest first.
+constexpr MmaRowBlock mma_row_block(MmaOrder o, unsigned x, unsigned y, unsigned z, unsigned gx, unsigned gy) {
+  return o == MmaOrder::heads_inner ? MmaRowBlock{int(gy - 1 - y), int(x), int(z)}
+                                    : MmaRowBlock{int(gx - 1 - x), int(y), int(z)};
+}
+
+// A grid's y limit (CUDA and HIP; x allows 2^31 - 1): registry.h's kMaxGridYZ, checked in mma_launch.cuh.
+inline constexpr int kMmaMaxGridY = 65535;
+
+// The order for a problem: heads_inner under a causal mask (row blocks differ in cost), unless its
+// row blocks exceed the grid's y limit; rows_inner without one (every row block costs the same and
+// a head's blocks share its K and V; the registry keeps hq within the y limit). `forced` (the value of
+// FLASHPROBE_MMA_ORDER: auto, rows or heads; for measuring the choice) overrides where it fits.
+inline MmaOrder mma_order(bool causal, int nm, const char* forced = nullptr) {
+  MmaOrder o = causal ? MmaOrder::heads_inner : MmaOrder::rows_inner;
+  if (forced != nullptr && *forced != '\0') {
+    const std::string f = forced;
+    if (f == "rows") o = MmaOrder::rows_inner;
+    else if (f == "heads") o = MmaOrder::heads_inner;
+    else if (f != "auto")
+      throw UsageError("FLASHPROBE_MMA_ORDER=" + f + ": must be auto, rows or heads");
+  }
+  return o == MmaOrder::heads_inner && nm > kMmaMaxGridY ? MmaOrder::rows_inner : o;
+}
+
+}  // namespace flashprobe::kernels::dev

@@ -70,6 +70,17 @@ AttnProblem build(const Domain& d) {
   if (d.windows && rarely(d.window_odds)) {
     p.window_left = *element(-1, 0, 1, 3, 16, 70);
     p.window_right = p.causal != Causal::none ? *element(-1, 0) : *element(-1, 0, 2, 33);
+    if (d.edge_windows && rarely(2)) {
+      // Bounds on key-tile edges at the rows where tiles of rows start and end: row t * m sees key
+      // t * m' - 1 as its first (the last key of a tile), row t * m - 1 sees key t * m' as its last
+      // (the first key of a tile). Off-by-ones in a kernel's tile skipping live exactly there.
+      const int t = d.tile_n;
+      p.sq = std::max(p.sq, t + 1 + *inRange(0, 2 * t));  // rows past the first row tile
+      const std::int64_t diag = p.diag_offset(0);
+      const auto mod = [t](std::int64_t v) { return static_cast<int>(((v % t) + t) % t); };
+      p.window_left = mod(diag + 1) + t * *inRange(0, 2);
+      if (p.causal == Causal::none) p.window_right = mod(1 - diag) + t * *inRange(0, 2);
+    }
   }
   if (d.softcap && rarely(6)) p.softcap = *element(5.0, 30.0, 50.0);
   if (d.alibi && rarely(6)) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -102,6 +103,30 @@ TEST(Generators, WindowOddsOfOneWindowsEveryProblem) {
   int general = 0;
   for (const auto& c : sample(Domain{}, 600)) general += c.problem.window_left >= 0;
   EXPECT_LT(general, left / 2) << "the general domain should window far fewer problems";
+}
+
+// Domain::edge_windows: in a good share of windowed problems some row at a multiple of the key tile
+// sees the last key of a tile as its first visible key (a tile-skipping off-by-one shows there).
+TEST(Generators, EdgeWindowsPutBoundsOnTileEdges) {
+  const auto on_edge = [](const AttnProblem& p, int t) {
+    if (p.window_left < 0) return false;
+    for (std::int64_t r = t; r < p.sq; r += t) {
+      const std::int64_t lo = r + p.diag_offset(0) - p.window_left;
+      if (lo >= 0 && lo < p.keys(0) && lo % t == t - 1) return true;
+    }
+    return false;
+  };
+  Domain d;
+  d.window_odds = 1;
+  const auto plain = sample(d, 600);
+  d.edge_windows = true;
+  const auto edge = sample(d, 600);
+  int n_plain = 0, n_edge = 0;
+  for (const auto& c : plain) n_plain += on_edge(c.problem, d.tile_n);
+  for (const auto& c : edge) n_edge += on_edge(c.problem, d.tile_n);
+  EXPECT_GE(n_edge, 60) << "tile-edge windows in " << n_edge << " of 600 (without the bias: " << n_plain << ")";
+  EXPECT_GE(n_edge, 3 * n_plain + 20);
+  std::printf("tile-edge windows: %d of 600 (%d without the bias)\n", n_edge, n_plain);
 }
 
 TEST(Generators, InputsAreFreshPerCaseAndNeverZero) {

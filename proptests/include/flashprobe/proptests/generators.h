@@ -40,6 +40,7 @@ struct Domain {
   int max_hq = 8;
   bool causal = true, top_left = true, windows = true, softcap = true, alibi = true;
   int window_odds = 5;  // a sliding window in 1 of window_odds problems (1: every problem)
+  bool edge_windows = false;  // half the windows put their bounds on key-tile edges (generators.cpp)
   bool seqlens = true, strides = true, kv_offset = true;
   bool sk_zero = true;
   // Last word: the kernel's own predicate (e.g. its select()/supports()); problems it refuses are

@@ -7,16 +7,15 @@
 // block dispatched near the end runs on while the rest of the GPU idles.
 //   rows_inner  (grid nm x hq x batch; v3-v8): one head's row blocks heaviest first, then the next
 //               head. The last head's heaviest blocks start less than one head's work before the
-//               end: a list-scheduling model of the causal prefill grid puts the loss at 11-15 %
-//               (D = 128) and 6-8 % (D = 64).
+//               end: a list-scheduling model of the causal prefill grid
+//               (scripts/gpu/block_order_model.py) puts the loss at 11-15 % (D = 128) and 6-8 %
+//               (D = 64); measured, v9's order is 8-11 % and 3-4 % faster.
 //   heads_inner (grid hq x nm x batch): a batch's heads innermost, its row blocks heaviest first,
 //               then the next batch. Only the last batch's light blocks are left for the tail (the
 //               model: 0-10 %, never worse than rows_inner); a batch's heads run together, each
 //               head's blocks reading its K and V tile by tile at about the same time.
 // m, h and b come straight from the block indices in both orders: derived by a division, b and h
-// were kept live through the key loop and spilled at D = 128 (64 -> 92 bytes, ptxas).
-#include <cstdint>
-#include <cstdlib>
+// were kept live through the key loop and spilled at D = 128 (8 -> 68-92 bytes, ptxas).
 #include <string>
 
 #include "flashprobe/core/error.h"

@@ -1,6 +1,8 @@
 #include "flashprobe/kernels/select.h"
 
+#include <algorithm>
 #include <sstream>
+#include <string>
 
 namespace flashprobe::kernels {
 namespace {
@@ -97,14 +99,30 @@ bool decode_first(const DeviceInfo& dev, const AttnProblem& p, std::string* why)
 }
 
 // The Hopper path (wgmma + TMA, sm_90 only: elsewhere its supports() refuses and mma follows) goes
-// first for every prefill it takes: since v5 (warp specialisation, persistent grid) the H100 measured
-// it 1.2x or more ahead of mma v5 on every prefill shape of the grid, timed in the same call, short
-// causal d = 64 included (S = 512: 115 vs 78 TFLOP/s, S = 2048: 240 vs 187, bf16;
-// reports/data/h100-80gb-hbm3/2026-11-24-final/).
+// first for the prefills it measured faster on: since v5 (warp specialisation, persistent grid) it
+// ran 1.2x or more ahead of mma on every prefill shape of the grid (reports/data/h100-80gb-hbm3/
+// 2026-11-24-final/). mma v9 (causal block order) overtook it on short problems, timed in one call
+// (2026-11-24-mma-v9-gate/, f16 and bf16): causal d = 64 at S = 512 / 1024 / 2048 1.38-1.45x,
+// 1.21-1.22x, 1.08-1.10x (S = 4096: 0.99x, wgmma's again); d = 64 without a mask at S = 512 1.11-1.14x
+// (S = 1024: 1.00-1.04x, a tie left to wgmma); causal d = 128 at S = 512 1.03-1.08x (S = 1024: 0.81x).
+// Those go to mma first (mma_ahead_on_hopper); every other prefill to wgmma.
+bool mma_ahead_on_hopper(const AttnProblem& p, std::string* why) {
+  const bool causal = p.causal != Causal::none;
+  const int len = std::max(p.sq, p.sk);
+  // Only the head dims measured (64 and 128).
+  const bool ahead = p.d == p.dv && ((p.d == 64 && (len <= 512 || (causal && len <= 2048))) || (p.d == 128 && causal && len <= 512));
+  if (ahead && why)
+    *why = "d=" + std::to_string(p.d) + (causal ? ", causal" : ", no mask") + ", max(sq, sk)=" + std::to_string(len) +
+           ": mma measured ahead of the Hopper path on such short problems (H100, mma v9)";
+  return ahead;
+}
+
 const std::vector<std::string>& preference_order(const DeviceInfo& dev, const AttnProblem& p) {
   static const std::vector<std::string> prefill{"wgmma", "mma", "decode", "tiled", "ref3pass"};
+  static const std::vector<std::string> short_prefill{"mma", "wgmma", "decode", "tiled", "ref3pass"};
   static const std::vector<std::string> few_rows{"decode", "mma", "tiled", "ref3pass"};
-  return decode_first(dev, p, nullptr) ? few_rows : prefill;
+  if (decode_first(dev, p, nullptr)) return few_rows;
+  return mma_ahead_on_hopper(p, nullptr) ? short_prefill : prefill;
 }
 
 std::string Selection::describe() const {
@@ -136,7 +154,10 @@ Selection select(const DeviceInfo& dev, const AttnProblem& p, const BinaryTarget
       continue;
     }
     sel.kernel = k;
-    if (name == "mma") sel.reason = "tensor-core path supports the problem on " + dev.arch;
+    if (name == "mma") {
+      sel.reason = "tensor-core path supports the problem on " + dev.arch;
+      if (std::string why; mma_ahead_on_hopper(p, &why) && sm_number(dev.arch) == 90) sel.reason += " (" + why + ")";
+    }
     else if (name == "wgmma") sel.reason = "Hopper path (wgmma + TMA) supports the problem on " + dev.arch;
     else if (name == "decode") {
       if (!decode_first(dev, p, &sel.reason)) sel.reason = "the tensor-core path does not support the problem";

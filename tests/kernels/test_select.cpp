@@ -294,9 +294,10 @@ TEST(Registry, WgmmaSupportsHopperProblemsTheTmaCanAddress) {
 #endif
 }
 
-// On sm_90 the Hopper path goes first for every prefill it takes (select.cpp: it measured faster
-// than mma everywhere since v5), short causal d = 64 included; other GPUs use mma; decode rows stay
-// decode's; strides the TMA cannot address and head dims it lacks fall back to mma.
+// On sm_90 the Hopper path goes first for the prefills it measured faster on (select.cpp), mma for
+// the short ones where mma v9 measured ahead (d = 64 causal up to 2048 rows and keys, d = 64 up to
+// 512, causal up to 512); other GPUs use mma; decode rows stay decode's; strides the TMA cannot
+// address and head dims it lacks fall back to mma.
 TEST(Select, HopperPathWhereItMeasuredFaster) {
 #if defined(FLASHPROBE_BACKEND_CUDA)
   const std::string hopper = "wgmma";
@@ -309,16 +310,29 @@ TEST(Select, HopperPathWhereItMeasuredFaster) {
   if (hopper == "wgmma") EXPECT_NE(h.reason.find("wgmma + TMA"), std::string::npos) << h.reason;
   else EXPECT_NE(rejection(h, "wgmma").find("sm_90a"), std::string::npos) << h.describe();
   EXPECT_EQ(select(kSm90, prob(4096, 4096, 64), kCuda, kernels()).kernel->name, hopper);
-  AttnProblem causal64 = prob(512, 512, 64);
-  causal64.causal = Causal::bottom_right;
-  EXPECT_EQ(select(kSm90, causal64, kCuda, kernels()).kernel->name, hopper);
   EXPECT_EQ(select(kSm90, prob(2048, 2048, 96), kCuda, kernels()).kernel->name, "mma");  // no d = 96 wgmma
-  AttnProblem causal128 = prob(512, 512, 128);
-  causal128.causal = Causal::bottom_right;
-  EXPECT_EQ(select(kSm90, causal128, kCuda, kernels()).kernel->name, hopper);
+  const auto causal = [](int sq, int sk, int d) {
+    AttnProblem p = prob(sq, sk, d);
+    p.causal = Causal::bottom_right;
+    return p;
+  };
+  // Short problems: mma first, with the measurement named in the reason.
+  for (const AttnProblem& p : {causal(512, 512, 64), causal(2048, 2048, 64), causal(1024, 2048, 64), prob(512, 512, 64),
+                               causal(512, 512, 128)}) {
+    const Selection s = select(kSm90, p, kCuda, kernels());
+    ASSERT_TRUE(s) << s.describe();
+    EXPECT_EQ(s.kernel->name, "mma") << p.id();
+    EXPECT_NE(s.reason.find("measured ahead of the Hopper path"), std::string::npos) << s.reason;
+  }
+  // Just past each bound: the Hopper path again.
+  for (const AttnProblem& p : {causal(2049, 2049, 64), causal(2048, 4096, 64), prob(513, 513, 64), prob(1024, 1024, 64),
+                               causal(513, 513, 128), prob(512, 512, 128)})
+    EXPECT_EQ(select(kSm90, p, kCuda, kernels()).kernel->name, hopper) << p.id();
   const Selection a100 = select(kSm80, prob(4096, 4096, 128), kCuda, kernels());
   EXPECT_EQ(a100.kernel->name, "mma");
   EXPECT_NE(rejection(a100, "wgmma").find("sm_90"), std::string::npos) << a100.describe();
+  EXPECT_EQ(select(kSm80, causal(512, 512, 64), kCuda, kernels()).reason.find("measured ahead"), std::string::npos)
+      << "the Hopper comparison is named on sm_90 only";
   EXPECT_EQ(select(kSm90, prob(1, 4096, 128), kCuda, kernels()).kernel->name, "decode");
   AttnProblem odd = prob(256, 256, 128);
   odd.k = odd.v = Strides{256LL * 4 * 132, 4 * 132, 132, 1};  // rows 264 bytes apart: no TMA

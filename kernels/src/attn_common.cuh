@@ -100,6 +100,12 @@ FP_DEV void visible_offsets32(const Params& p, int b, int& lo_off, int& hi_off) 
   hi_off = static_cast<int>(hi < -far ? -far : hi);
 }
 
+// Row i's visible keys [lo, hi] from the offsets of visible_offsets32 (lo > hi: none).
+FP_DEV void visible_from_offsets32(int i, int keys, int lo_off, int hi_off, int& lo, int& hi) {
+  lo = i + lo_off > 0 ? i + lo_off : 0;
+  hi = i + hi_off < keys - 1 ? i + hi_off : keys - 1;
+}
+
 template <Bug bug>
 FP_DEV int kv_head(const Params& p, int h) {
   if constexpr (bug == Bug::gqa_mod) return h % p.hkv;

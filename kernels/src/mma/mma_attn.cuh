@@ -530,8 +530,9 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
 #pragma unroll
           for (int rr = 0; rr < R; ++rr) {
             const int i = row_of(mt, rr);
-            rlo[rr] = (i + lo_off > 0 ? i + lo_off : 0) - kv0;
-            rhi[rr] = (i + hi_off < keys - 1 ? i + hi_off : keys - 1) - kv0;
+            visible_from_offsets32(i, keys, lo_off, hi_off, rlo[rr], rhi[rr]);
+            rlo[rr] -= kv0;
+            rhi[rr] -= kv0;
             if constexpr (kExtras) rdiag[rr] = i + diag - kv0;
           }
 #pragma unroll

@@ -36,6 +36,7 @@
 #include "src/dtype.cuh"
 #include "src/mma/ldsm_imm.cuh"
 #include "src/mma/mma_order.h"
+#include "src/mma/mma_rescale.h"
 #if defined(FP_VENDOR_CUDA)
 #include "flashprobe/atoms/sm75_ldmatrix.cuh"
 #include "src/mma/async_copy.cuh"
@@ -204,7 +205,7 @@ struct TileChunks {
 // them (the launcher picks the instantiation), which keeps the score transform's temporaries out of
 // the register allocation of the common case.
 template <class Atom, class E, int D, int Waves, int Bn, int MT = mma_default_mt<Atom, D>(), bool Extras = true>
-__global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrder order) {
+__global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrder order, float rescale_log2) {
   using C = MmaConfig<Atom, D, Waves, Bn, MT>;
   // Derived from the atom's layout at compile time (local constexpr copies: device code may not
   // odr-use host statics); indices into them are unrolled loop counters, so they fold away.
@@ -573,23 +574,49 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
             if (kRows.lane_mask & bit)
               mnew[mt][rr] = fmaxf(mnew[mt][rr], fp_dev::shfl_xor(mnew[mt][rr], bit, Atom::kWave));
 
-      // Rescale what came before; a row whose max is still -inf has nothing to rescale (guarded, so a
-      // fully masked tile gives no NaN). muse = the new max times f, subtracted inside the FFMA below.
+      // Rescale what came before. At D > 64 (mma_lazy_rescale, mma_rescale.h) only when some row's max
+      // grew by more than rescale_log2 (base-2 exponent units) since the max that the row's P, l and O
+      // are relative to (FlashAttention-4's conditional rescaling): until then the row keeps its old
+      // max, so its P values are at most 2^rescale_log2 (2^8 by default), and O and l stay consistent
+      // because both are relative to the same kept max. The choice is made per wave (a vote), so the
+      // rescale is a uniform branch; each row's own test is the same on every lane that holds the row,
+      // so the vote is an optimisation, not needed for consistency. A row whose max is still -inf has
+      // nothing to rescale (guarded, so a fully masked tile gives no NaN; -inf - -inf is NaN and never
+      // grows). muse = the kept max times f, subtracted inside the FFMA below.
+      bool rescale = true;
+      if constexpr (mma_lazy_rescale<D>()) {
+        bool grow = false;
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+          for (int rr = 0; rr < R; ++rr) grow |= (mnew[mt][rr] - m_r[mt][rr]) * f_exp > rescale_log2;
+        rescale = fp_dev::any(grow);
+      }
       float muse[MT][R];
+      if (rescale) {
 #pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
+        for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-        for (int rr = 0; rr < R; ++rr) {
-          const float alpha = m_r[mt][rr] == kNegInf ? 0.f : exp2_ftz((m_r[mt][rr] - mnew[mt][rr]) * f_exp);
-          m_r[mt][rr] = mnew[mt][rr];
-          muse[mt][rr] = mnew[mt][rr] == kNegInf ? 0.f : mnew[mt][rr] * f_exp;
-          l_r[mt][rr] *= alpha;
+          for (int rr = 0; rr < R; ++rr) {
+            const float alpha = m_r[mt][rr] == kNegInf ? 0.f : exp2_ftz((m_r[mt][rr] - mnew[mt][rr]) * f_exp);
+            m_r[mt][rr] = mnew[mt][rr];
+            if constexpr (!mma_lazy_rescale<D>()) muse[mt][rr] = mnew[mt][rr] == kNegInf ? 0.f : mnew[mt][rr] * f_exp;
+            l_r[mt][rr] *= alpha;
 #pragma unroll
-          for (int ot = 0; ot < C::kOT; ++ot)
+            for (int ot = 0; ot < C::kOT; ++ot)
 #pragma unroll
-            for (int q = 0; q < Atom::kC; ++q)
-              if (kRows.local[q] == rr) o[mt][ot][q] *= alpha;
-        }
+              for (int q = 0; q < Atom::kC; ++q)
+                if (kRows.local[q] == rr) o[mt][ot][q] *= alpha;
+          }
+      }
+      // (Computed after the rescale where it is conditional, inside it where it is not: each form is
+      // the one without spills at its head dims, ptxas 13.0.)
+      if constexpr (mma_lazy_rescale<D>()) {
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+          for (int rr = 0; rr < R; ++rr) muse[mt][rr] = m_r[mt][rr] == kNegInf ? 0.f : m_r[mt][rr] * f_exp;
+      }
       // P = exp(S - m); each lane sums its part of the row (combined across lanes once, at the end:
       // every lane of a row rescales by the same alpha, so partial sums stay consistent).
 #pragma unroll

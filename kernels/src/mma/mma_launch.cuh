@@ -10,6 +10,7 @@
 #include "flashprobe/kernels/registry.h"
 #include "src/mma/mma_attn.cuh"
 #include "src/mma/mma_order.h"
+#include "src/mma/mma_rescale.h"
 
 namespace flashprobe::kernels::detail {
 
@@ -37,6 +38,7 @@ void launch_mma_config(const Params& p, Stream s) {
   const int nm = (p.sq + C::kBm - 1) / C::kBm;
   static const char* const forced = std::getenv("FLASHPROBE_MMA_ORDER");
   const dev::MmaOrder order = dev::mma_order(p.causal != CausalMode::none, nm, forced);
+  static const float rescale_log2 = dev::mma_rescale_log2(std::getenv("FLASHPROBE_MMA_RESCALE"));
   const dev::MmaGrid g = dev::mma_grid(order, nm, p.hq, p.batch);
   const dim3 grid(g.x, g.y, g.z);
   constexpr int smem = C::kDynSmemBytes;
@@ -48,7 +50,7 @@ void launch_mma_config(const Params& p, Stream s) {
     }();
     (void)raised;
   }
-  kernel<<<grid, C::kThreads, smem, s>>>(p, order);
+  kernel<<<grid, C::kThreads, smem, s>>>(p, order, rescale_log2);
   FP_CHECK_LAUNCH("mma_fwd");
 }
 

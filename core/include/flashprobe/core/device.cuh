@@ -53,6 +53,15 @@ FP_DEV T shfl_xor(T v, int lane_mask, int width = kWaveSize) {
 #endif
 }
 
+// Whether any lane of the wave passes true (every lane of the wave must call it).
+FP_DEV bool any(bool v) {
+#if defined(FP_VENDOR_HIP)
+  return __any(v) != 0;
+#else
+  return __any_sync(0xffffffffu, v) != 0;
+#endif
+}
+
 template <class T>
 FP_DEV T shfl(T v, int src_lane, int width = kWaveSize) {
 #if defined(FP_VENDOR_HIP)

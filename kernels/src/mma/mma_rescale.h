@@ -1,0 +1,37 @@
+#pragma once
+// The mma kernel's conditional rescale (PERF_NOTES.md, v10; FlashAttention-4's): a wave rescales its
+// rows' O, l and max only when some row's max has grown by more than a threshold (base-2 exponent
+// units) since the max they are relative to. Until then P = exp2(s - kept max) is at most 2^threshold.
+// Host and device code: the launcher passes the threshold to the kernel as an argument.
+#include <string>
+
+#include "flashprobe/core/error.h"
+
+namespace flashprobe::kernels::dev {
+
+// The default threshold: P stays at most 2^8 = 256 (f16 and bf16 keep their relative precision there,
+// far below f16's 65504), and for scores that settle after the first tiles nothing is rescaled again.
+inline constexpr float kMmaRescaleLog2 = 8.f;
+
+// Where the kernel is compiled with the conditional rescale: head dims above 64. At D = 64 the v9
+// gate's build (an unconditional rescale) measured 1-3 % faster on most S = 2048-16384 shapes
+// against the conditional one (`2026-11-24-mma-v10-ab/`): its O rescale is half of D = 128's
+// work, and the D = 64 code stays v9's.
+template <int D>
+constexpr bool mma_lazy_rescale() {
+  return D > 64;
+}
+
+// The threshold for a launch. `forced` is the value of FLASHPROBE_MMA_RESCALE, for measuring the
+// worst case: unset, empty or "lazy" gives kMmaRescaleLog2; "always" gives -inf, so that every tile
+// on which a row's max grows at all is rescaled, as before v10 (what scores that keep rising by more
+// than the threshold would cost); anything else is a UsageError naming the value.
+inline float mma_rescale_log2(const char* forced = nullptr) {
+  if (forced == nullptr || *forced == '\0') return kMmaRescaleLog2;
+  const std::string f = forced;
+  if (f == "lazy") return kMmaRescaleLog2;
+  if (f == "always") return -__builtin_huge_valf();
+  throw UsageError("FLASHPROBE_MMA_RESCALE=" + f + ": must be lazy or always");
+}
+
+}  // namespace flashprobe::kernels::dev

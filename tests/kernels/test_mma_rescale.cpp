@@ -1,0 +1,52 @@
+// The mma kernel's conditional rescale threshold (kernels/src/mma/mma_rescale.h): the default keeps
+// P at most 2^8, FLASHPROBE_MMA_RESCALE=always gives -inf (every growth of a row's max rescales, so a
+// row's test (mnew - m) * f > threshold is true for any finite growth, including 0, and false for
+// -inf - -inf = NaN), unknown values are a UsageError naming the value, and which head dims compile
+// the conditional form. What the kernel does with it is checked on the GPU: the property suite
+// against the oracle, and scripts/gpu/mma-rescale-mutants (a kernel that never rescales after a row's
+// first scores, or forgets l, must fail it).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "flashprobe/core/error.h"
+#include "src/mma/mma_rescale.h"
+
+namespace flashprobe::kernels::dev {
+namespace {
+
+TEST(MmaRescale, Threshold) {
+  EXPECT_EQ(mma_rescale_log2(), 8.f);
+  EXPECT_EQ(mma_rescale_log2(""), kMmaRescaleLog2);
+  EXPECT_EQ(mma_rescale_log2("lazy"), kMmaRescaleLog2);
+  const float always = mma_rescale_log2("always");
+  EXPECT_TRUE(std::isinf(always) && always < 0);
+  // The kernel's test, as written there, on the values it meets.
+  const float inf = std::numeric_limits<float>::infinity();
+  const auto grows = [](float mnew, float m, float f, float t) { return (mnew - m) * f > t; };
+  EXPECT_TRUE(grows(0.f, 0.f, 0.1f, always)) << "always: no growth still rescales (as before v10)";
+  EXPECT_TRUE(grows(3.f, -inf, 0.1f, kMmaRescaleLog2)) << "a row's first scores always rescale";
+  EXPECT_FALSE(grows(-inf, -inf, 0.1f, always)) << "a row that has seen nothing never rescales";
+  EXPECT_FALSE(grows(80.f, 0.f, 0.1f, kMmaRescaleLog2)) << "growth 8.0: P reaches exactly 2^8, kept";
+  EXPECT_TRUE(grows(81.f, 0.f, 0.1f, kMmaRescaleLog2));
+  try {
+    mma_rescale_log2("never");
+    FAIL() << "an unknown FLASHPROBE_MMA_RESCALE was accepted";
+  } catch (const UsageError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("FLASHPROBE_MMA_RESCALE=never"), std::string::npos) << m;
+    EXPECT_NE(m.find("lazy or always"), std::string::npos) << m;
+  }
+}
+
+TEST(MmaRescale, ConditionalAboveD64) {
+  EXPECT_FALSE(mma_lazy_rescale<64>()) << "D = 64 keeps v9's unconditional rescale (measured faster)";
+  EXPECT_TRUE(mma_lazy_rescale<80>());
+  EXPECT_TRUE(mma_lazy_rescale<128>());
+  EXPECT_TRUE(mma_lazy_rescale<256>());
+}
+
+}  // namespace
+}  // namespace flashprobe::kernels::dev

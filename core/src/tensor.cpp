@@ -73,6 +73,16 @@ AttnInputs random_inputs(const AttnProblem& p, std::uint64_t seed, const InputDi
           for (int x = 0; x < p.d; ++x)
             in.k.set(offset(ks, b, j, h, x), base[static_cast<std::size_t>(x)] + dist.key_jitter * nd(rng));
   }
+  if (dist.key_ramp > 0) {
+    const Strides ks = p.k_strides();
+    for (int b = 0; b < p.batch; ++b)
+      for (int j = 0; j < p.sk; ++j)
+        for (int h = 0; h < p.hkv; ++h)
+          for (int x = 0; x < p.d; ++x) {
+            const std::int64_t i = offset(ks, b, j, h, x);
+            in.k.set(i, in.k.get(i) * (1.0 + dist.key_ramp * j));  // |value| grows: never rounds to zero
+          }
+  }
   return in;
 }
 

@@ -124,7 +124,8 @@ rc::Gen<Case> gen_case(const Domain& d) {
     c.seed = *rc::gen::arbitrary<std::uint64_t>();
     c.inputs = *weightedOneOf<InputKind>({{6, rc::gen::just(InputKind::normal)},
                                           {1, rc::gen::just(InputKind::large_magnitude)},
-                                          {1, rc::gen::just(InputKind::near_identical_keys)}});
+                                          {1, rc::gen::just(InputKind::near_identical_keys)},
+                                          {1, rc::gen::just(InputKind::rising_keys)}});
     return c;
   });
 }
@@ -134,6 +135,7 @@ std::string_view input_kind_name(InputKind k) {
     case InputKind::normal: return "normal";
     case InputKind::large_magnitude: return "large";
     case InputKind::near_identical_keys: return "nearkeys";
+    case InputKind::rising_keys: return "rising";
   }
   return "?";
 }
@@ -144,9 +146,12 @@ std::string Case::id() const {
 
 AttnInputs Case::make_inputs() const {
   InputDist dist;
-  if (inputs == InputKind::large_magnitude) {
+  if (inputs == InputKind::large_magnitude || inputs == InputKind::rising_keys) {
     // Scores near the fp16 range: |q.k| * scale of order 1e3..1e4 before the softmax.
     dist.magnitude = problem.dtype == DType::f16 ? 8.0 : 16.0;
+    // Rising: key j scaled by 1 + j / 32, so a 64-key tile's max exceeds the last one's by hundreds
+    // (in base-2 exponent units) and a stale max would overflow exp2 even in fp32.
+    if (inputs == InputKind::rising_keys) dist.key_ramp = 1.0 / 32;
   } else if (inputs == InputKind::near_identical_keys) {
     dist.key_jitter = 1.0 / 64;
   }

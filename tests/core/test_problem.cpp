@@ -182,6 +182,34 @@ TEST(Problem, RandomInputsFollowThePlainDefinitionBitForBit) {
     }
 }
 
+// key_ramp scales key j of the plain draw by (1 + ramp * j), rounded once, at every (batch, head):
+// the scores then grow along the keys. q and v are the plain draw.
+TEST(Problem, RandomInputsKeyRampScalesKeyJ) {
+  for (DType t : {DType::f16, DType::bf16}) {
+    AttnProblem p;
+    p.dtype = t; p.out_dtype = t; p.batch = 2; p.hq = 2; p.hkv = 2; p.sq = 3; p.sk = 70; p.d = 8; p.dv = 8;
+    InputDist plain, ramp;
+    plain.magnitude = ramp.magnitude = 8.0;
+    ramp.key_ramp = 1.0 / 32;
+    const auto a = random_inputs(p, 11, plain), b = random_inputs(p, 11, ramp);
+    EXPECT_EQ(a.q.bytes, b.q.bytes);
+    EXPECT_EQ(a.v.bytes, b.v.bytes);
+    const Strides ks = p.k_strides();
+    for (int bb = 0; bb < p.batch; ++bb)
+      for (int j = 0; j < p.sk; ++j)
+        for (int h = 0; h < p.hkv; ++h)
+          for (int x = 0; x < p.d; ++x) {
+            const std::int64_t i = offset(ks, bb, j, h, x);
+            ASSERT_EQ(b.k.get(i), round_to(t, a.k.get(i) * (1.0 + j / 32.0))) << dtype_name(t) << " key " << j;
+          }
+    // The last key tile's largest |k| is far above the first's.
+    double first = 0, last = 0;
+    for (int j = 0; j < 64; ++j) first = std::max(first, std::abs(b.k.get(offset(ks, 0, j, 0, 0))));
+    for (int j = 64; j < p.sk; ++j) last = std::max(last, std::abs(b.k.get(offset(ks, 0, j, 0, 0))));
+    EXPECT_GT(last, first);
+  }
+}
+
 TEST(Problem, RandomNormalFollowsTheSameRule) {
   for (DType t : {DType::f16, DType::bf16, DType::f32}) {
     const Tensor got = random_normal(t, 5000, 3);

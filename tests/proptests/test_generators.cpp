@@ -75,6 +75,7 @@ TEST(Generators, TheEdgeCasesThatBrokeRealKernelsAreDrawn) {
     if (p.dtype == DType::bf16) ++seen["bf16"];
     if (c.inputs == InputKind::large_magnitude) ++seen["large inputs"];
     if (c.inputs == InputKind::near_identical_keys) ++seen["near keys"];
+    if (c.inputs == InputKind::rising_keys) ++seen["rising keys"];
     if (p.window_left >= 0 && has_errors(validate(p)) == false) {
       for (auto& i : validate(p))
         if (i.field == "mask") ++seen["empty rows"];
@@ -82,7 +83,7 @@ TEST(Generators, TheEdgeCasesThatBrokeRealKernelsAreDrawn) {
     ratios.insert(p.hq / p.hkv);
   }
   for (const char* k : {"sk3", "sk0", "sk tail", "sq1", "sq gap", "causal sq>sk", "causal sq<sk", "odd d", "dv != d",
-                        "kv_offset", "zero length", "fused qkv", "bf16", "large inputs", "near keys", "empty rows"})
+                        "kv_offset", "zero length", "fused qkv", "bf16", "large inputs", "near keys", "rising keys", "empty rows"})
     EXPECT_GE(seen[k], 10) << k << " drawn only " << seen[k] << " times in 3000";
   for (int r : {1, 2, 3, 5, 6, 8}) EXPECT_TRUE(ratios.count(r)) << "GQA ratio " << r << " never drawn";
 }

@@ -35,6 +35,9 @@ struct AttnOutputs {
 struct InputDist {
   double magnitude = 1.0;
   double key_jitter = -1;  // >= 0: keys are one shared random vector plus jitter*noise (nearly identical keys)
+  // > 0: key j's elements are scaled by (1 + key_ramp * j), so that scores grow along the keys and a
+  // row's running max rises on every key tile (a kernel that stops rescaling overflows).
+  double key_ramp = 0;
 };
 AttnInputs random_inputs(const AttnProblem& p, std::uint64_t seed, const InputDist& dist = {});
 // n draws of N(0, 1) rounded to t, a draw that rounds to zero redrawn (the same per-element rule as

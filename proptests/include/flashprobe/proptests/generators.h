@@ -48,7 +48,10 @@ struct Domain {
   std::function<bool(const AttnProblem&)> supports;
 };
 
-enum class InputKind { normal, large_magnitude, near_identical_keys };
+// large_magnitude: scores of order 1e2-1e3 before the softmax; rising_keys: the same with keys that
+// grow along the sequence (InputDist::key_ramp), so that every key tile raises a row's max by far
+// more than 2^8 (a kernel that keeps a stale max, mma's conditional rescale, must rescale there).
+enum class InputKind { normal, large_magnitude, near_identical_keys, rising_keys };
 
 struct Case {
   AttnProblem problem;

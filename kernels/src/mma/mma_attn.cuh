@@ -218,14 +218,6 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
 
   constexpr bool kAPairs = a_pairs_along_k<Atom>();
   constexpr bool kLdsm = C::kLdsm;
-  // The conditional rescale (below; mma_rescale.h) where it was measured: the ldmatrix path (NVIDIA)
-  // above D = 64. There P is relative to a kept max, so the row's largest P is no longer exactly 1;
-  // its rounding to the input type then scaled the row's O against an l summed from unrounded P
-  // (a per-row scale error of up to half an ulp of P, which the oracle's bias check saw in 1 of
-  // about 1900 soak cases). So l is summed on the matrix unit from the same rounded P that O uses:
-  // one more mma per k-step of O += P V against a B fragment of ones (every column of the result
-  // holds the row's sum), which also drops the per-score FADD and the final shuffle of l.
-  constexpr bool kLazy = kLdsm && mma_lazy_rescale<D>();
   static_assert(!kLdsm || (C::kNT % 2 == 0 && C::kOT % 2 == 0), "ldmatrix.x4 reads two n-tiles at a time");
   __shared__ __align__(16) std::uint16_t k_s[kLdsm ? 1 : Bn * C::kLd];
   __shared__ __align__(16) std::uint16_t vt_s[kLdsm ? 1 : D * C::kVLd];
@@ -281,19 +273,12 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
   int lo_off, hi_off;
   visible_offsets32(p, b, lo_off, hi_off);
   float m_r[MT][R], l_r[MT][R];
-  [[maybe_unused]] float l_mma[MT][Atom::kC];  // kLazy: the row sums in the C layout (every slot of a row)
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
     for (int rr = 0; rr < R; ++rr) {
       m_r[mt][rr] = kNegInf;
       l_r[mt][rr] = 0.f;
-    }
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-    for (int q = 0; q < Atom::kC; ++q) {
-      if constexpr (kLazy) l_mma[mt][q] = 0.f;
     }
   // The block's key range: lo and hi are non-decreasing in the row, so the first and last valid
   // rows bound it.
@@ -599,7 +584,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
       // nothing to rescale (guarded, so a fully masked tile gives no NaN; -inf - -inf is NaN and never
       // grows). muse = the kept max times f, subtracted inside the FFMA below.
       bool rescale = true;
-      if constexpr (kLazy) {
+      if constexpr (mma_lazy_rescale<D>()) {
         bool grow = false;
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt)
@@ -615,14 +600,8 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
           for (int rr = 0; rr < R; ++rr) {
             const float alpha = m_r[mt][rr] == kNegInf ? 0.f : exp2_ftz((m_r[mt][rr] - mnew[mt][rr]) * f_exp);
             m_r[mt][rr] = mnew[mt][rr];
-            if constexpr (!kLazy) muse[mt][rr] = mnew[mt][rr] == kNegInf ? 0.f : mnew[mt][rr] * f_exp;
-            if constexpr (kLazy) {
-#pragma unroll
-              for (int q = 0; q < Atom::kC; ++q)
-                if (kRows.local[q] == rr) l_mma[mt][q] *= alpha;
-            } else {
-              l_r[mt][rr] *= alpha;
-            }
+            if constexpr (!mma_lazy_rescale<D>()) muse[mt][rr] = mnew[mt][rr] == kNegInf ? 0.f : mnew[mt][rr] * f_exp;
+            l_r[mt][rr] *= alpha;
 #pragma unroll
             for (int ot = 0; ot < C::kOT; ++ot)
 #pragma unroll
@@ -632,7 +611,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
       }
       // (Computed after the rescale where it is conditional, inside it where it is not: each form is
       // the one without spills at its head dims, ptxas 13.0.)
-      if constexpr (kLazy) {
+      if constexpr (mma_lazy_rescale<D>()) {
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
@@ -649,7 +628,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
             const int rr = kRows.local[q];
             const float pv = exp2_ftz(fmaf(s[mt][nt][q], f_exp, -muse[mt][rr]));
             s[mt][nt][q] = pv;
-            if constexpr (!kLazy) l_r[mt][rr] += pv;
+            l_r[mt][rr] += pv;
           }
 
       if constexpr (!kPInRegs) {
@@ -691,14 +670,6 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
                     atoms::pack2(pw[a0.row * C::kPLd + pt * K + a0.col], pw[a1.row * C::kPLd + pt * K + a1.col]);
             }
           }
-        if constexpr (kLazy) {
-          const std::uint32_t ones = to_bits2<E>(1.f, 1.f);
-          std::uint32_t bones[Atom::kB / 2];
-#pragma unroll
-          for (int r = 0; r < Atom::kB / 2; ++r) bones[r] = ones;
-#pragma unroll
-          for (int mt = 0; mt < MT; ++mt) Atom::mma(l_mma[mt], af[mt], bones);
-        }
         if constexpr (kLdsm) {
 #if defined(FP_VENDOR_CUDA)
           // One ldmatrix.x4.trans per two O tiles, feeding 2 * MT mma.
@@ -728,20 +699,14 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
     if constexpr (kLdsm) fp_dev::barrier();  // this stage is refilled two tiles from now
   }
 
-  // Finish: combine the row sums across the row's lanes (kLazy: every lane holds its rows' whole
-  // sums already), normalize, store O and the LSE.
+  // Finish: combine the row sums across the row's lanes, normalize, store O and the LSE.
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-    for (int rr = 0; rr < R; ++rr) {
-      if constexpr (kLazy) {
-        l_r[mt][rr] = l_mma[mt][atoms::first_slot_of_row<Atom>(kRows, rr)];
-      } else {
+    for (int rr = 0; rr < R; ++rr)
 #pragma unroll
-        for (int bit = 1; bit < Atom::kWave; bit <<= 1)
-          if (kRows.lane_mask & bit) l_r[mt][rr] += fp_dev::shfl_xor(l_r[mt][rr], bit, Atom::kWave);
-      }
-    }
+      for (int bit = 1; bit < Atom::kWave; bit <<= 1)
+        if (kRows.lane_mask & bit) l_r[mt][rr] += fp_dev::shfl_xor(l_r[mt][rr], bit, Atom::kWave);
   // O in the input type with 16-byte aligned contiguous rows (Params::o_rows16): each wave writes its
   // rows, rounded, over its own rows of the Q tile (only this wave read them, and its last read fed
   // the values it now writes), then copies them out in 16-byte chunks.

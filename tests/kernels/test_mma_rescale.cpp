@@ -1,8 +1,8 @@
-// The mma kernel's conditional rescale threshold (kernels/src/mma/mma_rescale.h): the default keeps
-// P at most 2^8, FLASHPROBE_MMA_RESCALE=always gives -inf (every growth of a row's max rescales, so a
-// row's test (mnew - m) * f > threshold is true for any finite growth, including 0, and false for
-// -inf - -inf = NaN), unknown values are a UsageError naming the value, and which head dims compile
-// the conditional form. What the kernel does with it is checked on the GPU: the property suite
+// The mma kernel's conditional rescale threshold (kernels/src/mma/mma_rescale.h): the default
+// ("always") is -inf (every growth of a row's max rescales, so a row's test (mnew - m) * f > threshold
+// is true for any finite growth, including 0, and false for -inf - -inf = NaN);
+// FLASHPROBE_MMA_RESCALE=lazy keeps P at most 2^8; unknown values are a UsageError naming the value;
+// and which head dims compile the conditional form. What the kernel does with it is checked on the GPU: the property suite
 // against the oracle, and scripts/gpu/mma-rescale-mutants (a kernel that never rescales after a row's
 // first scores, or forgets l, must fail it).
 #include <gtest/gtest.h>
@@ -18,11 +18,14 @@ namespace flashprobe::kernels::dev {
 namespace {
 
 TEST(MmaRescale, Threshold) {
-  EXPECT_EQ(mma_rescale_log2(), 8.f);
-  EXPECT_EQ(mma_rescale_log2(""), kMmaRescaleLog2);
+  // The default is "always": -inf, every growth of a row's max rescales (FlashAttention-2's numerics).
+  for (const char* v : {static_cast<const char*>(nullptr), "", "always"}) {
+    const float t = mma_rescale_log2(v);
+    EXPECT_TRUE(std::isinf(t) && t < 0) << (v ? v : "(unset)");
+  }
   EXPECT_EQ(mma_rescale_log2("lazy"), kMmaRescaleLog2);
+  EXPECT_EQ(kMmaRescaleLog2, 8.f);
   const float always = mma_rescale_log2("always");
-  EXPECT_TRUE(std::isinf(always) && always < 0);
   // The kernel's test, as written there, on the values it meets.
   const float inf = std::numeric_limits<float>::infinity();
   const auto grows = [](float mnew, float m, float f, float t) { return (mnew - m) * f > t; };
@@ -37,7 +40,7 @@ TEST(MmaRescale, Threshold) {
   } catch (const UsageError& e) {
     const std::string m = e.what();
     EXPECT_NE(m.find("FLASHPROBE_MMA_RESCALE=never"), std::string::npos) << m;
-    EXPECT_NE(m.find("lazy or always"), std::string::npos) << m;
+    EXPECT_NE(m.find("always or lazy"), std::string::npos) << m;
   }
 }
 

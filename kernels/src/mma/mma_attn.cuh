@@ -577,8 +577,10 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
       // Rescale what came before. At D > 64 (mma_lazy_rescale, mma_rescale.h) only when some row's max
       // grew by more than rescale_log2 (base-2 exponent units) since the max that the row's P, l and O
       // are relative to (FlashAttention-4's conditional rescaling): until then the row keeps its old
-      // max, so its P values are at most 2^rescale_log2 (2^8 by default), and O and l stay consistent
-      // because both are relative to the same kept max. The choice is made per wave (a vote), so the
+      // max, so its P values are at most 2^rescale_log2, and O and l stay consistent because both are
+      // relative to the same kept max. The default threshold is -inf (every growth rescales, as
+      // FlashAttention-2 does); FLASHPROBE_MMA_RESCALE=lazy sets 8 (mma_rescale.h says why that is
+      // opt-in). The choice is made per wave (a vote), so the
       // rescale is a uniform branch; each row's own test is the same on every lane that holds the row,
       // so the vote is an optimisation, not needed for consistency. A row whose max is still -inf has
       // nothing to rescale (guarded, so a fully masked tile gives no NaN; -inf - -inf is NaN and never

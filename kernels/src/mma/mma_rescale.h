@@ -27,7 +27,7 @@ constexpr bool mma_lazy_rescale() {
 //   unset, empty or "always" (the default): -inf, so that every tile on which a row's max grows at
 //     all is rescaled, as before v10. Each row's largest P is then exactly 1, as in FlashAttention-2
 //     and the oracle's emulation.
-//   "lazy": kMmaRescaleLog2 (opt-in, 5-8 % faster at D = 128 on the H100). A row's largest P is then
+//   "lazy": kMmaRescaleLog2 (opt-in, 4-7 % faster at D = 128 on the H100). A row's largest P is then
 //     2^x with 0 < x <= 8, rounded to the input type, while l sums the unrounded P: each row's O
 //     carries a common scale error of up to half an ulp of P. The oracle's bias check (mean signed
 //     error over a problem's outputs) saw it in 1 of about 1950 soak cases, a problem with 2 rows;

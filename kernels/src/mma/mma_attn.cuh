@@ -218,6 +218,9 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
 
   constexpr bool kAPairs = a_pairs_along_k<Atom>();
   constexpr bool kLdsm = C::kLdsm;
+  // The conditional rescale (below) where it was measured: D = 128 (mma_lazy_rescale), without
+  // soft-cap/ALiBi (the Extras instantiation, which is also the AMD path's only one, keeps v9's code).
+  constexpr bool kLazy = mma_lazy_rescale<D>() && !Extras;
   static_assert(!kLdsm || (C::kNT % 2 == 0 && C::kOT % 2 == 0), "ldmatrix.x4 reads two n-tiles at a time");
   __shared__ __align__(16) std::uint16_t k_s[kLdsm ? 1 : Bn * C::kLd];
   __shared__ __align__(16) std::uint16_t vt_s[kLdsm ? 1 : D * C::kVLd];
@@ -574,7 +577,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
             if (kRows.lane_mask & bit)
               mnew[mt][rr] = fmaxf(mnew[mt][rr], fp_dev::shfl_xor(mnew[mt][rr], bit, Atom::kWave));
 
-      // Rescale what came before. At D > 64 (mma_lazy_rescale, mma_rescale.h) only when some row's max
+      // Rescale what came before. Where kLazy (D = 128, mma_rescale.h) only when some row's max
       // grew by more than rescale_log2 (base-2 exponent units) since the max that the row's P, l and O
       // are relative to (FlashAttention-4's conditional rescaling): until then the row keeps its old
       // max, so its P values are at most 2^rescale_log2, and O and l stay consistent because both are
@@ -586,7 +589,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
       // (guarded, so a fully masked tile gives no NaN; -inf - -inf is NaN and never grows).
       // muse = the kept max times f, subtracted inside the FFMA below.
       bool rescale = true;
-      if constexpr (mma_lazy_rescale<D>()) {
+      if constexpr (kLazy) {
         bool grow = false;
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt)
@@ -602,7 +605,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
           for (int rr = 0; rr < R; ++rr) {
             const float alpha = m_r[mt][rr] == kNegInf ? 0.f : exp2_ftz((m_r[mt][rr] - mnew[mt][rr]) * f_exp);
             m_r[mt][rr] = mnew[mt][rr];
-            if constexpr (!mma_lazy_rescale<D>()) muse[mt][rr] = mnew[mt][rr] == kNegInf ? 0.f : mnew[mt][rr] * f_exp;
+            if constexpr (!kLazy) muse[mt][rr] = mnew[mt][rr] == kNegInf ? 0.f : mnew[mt][rr] * f_exp;
             l_r[mt][rr] *= alpha;
 #pragma unroll
             for (int ot = 0; ot < C::kOT; ++ot)
@@ -613,7 +616,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
       }
       // (Computed after the rescale where it is conditional, inside it where it is not: each form is
       // the one without spills at its head dims, ptxas 13.0.)
-      if constexpr (mma_lazy_rescale<D>()) {
+      if constexpr (kLazy) {
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt)
 #pragma unroll

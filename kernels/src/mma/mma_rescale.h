@@ -1,5 +1,5 @@
 #pragma once
-// The mma kernel's conditional rescale (PERF_NOTES.md, v10; FlashAttention-4's): a wave rescales its
+// The mma kernel's conditional rescale (PERF_NOTES.md, v10; FlashAttention-4's), at D = 128: a wave rescales its
 // rows' O, l and max only when some row's max has grown by more than a threshold (base-2 exponent
 // units) since the max they are relative to. Until then P = exp2(s - kept max) is at most 2^threshold.
 // Host and device code: the launcher passes the threshold to the kernel as an argument. The default
@@ -14,13 +14,14 @@ namespace flashprobe::kernels::dev {
 // far below f16's 65504), and for scores that settle after the first tiles nothing is rescaled again.
 inline constexpr float kMmaRescaleLog2 = 8.f;
 
-// Where the kernel is compiled with the conditional rescale: head dims above 64. At D = 64 the v9
-// gate's build (an unconditional rescale) measured 1-3 % faster on most S = 2048-16384 shapes
-// against the conditional one (`2026-11-24-mma-v10-ab/`): its O rescale is half of D = 128's
-// work, and the D = 64 code stays v9's.
+// Where the kernel is compiled with the conditional rescale: D = 128 only. Elsewhere the code stays
+// v9's (FLASHPROBE_MMA_RESCALE has no effect there). Measured against v9 on the H100: at D = 64 the
+// conditional form was 1-3 % slower on most S = 2048-16384 shapes (`2026-11-24-mma-v10-ab/`), and at
+// D = 80, 96 and 256 its default (always) was 1-4 % slower, though lazy was 2-6 % faster
+// (`2026-11-24-mma-v10-odd-dims/`).
 template <int D>
 constexpr bool mma_lazy_rescale() {
-  return D > 64;
+  return D == 128;
 }
 
 // The threshold for a launch, from FLASHPROBE_MMA_RESCALE (`forced`):

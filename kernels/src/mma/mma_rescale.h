@@ -1,7 +1,8 @@
 #pragma once
-// The mma kernel's conditional rescale (PERF_NOTES.md, v10; FlashAttention-4's), at D = 128: a wave rescales its
-// rows' O, l and max only when some row's max has grown by more than a threshold (base-2 exponent
-// units) since the max they are relative to. Until then P = exp2(s - kept max) is at most 2^threshold.
+// The mma kernel's conditional rescale (PERF_NOTES.md, v10; FlashAttention-4's), at D = 128: a wave
+// rescales its rows' O, l and max only when some row's max has grown by more than a threshold
+// (base-2 exponent units) since the max they are relative to. Until then P = exp2(s - kept max) is
+// at most 2^threshold.
 // Host and device code: the launcher passes the threshold to the kernel as an argument. The default
 // threshold is -inf (rescale on every growth: FlashAttention-2's numerics); "lazy" is opt-in.
 #include <string>

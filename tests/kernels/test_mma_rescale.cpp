@@ -2,9 +2,9 @@
 // ("always") is -inf (every growth of a row's max rescales, so a row's test (mnew - m) * f > threshold
 // is true for any finite growth, including 0, and false for -inf - -inf = NaN);
 // FLASHPROBE_MMA_RESCALE=lazy keeps P at most 2^8; unknown values are a UsageError naming the value;
-// and which head dims compile the conditional form. What the kernel does with it is checked on the GPU: the property suite
-// against the oracle, and scripts/gpu/mma-rescale-mutants (a kernel that never rescales after a row's
-// first scores, or forgets l, must fail it).
+// and which head dims compile the conditional form. What the kernel does with it is checked on the
+// GPU: the property suite against the oracle, and scripts/gpu/mma-rescale-mutants (a kernel that
+// never rescales after a row's first scores, or forgets l, must fail it).
 #include <gtest/gtest.h>
 
 #include <cmath>

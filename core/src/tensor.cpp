@@ -45,6 +45,17 @@ void set_nonzero_normal(Tensor& t, std::int64_t i, std::mt19937_64& rng, std::no
   while ((h & 0x7FFF) == 0);
   std::memcpy(t.bytes.data() + 2 * i, &h, 2);
 }
+
+// Calls f(j, x, i) for every element of K in (batch, key, head, dim) order: key j, dim x, element
+// index i at p.k_strides(). (The order fixes which draw goes where for the jittered keys.)
+template <class F>
+void for_each_key_element(const AttnProblem& p, F f) {
+  const Strides ks = p.k_strides();
+  for (int b = 0; b < p.batch; ++b)
+    for (int j = 0; j < p.sk; ++j)
+      for (int h = 0; h < p.hkv; ++h)
+        for (int x = 0; x < p.d; ++x) f(j, x, offset(ks, b, j, h, x));
+}
 }  // namespace
 
 Tensor random_normal(DType t, std::int64_t n, std::uint64_t seed) {
@@ -66,22 +77,14 @@ AttnInputs random_inputs(const AttnProblem& p, std::uint64_t seed, const InputDi
   } else {
     std::vector<double> base(static_cast<std::size_t>(p.d));
     for (auto& x : base) x = dist.magnitude * nd(rng);
-    const Strides ks = p.k_strides();
-    for (int b = 0; b < p.batch; ++b)
-      for (int j = 0; j < p.sk; ++j)
-        for (int h = 0; h < p.hkv; ++h)
-          for (int x = 0; x < p.d; ++x)
-            in.k.set(offset(ks, b, j, h, x), base[static_cast<std::size_t>(x)] + dist.key_jitter * nd(rng));
+    for_each_key_element(p, [&](int, int x, std::int64_t i) {
+      in.k.set(i, base[static_cast<std::size_t>(x)] + dist.key_jitter * nd(rng));
+    });
   }
   if (dist.key_ramp > 0) {
-    const Strides ks = p.k_strides();
-    for (int b = 0; b < p.batch; ++b)
-      for (int j = 0; j < p.sk; ++j)
-        for (int h = 0; h < p.hkv; ++h)
-          for (int x = 0; x < p.d; ++x) {
-            const std::int64_t i = offset(ks, b, j, h, x);
-            in.k.set(i, in.k.get(i) * (1.0 + dist.key_ramp * j));  // |value| grows: never rounds to zero
-          }
+    for_each_key_element(p, [&](int j, int, std::int64_t i) {
+      in.k.set(i, in.k.get(i) * (1.0 + dist.key_ramp * j));  // |value| grows: never rounds to zero
+    });
   }
   return in;
 }

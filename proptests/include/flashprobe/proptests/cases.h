@@ -1,0 +1,115 @@
+#pragma once
+// The case generator: what a kernel supports (Domain), one generated case (Case: a problem, an input
+// seed and an input kind) and the draws that make one, biased toward the shapes that broke real
+// kernels. The bias, per field (see draw_problem in cases.cpp for the weights):
+//   Sk: 0, 1, 2, 3, 5, 7 (softmax reductions over non-power-of-two blocks — the Sk = 3 bug),
+//       tile-1, tile, tile+1, 2*tile-1, 2*tile+1 (tail tiles), else uniform up to the size budget
+//   Sq: 1 (decode), the gap 2..tile-1 (partial query tiles), Sq > Sk and Sq < Sk under causal masks
+//   D:  the domain's dims, plus odd ones (40, 59, 111) where the kernel claims any D
+//   GQA ratios 1, 2, 3, 5, 6, 8 and MQA; kv_offset > 0; per-batch key lengths with zeros;
+//   fused-QKV strides and BHSD; windows that leave rows empty; scores near the fp16 range
+//   (large-magnitude inputs); nearly identical keys.
+//
+// Every random decision goes through a Choices object, so one definition of the distribution serves
+// every driver: RapidCheck in the C++ gate (generators.h), Hypothesis in the Python package, and a
+// plain seeded generator (generate_case). Each choice is an integer range that shrinks toward its low
+// end, and the draws put the simplest option there (feature off, Sq = 1, the smallest edge length),
+// so a failing case shrinks to one that has only what the failure needs.
+//
+// Example: the 7th case of a seeded run over a kernel's domain, and its inputs.
+//   Domain d; d.head_dims = {64, 128}; d.tile_m = 64; d.tile_n = 64;
+//   const Case c = generate_case(d, 7);
+//   const AttnInputs in = c.make_inputs();
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "flashprobe/core/problem.h"
+#include "flashprobe/core/tensor.h"
+
+namespace flashprobe::proptests {
+
+struct Domain {
+  std::vector<int> head_dims{64, 128};  // D = Dv values allowed
+  bool any_head_dim = false;            // kernel claims any D (then odd dims are drawn too)
+  bool dv_differs = false;              // Dv != D allowed
+  std::vector<DType> dtypes{DType::f16, DType::bf16};
+  int tile_m = 64;   // query tile height (for the Sq gap) and key tile width (for Sk tails)
+  int tile_n = 64;
+  int max_sq = 300;  // upper bounds at full size (Choices::size() == 100)
+  int max_sk = 600;
+  int max_batch = 3;
+  int max_hq = 8;
+  bool causal = true, top_left = true, windows = true, softcap = true, alibi = true;
+  int window_odds = 5;  // a sliding window in 1 of window_odds problems (1: every problem)
+  bool edge_windows = false;  // half the windows put their bounds on key-tile edges (cases.cpp)
+  bool seqlens = true, strides = true, kv_offset = true;
+  bool sk_zero = true;
+  // Last word: the kernel's own predicate (e.g. its select()/supports()); problems it refuses are
+  // re-drawn (a domain that rarely satisfies it makes the driver give up, which fails loudly).
+  std::function<bool(const AttnProblem&)> supports;
+};
+
+// large_magnitude: scores of order 1e2-1e3 before the softmax; rising_keys: the same with keys that
+// grow along the sequence (InputDist::key_ramp), so that every key tile raises a row's max by far
+// more than 2^8 (a kernel that keeps a stale max, mma's conditional rescale, must rescale there).
+enum class InputKind { normal, large_magnitude, near_identical_keys, rising_keys };
+std::string_view input_kind_name(InputKind k);
+std::optional<InputKind> parse_input_kind(std::string_view name);
+std::vector<InputKind> all_input_kinds();
+
+struct Case {
+  AttnProblem problem;
+  std::uint64_t seed = 0;
+  InputKind inputs = InputKind::normal;
+  std::string id() const;
+  AttnInputs make_inputs() const;
+  bool operator==(const Case&) const = default;
+};
+// {"problem": {...}, "seed": N, "inputs": "rising"}: what a failure prints and a replay reads.
+void to_json(nlohmann::json& j, const Case& c);
+void from_json(const nlohmann::json& j, Case& c);
+
+// The source of every random decision of a draw.
+class Choices {
+ public:
+  virtual ~Choices() = default;
+  // An integer in [lo, hi) (hi > lo); shrinking moves it toward lo.
+  virtual int in_range(int lo, int hi) = 0;
+  // A 64-bit input seed; shrinking moves it toward 0.
+  virtual std::uint64_t any_u64() = 0;
+  // The size budget in percent of the domain's maxima (100: full size, RapidCheck's nominal size).
+  virtual int size() = 0;
+};
+
+// One problem drawn from d. It may be invalid or refused by d.supports: keep it only if accepts().
+AttnProblem draw_problem(const Domain& d, Choices& c);
+// Valid (no error of validate()) and, when d has a predicate, supported.
+bool accepts(const Domain& d, const AttnProblem& p);
+// The input seed and kind of a case (its problem drawn before).
+void draw_inputs(Case& c, Choices& ch);
+
+// Choices from a seeded 64-bit generator, uniform like RapidCheck's at this size (each range scaled
+// to size/100 of its width, as RapidCheck scales inRange).
+class SeededChoices final : public Choices {
+ public:
+  explicit SeededChoices(std::uint64_t seed, int size = 100);
+  int in_range(int lo, int hi) override;
+  std::uint64_t any_u64() override;
+  int size() override { return size_; }
+
+ private:
+  std::uint64_t next();
+  std::uint64_t state_;
+  int size_;
+};
+// A case of d from a seed alone (problems that d does not accept are re-drawn from the same stream;
+// throws UsageError naming the domain's refusal when 1000 draws in a row are refused).
+Case generate_case(const Domain& d, std::uint64_t seed, int size = 100);
+
+}  // namespace flashprobe::proptests

@@ -39,7 +39,7 @@ inline AttnProblem sample_problem(std::mt19937_64& rng, double max_macs) {
       p.seqlens_k.resize(static_cast<std::size_t>(p.batch));
       for (auto& s : p.seqlens_k) s = std::uniform_int_distribution<int>(0, p.sk)(rng);
     }
-    if (coin(0.2)) p.kv_offset = std::uniform_int_distribution<int>(0, p.sk)(rng);
+    if (coin(0.2) && p.sk > p.sq && p.seqlens_k.empty()) p.kv_offset = p.sk - p.sq;  // a KV cache
     if (coin(0.1)) p.scale = pick({1, 2, 4}) / std::sqrt(static_cast<double>(p.d));
     const double macs = double(p.batch) * p.hq * p.sq * p.sk * (p.d + p.dv);
     if (macs <= max_macs && !has_errors(validate(p))) return p;

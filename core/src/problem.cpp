@@ -133,6 +133,27 @@ void check_strides(std::vector<ProblemIssue>& out, const std::string& name, cons
   }
 }
 
+// kv_offset tokens already in the cache and sq new ones: attention spans kv_offset + sq keys in every
+// batch element (DESIGN.md, "KV cache"). A problem that says otherwise contradicts itself.
+void kv_cache_span(std::vector<ProblemIssue>& out, const AttnProblem& p) {
+  const std::int64_t want = std::int64_t{p.kv_offset} + p.sq;
+  const auto bad = [&](const std::string& keys) {
+    out.push_back({ProblemIssue::Severity::error, "kv_offset",
+                   "kv_offset=" + std::to_string(p.kv_offset) + " with sq=" + std::to_string(p.sq) +
+                       " means the cache holds kv_offset + sq = " + std::to_string(want) + " keys, but " + keys +
+                       ": set sk (and seqlens_k) to kv_offset + sq, or leave kv_offset out (0 = not stated)"});
+  };
+  if (p.seqlens_k.empty()) {
+    if (p.sk != want) bad("sk=" + std::to_string(p.sk));
+    return;
+  }
+  for (std::size_t b = 0; b < p.seqlens_k.size(); ++b)
+    if (p.seqlens_k[b] != want) {
+      bad("seqlens_k[" + std::to_string(b) + "]=" + std::to_string(p.seqlens_k[b]));
+      return;
+    }
+}
+
 std::string str(double v) {
   std::ostringstream s;
   s << v;
@@ -163,6 +184,8 @@ std::vector<ProblemIssue> problem_errors(const AttnProblem& p) {
   if (p.kv_offset < 0 || p.kv_offset > p.sk)
     err("kv_offset", "kv_offset=" + std::to_string(p.kv_offset) + " is not allowed: it must be in [0, sk=" +
                          std::to_string(p.sk) + "]");
+  else if (p.kv_offset > 0)
+    kv_cache_span(out, p);
   if (p.window_left < -1) err("window_left", "window_left=" + std::to_string(p.window_left) + " is not allowed: use >= 0, or -1 for unbounded");
   if (p.window_right < -1) err("window_right", "window_right=" + std::to_string(p.window_right) + " is not allowed: use >= 0, or -1 for unbounded");
   if (!std::isfinite(p.softcap) || p.softcap < 0)
@@ -209,6 +232,11 @@ std::vector<ProblemIssue> validate(const AttnProblem& p) {
       p.visible_range(b, i, lo, hi);
       if (lo > hi && empty++ == 0) first = "batch " + std::to_string(b) + " row " + std::to_string(i);
     }
+  if (p.kv_offset > 0 && p.causal == Causal::top_left)
+    out.push_back({S::warning, "causal",
+                   "causal=top_left with kv_offset=" + std::to_string(p.kv_offset) +
+                       ": the new tokens then see only the first keys of the cache, not the cached tokens before "
+                       "them (a KV cache is bottom_right)"});
   if (empty)
     out.push_back({S::warning, "mask",
                    std::to_string(empty) + " query row(s) see no key (first: " + first +

@@ -87,7 +87,7 @@ AttnProblem draw_problem(const Domain& d, Choices& c) {
     const int k = c.in_range(0, d.top_left ? 5 : 4);
     p.causal = k < 2 ? Causal::none : k < 4 ? Causal::bottom_right : Causal::top_left;
   }
-  if (d.kv_offset && p.sk > 0 && rarely(c, 3)) p.kv_offset = c.in_range(0, p.sk + 1);
+  if (d.kv_offset && p.sk > p.sq && rarely(c, 3)) p.kv_offset = p.sk - p.sq;  // a KV cache: sk = kv_offset + sq
   if (d.windows && rarely(c, d.window_odds)) {
     p.window_left = pick(c, {-1, 0, 1, 3, 16, 70});
     p.window_right = p.causal != Causal::none ? pick(c, {-1, 0}) : pick(c, {-1, 0, 2, 33});
@@ -108,7 +108,7 @@ AttnProblem draw_problem(const Domain& d, Choices& c) {
     p.alibi_slopes.resize(static_cast<std::size_t>(p.hq));
     for (int h = 0; h < p.hq; ++h) p.alibi_slopes[static_cast<std::size_t>(h)] = std::ldexp(1.0, -(h % 8) - 1);
   }
-  if (d.seqlens && p.sk > 0 && rarely(c, 4)) {
+  if (d.seqlens && p.sk > 0 && p.kv_offset == 0 && rarely(c, 4)) {
     p.seqlens_k.resize(static_cast<std::size_t>(p.batch));
     for (auto& l : p.seqlens_k) {
       const int k = weighted(c, {1, 1, 2});

@@ -35,6 +35,10 @@ TEST(Problem, EachInvalidFieldGetsAMessageNamingTheValueAndWhatIsAllowed) {
       {[](AttnProblem& p) { p.scale = -1; }, "scale", "scale=-1"},
       {[](AttnProblem& p) { p.scale = NAN; }, "scale", "positive finite"},
       {[](AttnProblem& p) { p.sk = 4; p.kv_offset = 5; }, "kv_offset", "kv_offset=5"},
+      {[](AttnProblem& p) { p.sq = 3; p.sk = 10; p.kv_offset = 5; }, "kv_offset",
+       "kv_offset=5 with sq=3 means the cache holds kv_offset + sq = 8 keys, but sk=10"},
+      {[](AttnProblem& p) { p.batch = 2; p.sq = 2; p.sk = 9; p.kv_offset = 7; p.seqlens_k = {9, 8}; }, "kv_offset",
+       "but seqlens_k[1]=8"},
       {[](AttnProblem& p) { p.window_left = -2; }, "window_left", "window_left=-2"},
       {[](AttnProblem& p) { p.window_right = -7; }, "window_right", "window_right=-7"},
       {[](AttnProblem& p) { p.softcap = -1; }, "softcap", "softcap=-1"},
@@ -52,6 +56,23 @@ TEST(Problem, EachInvalidFieldGetsAMessageNamingTheValueAndWhatIsAllowed) {
     EXPECT_NE(msg.find(c.needle), std::string::npos) << "field " << c.field << ": got '" << msg << "'";
     EXPECT_THROW(require_valid(p), UsageError);
   }
+}
+
+// DESIGN.md's KV cache: kv_offset cached tokens and sq new ones make sk = kv_offset + sq keys.
+TEST(Problem, KvOffsetIsTheCacheBeforeTheNewTokens) {
+  AttnProblem p;
+  p.batch = 2; p.sq = 3; p.sk = 10; p.kv_offset = 7; p.causal = Causal::bottom_right;
+  EXPECT_TRUE(validate(p).empty());
+  p.seqlens_k = {10, 10};  // a padded cache whose every element holds kv_offset + sq keys
+  EXPECT_TRUE(validate(p).empty());
+  p.seqlens_k = {10, 4};
+  EXPECT_TRUE(has_errors(validate(p)));
+  p.seqlens_k.clear();
+  p.causal = Causal::top_left;  // legal, but the new tokens would not see the cached ones before them
+  const auto issues = validate(p);
+  ASSERT_EQ(issues.size(), 1u);
+  EXPECT_EQ(issues[0].severity, ProblemIssue::Severity::warning);
+  EXPECT_EQ(issues[0].field, "causal");
 }
 
 TEST(Problem, FusedQkvViewIsValidAndGappedStridesDoNotAlias) {

@@ -96,9 +96,9 @@ TEST(Params, MaskFeatures) {
   p.window_right = 0;
   p.softcap = 30;
   p.scale = 0.25;
-  p.kv_offset = 4;
+  p.kv_offset = 4;  // with sq = 5: every batch element holds 9 keys
   p.alibi_slopes = {0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625};
-  p.seqlens_k = {9, 0};
+  p.seqlens_k = {9, 9};
   const float slopes[6] = {};
   const int lens[2] = {};
   const Params r = make_params(p, {&dummy, &dummy, &dummy, &dummy, nullptr, slopes, lens});

@@ -39,14 +39,14 @@ inline rc::Gen<AttnProblem> gen_problem(GenLimits lim = {}) {
       p.causal = *rc::gen::element(Causal::none, Causal::bottom_right, Causal::top_left);
       if (*rc::gen::element(0, 0, 1)) p.window_left = *rc::gen::inRange(0, 6);
       if (*rc::gen::element(0, 0, 1)) p.window_right = *rc::gen::inRange(0, 6);
-      p.kv_offset = *rc::gen::inRange(0, p.sk + 1);
+      if (p.sk > p.sq && *rc::gen::arbitrary<bool>()) p.kv_offset = p.sk - p.sq;  // a KV cache: sk = kv_offset + sq
     }
     if (lim.extras) {
       if (*rc::gen::element(0, 0, 1)) p.softcap = *rc::gen::element(0.5, 3.0, 20.0);
       if (*rc::gen::element(0, 0, 1)) {
         for (int h = 0; h < p.hq; ++h) p.alibi_slopes.push_back(std::ldexp(1.0, -h - 1));
       }
-      if (*rc::gen::element(0, 0, 1))
+      if (p.kv_offset == 0 && *rc::gen::element(0, 0, 1))
         for (int b = 0; b < p.batch; ++b) p.seqlens_k.push_back(*rc::gen::inRange(0, p.sk + 1));
     }
     if (lim.strides) {

@@ -179,3 +179,19 @@ TEST_F(CheckCli, RefOMeasuresAgreementWithAnotherDoubleReference) {
   r = run(base);
   EXPECT_EQ(r.code, 1) << r.out;
 }
+
+// kv_offset states the cache before the new tokens: sk must be kv_offset + sq (exit 2 otherwise),
+// and a consistent one checks as the same problem without it.
+TEST_F(CheckCli, KvOffsetThatContradictsSkIsABadProblem) {
+  AttnProblem p = gqa_causal(DType::f16);  // sq 20, sk 70
+  p.kv_offset = 50;
+  write_case(p);
+  EXPECT_EQ(run(args()).code, 0);
+  nlohmann::json j = p;
+  j["kv_offset"] = 49;
+  write_json_file(path("problem.json"), j);
+  const auto r = run(args());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("kv_offset=49 with sq=20 means the cache holds kv_offset + sq = 69 keys, but sk=70"),
+            std::string::npos) << r.out;
+}

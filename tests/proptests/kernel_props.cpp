@@ -277,6 +277,7 @@ void prop_decode_last_row_equals_prefill(const KernelInfo& k, const DeviceInfo& 
   const AttnProblem& p = c.problem;
   AttnProblem last = p;
   last.sq = 1;
+  if (p.kv_offset > 0) last.kv_offset = p.kv_offset + p.sq - 1;  // the same cache, one new token
   // The one-row problem has its own Q and O (contiguous); K and V are shared, strides and all.
   last.q = last.o = Strides{};
   // The last row keeps its diagonal: with bottom-right alignment it is the same (keys - 1); a top-left

@@ -44,7 +44,10 @@ struct AttnProblem {
   Strides q, k, v, o;            // elements; all zero = contiguous BSHD
   double scale = 0;              // 0 = 1/sqrt(d)
   Causal causal = Causal::none;
-  int kv_offset = 0;             // tokens already in the KV cache: the new ones are [kv_offset, sk)
+  // Tokens already in the KV cache, the sq new ones at [kv_offset, kv_offset + sq): when stated (> 0)
+  // it must satisfy keys(b) == kv_offset + sq for every batch element (an error otherwise). The mask
+  // reads only keys(b) and sq, so with bottom-right alignment new token i sees keys <= kv_offset + i.
+  int kv_offset = 0;
   int window_left = -1;          // -1 = unbounded
   int window_right = -1;
   double softcap = 0;                // 0 = off

@@ -52,7 +52,7 @@ struct Params {
   float* lse;  // [B, Hq, Sq], contiguous
   DevStrides qs, ks, vs, os;
   int batch, hq, hkv, group, sq, sk, d, dv;
-  int kv_offset;  // not needed for the mask (diag comes from keys(b)); kept so kernels can report it
+  int kv_offset;  // 0 or keys(b) - sq for every b (validated): the mask's diag comes from keys(b) alone
   float scale;    // effective scale (1/sqrt(d) when the problem says 0)
   float softcap;  // 0 = off
   CausalMode causal;

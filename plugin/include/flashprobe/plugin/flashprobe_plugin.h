@@ -43,7 +43,9 @@ typedef struct fp_problem_v1 {
   int64_t q_strides[4], k_strides[4], v_strides[4], o_strides[4]; /* [b, s, h, d], elements */
   double scale;      /* already resolved: never 0 */
   int32_t causal;    /* enum fp_causal_v1 */
-  int32_t kv_offset; /* tokens already in the cache (informational for attention) */
+  int32_t kv_offset; /* tokens already in the cache, or 0 (not stated); when > 0, flashprobe has checked
+                        that every batch element holds kv_offset + sq keys, so the mask (built from
+                        sk or seqlens_k and sq) needs nothing from it */
   int32_t window_left, window_right; /* -1 = unbounded */
   double softcap;    /* 0 = off */
   const double* alibi_slopes;        /* host, hq entries, or NULL */

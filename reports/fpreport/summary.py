@@ -1,0 +1,257 @@
+"""The report's first screen: per device, every check's run / skipped / failed from the newest
+record of each subject; the performance ratios of the newest runs; AMD by evidence.
+
+Rows are red where something failed, was skipped, or a count was not recorded ("skips not
+recorded"), so that nothing missing reads as a pass; grey where no record exists yet.
+"""
+import collections, dataclasses, html
+
+from .checks import CHECKS, anchor, check_of, items_of
+from .records import EVIDENCE
+
+
+@dataclasses.dataclass
+class Row:
+    check: str
+    items: list
+
+    def _sum(self, attr):
+        vals = [getattr(i, attr) for i in self.items]
+        return None if any(v is None for v in vals) else sum(vals)
+
+    @property
+    def run(self):
+        return self._sum("run")
+
+    @property
+    def skipped(self):
+        return self._sum("skipped")
+
+    @property
+    def failed(self):
+        return self._sum("failed")
+
+    @property
+    def bad(self):
+        """Red: a failure, a skip, a count not recorded, or nothing run (pass-style checks);
+        a survivor (kill-style)."""
+        style = check_of(self.check).style
+        if style == "rate":
+            return False
+        if self.failed is None or self.failed > 0:
+            return True
+        if style == "kill":
+            return False
+        return self.skipped is None or self.skipped > 0 or not self.run
+
+    @property
+    def days(self):
+        return sorted({i.record.day for i in self.items})
+
+    @property
+    def commits(self):
+        return sorted({i.record.commit for i in self.items if i.record.commit})
+
+    @property
+    def records(self):
+        return sorted({i.record.path for i in self.items})
+
+    @property
+    def evidence(self):
+        return sorted({i.label for i in self.items}, key=EVIDENCE.index)
+
+
+def block_of(it):
+    """The summary block of an item: "amd" for AMD code from any folder, else its device folder."""
+    return "amd" if it.vendor == "amd" or it.record.device_key.startswith("amd") else it.record.device_key
+
+
+def newest_per_subject(items):
+    best = {}
+    for it in items:
+        k = (block_of(it), it.check, it.subject)
+        if k not in best or it.record.date > best[k].record.date:
+            best[k] = it
+    # Every item of the newest record of a subject stays (a record may list a subject twice: a
+    # property per dtype), so keep all items that share their subject's newest record.
+    keep = {(k, best[k].record.path) for k in best}
+    return [it for it in items if ((block_of(it), it.check, it.subject), it.record.path) in keep]
+
+
+def collect(recs):
+    """{device block: {check: Row}}. Blocks: each device folder (NVIDIA and CPU records), and "amd"
+    for every item about AMD code whatever folder or evidence it came from."""
+    items = []
+    problems = []
+    for kind, rs in recs.by_kind.items():
+        for r in rs:
+            try:
+                items.extend(items_of(r))
+            except (ValueError, TypeError, KeyError) as e:
+                problems.append(f"{r.path}: {e}")
+    blocks = collections.defaultdict(lambda: collections.defaultdict(list))
+    for it in newest_per_subject(items):
+        key = block_of(it)
+        if key == "local":
+            continue  # this machine's simulations of NVIDIA atoms: in the details, not the summary
+        blocks[key][it.check].append(it)
+    out = {}
+    for key, checks in blocks.items():
+        order = list(CHECKS) + sorted(c for c in checks if c not in CHECKS)
+        out[key] = {c: Row(c, checks[c]) for c in order if c in checks}
+    return out, problems
+
+
+def fmt_count(v):
+    return "not recorded" if v is None else f"{v:,}"
+
+
+def cell(text, bad=False, cls=""):
+    c = " ".join(x for x in (cls, "bad" if bad else "") if x)
+    return f"<td class='{c}'>{text}</td>" if c else f"<td>{text}</td>"
+
+
+def counts_text(row):
+    """run / skipped / failed, or killed of total for kill and rate styles."""
+    style = check_of(row.check).style
+    if style in ("kill", "rate"):
+        total, survived = row.run, row.failed
+        if total is None or survived is None:
+            return f"{fmt_count(total)} total, survivors not recorded"
+        pct = f" ({100.0 * (total - survived) / total:.1f} %)" if style == "rate" and total else ""
+        return f"{total - survived:,} of {total:,} killed{pct}"
+    skipped = "skips not recorded" if row.skipped is None else f"{row.skipped:,} skipped"
+    return f"{fmt_count(row.run)} run · {skipped} · {fmt_count(row.failed)} failed"
+
+
+def row_note(row):
+    """The subjects behind a red row (what failed, was skipped, or lacks a count), else a hint."""
+    style = check_of(row.check).style
+    if style == "rate":
+        rates = sorted(((it.run - it.failed) / it.run, it.subject) for it in row.items if it.run and it.failed is not None)
+        if rates:
+            return f"per subject {100 * rates[0][0]:.1f}-{100 * rates[-1][0]:.1f} %, lowest: {rates[0][1]}"
+    bad = []
+    for it in row.items:
+        if it.failed is None or it.failed or (style == "pass" and (it.skipped is None or it.skipped)):
+            why = it.note or ("failed" if it.failed else "skipped" if it.skipped else "count not recorded")
+            bad.append(f"{it.subject}: {why}")
+    if bad:
+        return "; ".join(bad[:4]) + (f"; {len(bad) - 4} more" if len(bad) > 4 else "")
+    extra = ROW_EXTRAS[row.check](row) if row.check in ROW_EXTRAS else ""
+    notes = collections.Counter(it.note for it in row.items if it.note)
+    if 1 < len(notes) <= 3 and sum(notes.values()) == len(row.items):
+        text = ", ".join(f"{n} x{c}" for n, c in notes.most_common())
+    else:
+        per = collections.Counter()
+        for it in row.items:
+            per[it.subject] += it.run or 0
+        parts = [f"{k} {v:,}" if v > 1 else k for k, v in sorted(per.items())]
+        text = ""
+        for i, p in enumerate(parts):
+            if len(text) + len(p) > 75:
+                text += f", +{len(parts) - i} more"
+                break
+            text += (", " if text else "") + p
+    return f"{text}; {extra}" if extra else text
+
+
+def _probe_time(row):
+    """probe --all's time on the device (after initialisation), from the newest record that says."""
+    recs = sorted({id(i.record): i.record for i in row.items}.values(), key=lambda r: r.date)
+    secs = [r.data["seconds_after_init"] for r in recs if isinstance(r.data.get("seconds_after_init"), (int, float))]
+    return f"probe --all {secs[-1]:.2f} s" if secs else ""
+
+
+ROW_EXTRAS = {"probes": _probe_time}
+
+
+def provenance(row):
+    days = row.days
+    when = days[0] if len(days) == 1 else f"{days[0]}..{days[-1]}" if days else "?"
+    commits = row.commits
+    c = ", ".join(commits[:3]) + (f" +{len(commits) - 3}" if len(commits) > 3 else "")
+    return f"{when} · {c}" if c else when
+
+
+def check_table(rows, evidence=True):
+    """The checks of one block; evidence=False where the block's title says it (one label)."""
+    ev_head = "<th>evidence</th>" if evidence else ""
+    out = [f"<table class='sum'><tr><th>check</th><th>run · skipped · failed</th>{ev_head}<th>date · commit</th>"
+           "<th>subjects, or what is red</th></tr>"]
+    for row in rows.values():
+        ch = check_of(row.check)
+        recs = row.records
+        title = html.escape("; ".join(recs[:6]) + (f" (+{len(recs) - 6})" if len(recs) > 6 else ""))
+        out.append("<tr>" + cell(f"<a href='#{anchor(row.check)}' title='{title}'>{html.escape(ch.title)}</a>")
+                   + cell(html.escape(counts_text(row)), row.bad, "num")
+                   + (cell(", ".join(row.evidence)) if evidence else "")
+                   + cell(html.escape(provenance(row)), cls="prov")
+                   + f"<td class='note{' bad' if row.bad else ''}'><div title='{html.escape(row_note(row))}'>"
+                   f"{html.escape(row_note(row))}</div></td></tr>")
+    out.append("</table>")
+    return "".join(out)
+
+
+AMD_CHECKS = {  # what each evidence label stands for in the AMD block
+    "measured": "on an AMD GPU",
+    "emulated": "an ISA emulator ran the code, against the oracle",
+    "compiled": "device code built for the gfx targets, not run",
+    "simulated": "the probe engine on each atom's simulated twin",
+    "documented": "layouts declared from AMD's ISA guides",
+}
+
+
+def amd_table(rows):
+    """One row per evidence label, strongest first; each lists the checks that rest on it."""
+    per = collections.defaultdict(list)
+    for row in rows.values():
+        for ev in row.evidence:
+            sub = Row(row.check, [i for i in row.items if i.label == ev])
+            per[ev].append(sub)
+    out = ["<table class='sum'><tr><th>evidence</th><th>what</th><th>result</th><th>date · commit</th></tr>"]
+    for ev in EVIDENCE:
+        if ev not in per:
+            out.append("<tr>" + cell(ev) + cell(html.escape(AMD_CHECKS[ev])) + cell("no record yet", cls="none")
+                       + cell("") + "</tr>")
+            continue
+        for sub in per[ev]:
+            ch = check_of(sub.check)
+            targets = sorted({i.subject.split()[0] for i in sub.items if i.subject.startswith("gfx")})
+            what = html.escape(ch.title) + (f" ({len(targets)} target{'s' if len(targets) > 1 else ''})" if targets else "")
+            tip = html.escape(", ".join(targets) or AMD_CHECKS[ev])
+            out.append("<tr>" + cell(ev) + cell(f"<a href='#{anchor(sub.check)}' title='{tip}'>{what}</a>")
+                       + cell(html.escape(counts_text(sub)), sub.bad, "num") + cell(html.escape(provenance(sub)), cls="prov")
+                       + "</tr>")
+    out.append("</table>")
+    return "".join(out)
+
+
+def perf_table(table, link="performance"):
+    """The same-run ratios: rows are groups, columns kernel x baseline; each cell the geometric mean
+    over the group's shapes with the range, marked with its run."""
+    if not table.cells:
+        return "<p class='none'>No benchmark record with a baseline from the same run.</p>"
+    cols = [(k, b) for k in table.columns for b in table.baselines if any((g, k, b) in table.cells for g in table.groups)]
+    marks = {r.run: "abcdefghij"[i] for i, r in enumerate(table.runs)}
+    head = "".join(f"<th>{html.escape(k)}<br><small>/ {html.escape(b)}</small></th>" for k, b in cols)
+    out = [f"<table class='sum perf'><tr><th>time ratio<br><small>baseline / flashprobe</small></th>{head}</tr>"]
+    for g in table.groups:
+        tds = []
+        for k, b in cols:
+            x = table.cells.get((g, k, b))
+            if x is None:
+                tds.append("<td></td>")
+                continue
+            cls = "up" if x.lo >= 1.0 else "down" if x.hi < 1.0 else ""
+            tip = html.escape(f"{x.n} shapes, min {x.lo:.3f}, max {x.hi:.3f}; {x.run.run}")
+            tds.append(f"<td class='{cls}' title='{tip}'>{x.gmean:.2f}<small> {x.lo:.2f}-{x.hi:.2f}</small>"
+                       f"<sup>{marks[x.run.run]}</sup></td>")
+        out.append(f"<tr><td><a href='#{link}'>{html.escape(g)}</a></td>{''.join(tds)}</tr>")
+    out.append("</table><p class='foot'>")
+    out.append("; ".join(f"<sup>{marks[r.run]}</sup> <code>{html.escape(r.run.split('/', 1)[-1])}</code> "
+                         f"({r.date[:10]}, {', '.join(r.commits)}, {html.escape(r.timing or '?')} timing)"
+                         for r in table.runs))
+    out.append(". Geometric mean over the group's shapes and dtypes, then min-max; &gt; 1: flashprobe faster. "
+               "best: the fastest shipped kernel per shape, from a run that timed every kernel.</p>")
+    return "".join(out)

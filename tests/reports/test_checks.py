@@ -1,0 +1,146 @@
+#!/usr/bin/python3
+"""The record readers (reports/fpreport/checks.py, records.py): what each record kind counts as run,
+skipped and failed, the evidence labels, and the generic summary array. Records are written to a
+temporary folder in the layout reports/data uses and loaded through records.load, as the report does."""
+import gzip, json, os, tempfile, unittest
+
+import fixtures  # noqa: F401  (puts reports/ on the path)
+from fpreport import checks, records
+
+DEV = {"name": "Test GPU", "arch": "sm_90", "vendor": "nvidia", "driver_version": 13000, "runtime_version": 13000}
+
+
+def header(kind, **kw):
+    return {"schema": f"flashprobe.{kind}/1", "commit": "abc1234def", "date": "2026-11-24T10:00:00Z", "device": DEV} | kw
+
+
+def gtest(tests):
+    """GoogleTest's JSON for [(name, value_param or None, state)], state in run / skipped / failed."""
+    cases = []
+    for name, param, state in tests:
+        t = {"name": name, "status": "RUN", "result": "SKIPPED" if state == "skipped" else "COMPLETED"}
+        if param:
+            t["value_param"] = param
+        if state == "failed":
+            t["failures"] = [{"failure": "boom"}]
+        cases.append(t)
+    return {"tests": len(cases), "timestamp": "2026-11-24T11:00:00Z", "testsuites": [{"name": "S", "testsuite": cases}]}
+
+
+class Readers(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.run = os.path.join(self.tmp.name, "dev", "2026-11-24-x")
+        os.makedirs(self.run)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def put(self, name, obj, text=None):
+        p = os.path.join(self.run, name)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        if name.endswith(".gz"):
+            with gzip.open(p, "wt") as f:
+                json.dump(obj, f)
+        else:
+            with open(p, "w") as f:
+                f.write(text if text is not None else json.dumps(obj))
+
+    def items(self):
+        recs = records.load([self.tmp.name])
+        return [i for rs in recs.by_kind.values() for r in rs for i in checks.items_of(r)]
+
+    def test_property_gate_counts_skips_per_kernel(self):
+        self.put("gtest-test_kernel_props.json", gtest(
+            [("Holds/mma_A", '("mma", "A")', "run"), ("Holds/mma_B", '("mma", "B")', "failed"),
+             ("Holds/decode_A", '("decode", "A")', "skipped"), ("Holds/decode_B", '("decode", "B")', "skipped")]))
+        got = {i.subject: (i.check, i.run, i.skipped, i.failed) for i in self.items()}
+        self.assertEqual(got, {"mma": ("gate", 2, 0, 1), "decode": ("gate", 0, 2, 0)})
+
+    def test_gtest_without_date_takes_its_runs(self):
+        self.put("gtest-test_cli.json", gtest([("A", None, "run"), ("B", None, "skipped")]) | {"timestamp": None})
+        self.put("bench.json", header("bench", results=[]))
+        [it] = self.items()
+        self.assertEqual((it.check, it.subject, it.run, it.skipped, it.failed), ("tests", "test_cli", 1, 1, 0))
+        self.assertIn("S.B skipped", it.note)
+        self.assertEqual((it.record.day, it.record.commit), ("2026-11-24", "abc1234"))
+
+    def test_mutant_property_run_is_killed_when_a_property_failed(self):
+        self.put("extra/gtest-props-rescale-l.json", gtest([("Holds/mma_A", None, "failed"), ("Holds/mma_B", None, "run")]))
+        self.put("extra/gtest-props-skip-lo.json", gtest([("Holds/mma_A", None, "run")]))
+        got = {i.subject: (i.check, i.run, i.failed) for i in self.items()}
+        self.assertEqual(got, {"rescale-l": ("mutants", 1, 0), "skip-lo": ("mutants", 1, 1)})
+
+    def test_grid_reads_gzip_and_counts_failures(self):
+        cases = [{"kernel": "mma", "pass": True}, {"kernel": "mma", "pass": False}, {"kernel": "mma", "pass": True}]
+        self.put("kernel_grid_mma.json.gz", header("kernel_grid", test="mma", run=3, passed=2, cases=cases))
+        self.put("kernel_grid_mutants.json", header("kernel_grid", test="mutants", run=1, passed=1, cases=cases[:1]))
+        [it] = self.items()
+        self.assertEqual((it.check, it.subject, it.run, it.failed), ("grid", "mma", 3, 1))
+        self.assertIn("not recorded", it.note)
+
+    def test_sanitizer_summary_lines(self):
+        self.put("sanitize-memcheck.txt", None, "[  PASSED  ] 2 tests.\n========= ERROR SUMMARY: 0 errors\n")
+        self.put("sanitize-racecheck.txt", None, "========= RACECHECK SUMMARY: 3 hazards displayed (3 errors, 0 warnings)\n")
+        self.put("sanitize-racecheck-mutant.txt", None, "========= RACECHECK SUMMARY: 4 hazards displayed (4 errors, 0 warnings)\n")
+        self.put("sanitize-synccheck.txt", None, "killed by the time limit\n")
+        got = {i.subject: i.failed for i in self.items()}
+        self.assertEqual(got, {"memcheck": 0, "racecheck": 1, "racecheck-mutant": 0, "synccheck": None})
+
+    def test_soak_rows(self):
+        rows = [{"kernel": "mma", "dtype": "f16", "property": "P", "cases": 9000, "asked": 10000, "skipped": False, "failures": 0},
+                {"kernel": "decode", "dtype": "f16", "property": "P", "cases": 0, "asked": 10000, "skipped": True, "failures": 0},
+                {"kernel": "tiled", "dtype": "f16", "property": "P", "cases": 10000, "failures": 1}]
+        self.put("prop_soak.json", header("prop_soak", rows=rows))
+        got = {i.subject: (i.run, i.skipped, i.failed, i.note) for i in self.items()}
+        self.assertEqual(got["mma f16 P"], (9000, 0, 0, "ran 9000 of 10000 asked"))
+        self.assertEqual(got["decode f16 P"][1], 1)
+        self.assertIsNone(got["tiled f16 P"][1])  # skips not recorded
+
+    def test_probe_verdicts(self):
+        atoms = [{"atom": "SM80_X", "ok": True, "verdict": "matches"},
+                 {"atom": "SM80_WMMA_Y", "ok": True, "verdict": "reconciled: memory paths and mma agree"},
+                 {"atom": "SM80_Z", "ok": False, "verdict": "differs from the document"}]
+        skipped = [{"atom": "GFX11_A", "wrong_arch": True, "reason": "needs gfx1100"},
+                   {"atom": "SM90_B", "wrong_arch": False, "reason": "timed out"}]
+        self.put("probes.json", header("probe", source="hardware", atoms=atoms, skipped=skipped))
+        got = {i.subject: (i.run, i.skipped, i.failed) for i in self.items()}
+        self.assertEqual(got, {"SM80_X": (1, 0, 0), "SM80_WMMA_Y": (1, 0, 0), "SM80_Z": (1, 0, 1), "SM90_B": (0, 1, 0)})
+
+    def test_simulated_atoms_carry_their_document(self):
+        res = [{"atom": "GFX11_WMMA_A", "ok": True, "verdict": "matches", "expected_source": "AMD RDNA3 ISA"}]
+        self.put("sim.json", header("probe", source="simulated", device=None, results=res))
+        got = {(i.check, i.label, i.vendor) for i in self.items()}
+        self.assertEqual(got, {("probes", "simulated", "amd"), ("documented", "documented", "amd")})
+
+    def test_generic_summary_array(self):
+        self.put("fuzz.json", header("fuzz", evidence="measured", summary=[
+            {"check": "fuzz", "subject": "npy", "run": 100, "skipped": 0, "failed": 0},
+            {"check": "fuzz", "subject": "json", "run": 50, "skipped": None, "failed": 0}]))
+        got = {i.subject: (i.check, i.run, i.skipped) for i in self.items()}
+        self.assertEqual(got, {"npy": ("fuzz", 100, 0), "json": ("fuzz", 50, None)})
+
+    def test_generic_summary_rejects_non_counts(self):
+        self.put("fuzz.json", header("fuzz", summary=[{"check": "fuzz", "run": -1}]))
+        with self.assertRaisesRegex(ValueError, "run = -1 is not a count"):
+            self.items()
+        self.put("fuzz.json", header("fuzz", summary=[{"run": 1}]))
+        with self.assertRaisesRegex(ValueError, "needs a \"check\""):
+            self.items()
+
+
+class Evidence(unittest.TestCase):
+    def test_labels(self):
+        ev = records.evidence_of
+        self.assertEqual(ev({"evidence": "emulated"}), "emulated")
+        self.assertEqual(ev({"source": "simulated"}), "simulated")
+        self.assertEqual(ev({"status": "compiled, not run"}), "compiled")
+        self.assertEqual(ev({"source": "tinygrad emulator: emulated, not hardware"}), "emulated")
+        self.assertEqual(ev({"device": DEV}), "measured")
+        self.assertEqual(ev({}, "calibration"), "simulated")
+        with self.assertRaisesRegex(ValueError, "'guessed' is not one of"):
+            ev({"evidence": "guessed"})
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -18,6 +18,7 @@
 #include "flashprobe/core/tensor.h"
 #include "flashprobe/kernels/registry.h"
 #include "flashprobe/kernels/runner.h"
+#include "flashprobe/kernels/select.h"
 
 namespace flashprobe::cli {
 namespace {
@@ -67,7 +68,11 @@ InputSets make_inputs(const AttnProblem& p, std::size_t ws_bytes, long long l2_b
 int run(const Opts& o, const std::vector<bench::BenchCase>& cases) {
   const DeviceInfo dev = require_device();
   nlohmann::json rec = record_header("bench");
+  rec["evidence"] = "measured";
   rec["timing"] = o.timing;
+  // What was asked, so that a reader can tell a partial run from the whole grid.
+  rec["filters"] = {{"kernels", o.kernels}, {"groups", o.groups}, {"dtypes", o.dtypes}, {"quick", o.quick},
+                    {"problems", o.problems}};
   rec["method"] =
       (o.timing == "graph"
            ? std::string("one graph launching the kernel once per input set, replayed between device events (host "
@@ -92,6 +97,10 @@ int run(const Opts& o, const std::vector<bench::BenchCase>& cases) {
   for (const auto& c : cases) {
     if (!o.groups.empty() && std::find(o.groups.begin(), o.groups.end(), c.group) == o.groups.end()) continue;
     if (!o.dtypes.empty() && std::find(o.dtypes.begin(), o.dtypes.end(), dtype_name(c.p.dtype)) == o.dtypes.end()) continue;
+    // The kernel a user gets for this problem here: the report draws a run's figure only when the
+    // run timed it.
+    const kernels::Selection chosen = kernels::select(dev, c.p);
+    const std::string dispatched = chosen ? chosen.kernel->name : std::string();
     std::optional<InputSets> in_cache;  // shared by the kernels of one case (same problem, no workspace growth)
     std::size_t ws_have = 0;
     for (const auto& k : kernels::kernels()) {
@@ -121,7 +130,7 @@ int run(const Opts& o, const std::vector<bench::BenchCase>& cases) {
       results.push_back({{"impl", "flashprobe"}, {"kernel", k.name}, {"group", c.group}, {"case", c.id()},
                          {"problem", c.p}, {"median_ms", t.median_ms}, {"min_ms", t.min_ms}, {"max_ms", t.max_ms},
                          {"reps", t.reps}, {"timing", o.timing}, {"launch_host_us", t.launch_host_us}, {"input_sets", in.count}, {"flops", c.flops()}, {"bytes", c.bytes()},
-                         {"tflops", tflops}, {"gbps", gbps}});
+                         {"tflops", tflops}, {"gbps", gbps}, {"dispatched", dispatched}});
       // Rewritten after every timing, so a run cut short by a time limit still leaves its records.
       rec["results"] = results;
       rec["complete"] = false;

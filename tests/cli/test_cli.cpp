@@ -6,7 +6,11 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <memory>
+#include <regex>
+#include <set>
 #include <string>
 
 namespace {
@@ -99,6 +103,30 @@ TEST(Cli, ProbeAllWithoutAGpuSaysSoAndExits0) {
   }
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("--simulate"), std::string::npos) << r.out;
+}
+
+// Every bench record names the kernel the dispatcher picks for its case, one of the kernels timed
+// when none is left out (the report draws a run only when it timed that kernel).
+TEST(Cli, BenchRecordsTheDispatchersChoice) {
+  if (run("devices").out.find("no GPU device") != std::string::npos) GTEST_SKIP() << "no GPU: bench needs one";
+  const std::string dir = ::testing::TempDir();
+  const std::string problem = dir + "bench_dispatch.json", out = dir + "bench_dispatch_out.json";
+  {
+    std::ofstream f(problem);
+    f << R"({"batch": 1, "hq": 2, "hkv": 2, "sq": 128, "sk": 128, "d": 64, "dtype": "f16"})";
+  }
+  auto r = run("bench --min-seconds 0.01 --problem " + problem + " --json " + out);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream f(out);
+  const std::string rec((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::set<std::string> timed, dispatched;
+  const std::regex kernel("\"kernel\": \"([a-z0-9_]+)\""), chosen("\"dispatched\": \"([a-z0-9_]*)\"");
+  for (auto it = std::sregex_iterator(rec.begin(), rec.end(), kernel); it != std::sregex_iterator(); ++it)
+    timed.insert((*it)[1]);
+  for (auto it = std::sregex_iterator(rec.begin(), rec.end(), chosen); it != std::sregex_iterator(); ++it)
+    dispatched.insert((*it)[1]);
+  ASSERT_EQ(dispatched.size(), 1u) << rec;
+  EXPECT_EQ(timed.count(*dispatched.begin()), 1u) << *dispatched.begin() << " was not timed: " << rec;
 }
 
 TEST(Cli, NamedHardwareProbeWithoutAGpuExits2) {

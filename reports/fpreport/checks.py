@@ -270,3 +270,25 @@ def calibration_items(rec):
         yield Item("oracle planted bugs", str(b.get("name")), obs, 0,
                    obs - killed if isinstance(obs, int) and isinstance(killed, int) else None, rec,
                    f"{b.get('not_observable', 0)} cases where the bug changes nothing")
+
+
+@reader("prop_throughput")
+def ledger_items(rec):
+    """The property gate's ledger: one row per kernel x property with its status (passed, failed,
+    skipped). Ledgers written before rows had a status are left to GoogleTest's JSON of the same run,
+    which records the skipped tests."""
+    rows = rec.data.get("rows") or []
+    if not rows or any("status" not in r for r in rows):
+        return
+    per = {}
+    for r in rows:
+        c = per.setdefault(r.get("kernel", "?"), [0, 0, 0, []])
+        st = r["status"]
+        if st == "skipped":
+            c[1] += 1
+            c[3].append(f"{r.get('property')}: {r.get('reason', 'skipped')}")
+        else:
+            c[0] += 1
+            c[2] += st != "passed"
+    for k, (run, skipped, failed, why) in per.items():
+        yield Item("gate", k, run, skipped, failed, rec, "; ".join(why[:2]) + (f"; +{len(why) - 2}" if len(why) > 2 else ""))

@@ -57,6 +57,18 @@ class Readers(unittest.TestCase):
         got = {i.subject: (i.check, i.run, i.skipped, i.failed) for i in self.items()}
         self.assertEqual(got, {"mma": ("gate", 2, 0, 1), "decode": ("gate", 0, 2, 0)})
 
+    def test_gate_ledger_with_status(self):
+        rows = [{"kernel": "mma", "property": "A", "status": "passed", "cases": 150},
+                {"kernel": "mma", "property": "B", "status": "failed", "cases": 3},
+                {"kernel": "decode", "property": "A", "status": "skipped", "reason": "refuses sm_90", "cases": 0}]
+        self.put("prop_throughput.json", header("prop_throughput", rows=rows, summary={"run": 2, "skipped": 1, "failed": 1}))
+        got = {i.subject: (i.check, i.run, i.skipped, i.failed) for i in self.items()}
+        self.assertEqual(got, {"mma": ("gate", 2, 0, 1), "decode": ("gate", 0, 1, 0)})
+
+    def test_gate_ledger_without_status_leaves_it_to_gtest(self):
+        self.put("prop_throughput.json", header("prop_throughput", rows=[{"kernel": "mma", "property": "A", "cases": 150}]))
+        self.assertEqual(self.items(), [])
+
     def test_gtest_without_date_takes_its_runs(self):
         self.put("gtest-test_cli.json", gtest([("A", None, "run"), ("B", None, "skipped")]) | {"timestamp": None})
         self.put("bench.json", header("bench", results=[]))

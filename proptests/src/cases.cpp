@@ -12,21 +12,21 @@ namespace flashprobe::proptests {
 
 namespace {
 
-// One of the values, drawn by index: the first shrinks best.
+// One of the values, whatever the size (an element of a list): the first shrinks best.
 template <class T>
 T pick(Choices& c, const std::vector<T>& values) {
-  return values[static_cast<std::size_t>(c.in_range(0, static_cast<int>(values.size())))];
+  return values[static_cast<std::size_t>(c.pick(static_cast<int>(values.size())))];
 }
 template <class T>
 T pick(Choices& c, std::initializer_list<T> values) {
   return pick(c, std::vector<T>(values));
 }
 
-// The index of a weighted option (weights > 0); shrinks toward option 0.
+// The index of a weighted option (weights > 0), whatever the size; shrinks toward option 0.
 int weighted(Choices& c, std::initializer_list<int> weights) {
   int total = 0;
   for (int w : weights) total += w;
-  int x = c.in_range(0, total), i = 0;
+  int x = c.pick(total), i = 0;
   for (int w : weights) {
     if (x < w) return i;
     x -= w;
@@ -35,24 +35,29 @@ int weighted(Choices& c, std::initializer_list<int> weights) {
   return i - 1;
 }
 
-// A feature drawn with probability 1/n, off in the value a shrink moves toward.
+// A feature drawn with probability 1/n at full size, off in the value a shrink moves toward. The
+// range scales with the size, so small sizes draw no rare feature (about size >= 100 - 50 / (n - 1)).
 bool rarely(Choices& c, int n) { return c.in_range(0, n) == n - 1; }
 
 // Sequence lengths: edge values weighted heavily, otherwise uniform within the (size-scaled) bound.
-// The edge is drawn by index, so Sk = 63 can shrink to 7, 5, 3 while a property still fails.
+// The edge is drawn by a scaled index, so Sk = 63 can shrink to 7, 5, 3 while a property still fails.
 int draw_len(Choices& c, int tile, int max, bool allow_zero) {
-  const int bound = std::max(8, max * std::max(c.size(), 1) / 100);
+  // (A size past 100 reaches past max, as FLASHPROBE_PROP_MAX_SIZE=400 asks; below max = 8 the
+  // floor of 8 keys is max.)
+  const int bound = std::max({1, std::min(8, max), max * std::max(c.size(), 1) / 100});
   std::vector<int> edges{1, 2, 3, 5, 7, tile - 1, tile, tile + 1, 2 * tile - 1, 2 * tile + 1};
   if (allow_zero) edges.push_back(0);
   edges.erase(std::remove_if(edges.begin(), edges.end(), [&](int v) { return v < 0 || v > max; }), edges.end());
-  if (weighted(c, {3, 2}) == 0 && !edges.empty()) return pick(c, edges);
+  if (weighted(c, {3, 2}) == 0 && !edges.empty())
+    return edges[static_cast<std::size_t>(c.in_range(0, static_cast<int>(edges.size())))];
   return c.in_range(1, bound + 1);
 }
 
 int draw_sq(const Domain& d, Choices& c) {
   switch (weighted(c, {2, 2, 3})) {
     case 0: return 1;
-    case 1: return c.in_range(2, std::max(3, d.tile_m));  // the gap below one query tile
+    case 1:  // the gap below one query tile (within max_sq)
+      return d.max_sq < 2 ? 1 : c.in_range(2, std::max(3, std::min(d.tile_m, d.max_sq + 1)));
     default: return draw_len(c, d.tile_m, d.max_sq, false);
   }
 }
@@ -193,7 +198,8 @@ void from_json(const nlohmann::json& j, Case& c) {
   from_json(j.at("problem"), out.problem);
   if (j.contains("seed")) {
     const auto& s = j.at("seed");
-    if (!s.is_number_unsigned()) throw UsageError("case field 'seed' must be an integer in [0, 2^64), got: " + s.dump());
+    if (!s.is_number_integer() || (!s.is_number_unsigned() && s.get<std::int64_t>() < 0))
+      throw UsageError("case field 'seed' must be an integer in [0, 2^64), got: " + s.dump());
     out.seed = s.get<std::uint64_t>();
   }
   if (j.contains("inputs")) {
@@ -216,6 +222,11 @@ std::uint64_t SeededChoices::next() {  // splitmix64: the same stream on every p
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
   return z ^ (z >> 31);
+}
+
+int SeededChoices::pick(int n) {
+  if (n <= 0) throw UsageError("pick(" + std::to_string(n) + ") has no option");
+  return static_cast<int>(next() % static_cast<std::uint64_t>(n));
 }
 
 int SeededChoices::in_range(int lo, int hi) {

@@ -10,10 +10,12 @@ namespace flashprobe::proptests {
 namespace {
 
 // Every choice of a draw is one RapidCheck value (inside gen::exec), so RapidCheck shrinks each one
-// toward the low end of its range.
+// toward the low end of its range. A pick is an inRange at the nominal size: the whole range at
+// every size, as elementOf and weightedOneOf draw.
 class RcChoices final : public Choices {
  public:
   int in_range(int lo, int hi) override { return *rc::gen::inRange(lo, hi); }
+  int pick(int n) override { return *rc::gen::resize(rc::kNominalSize, rc::gen::inRange(0, n)); }
   std::uint64_t any_u64() override { return *rc::gen::arbitrary<std::uint64_t>(); }
   int size() override {
     return *rc::gen::withSize([](int s) { return rc::gen::just(s); });

@@ -250,11 +250,51 @@ TEST(Generators, SeededCasesAreReproducibleValidAndInsideTheirDomain) {
     ids.insert(c.id());
   }
   EXPECT_GE(ids.size(), 290u) << "seeds should give different cases";
-  // Size 0 collapses every range to its low end: the smallest case of the domain.
-  const Case small = generate_case(d, 5, 0);
-  EXPECT_EQ(small.problem.batch, 1);
-  EXPECT_EQ(small.problem.sq, 1);
-  EXPECT_EQ(small.problem.causal, Causal::none);
+  // Size 0 collapses every range to its low end (weighted options stay): the smallest cases.
+  for (std::uint64_t seed = 0; seed < 50; ++seed) {
+    const Case small = generate_case(d, seed, 0);
+    EXPECT_EQ(small.problem.batch, 1);
+    EXPECT_LE(small.problem.sq, 2);
+    EXPECT_LE(small.problem.sk, 2);
+    EXPECT_EQ(small.problem.causal, Causal::none);
+    EXPECT_EQ(small.problem.hkv, 1);
+  }
+}
+
+// The gap below a query tile stays within max_sq (a domain smaller than one tile once drew Sq up to
+// tile_m - 1 there).
+TEST(Generators, SizesStayWithinTheDomainsMaxima) {
+  Domain d;
+  d.max_sq = 20;
+  d.max_sk = 30;
+  d.max_batch = 2;
+  d.max_hq = 4;
+  for (std::uint64_t seed = 0; seed < 2000; ++seed) {
+    const AttnProblem p = generate_case(d, seed).problem;
+    ASSERT_LE(p.sq, 20) << p.id();
+    ASSERT_LE(p.sk, 30) << p.id();
+    ASSERT_LE(p.batch, 2) << p.id();
+    ASSERT_LE(p.hq, 8) << p.id();  // GQA ratios up to 8 (MQA) go past a max_hq below 8
+  }
+  d.max_sq = 1;
+  for (std::uint64_t seed = 0; seed < 200; ++seed) ASSERT_EQ(generate_case(d, seed).problem.sq, 1);
+}
+
+// Weighted choices and list elements are drawn whatever the size (as RapidCheck's weightedOneOf and
+// elementOf draw them); only ranges scale. At size 10 every input kind and every dtype still comes.
+TEST(Generators, SmallSizesStillDrawEveryWeightedOption) {
+  Domain d;
+  std::set<std::string> rc_kinds, seeded_kinds;
+  std::set<DType> rc_dtypes;
+  for (int i = 0; i < 400; ++i) {
+    const Case a = gen_case(d)(rc::Random(static_cast<std::uint64_t>(i)), 10).value();
+    rc_kinds.insert(std::string(input_kind_name(a.inputs)));
+    rc_dtypes.insert(a.problem.dtype);
+    seeded_kinds.insert(std::string(input_kind_name(generate_case(d, static_cast<std::uint64_t>(i), 10).inputs)));
+  }
+  EXPECT_EQ(rc_kinds.size(), 4u);
+  EXPECT_EQ(seeded_kinds.size(), 4u);
+  EXPECT_EQ(rc_dtypes.size(), 2u);
 }
 
 TEST(Generators, ADomainThatRefusesEverythingIsAnErrorNotAHang) {
@@ -283,6 +323,9 @@ TEST(Generators, CasesRoundTripThroughJsonAndBadFieldsAreNamed) {
   };
   EXPECT_NE(message(R"({"problem": {}, "inputs": "huge"})").find("'inputs' = \"huge\" is not one of normal"), std::string::npos);
   EXPECT_NE(message(R"({"problem": {}, "seed": -3})").find("'seed' must be an integer"), std::string::npos);
+  EXPECT_NE(message(R"({"problem": {}, "seed": 1.5})").find("'seed' must be an integer"), std::string::npos);
+  // A seed held as a signed integer (as a dict built in code holds it) is read as well.
+  EXPECT_EQ((nlohmann::json{{"problem", nlohmann::json::object()}, {"seed", 5}}).get<Case>().seed, 5u);
   EXPECT_NE(message(R"({"problem": {}, "sed": 3})").find("unknown case field 'sed'"), std::string::npos);
   EXPECT_NE(message(R"({"seed": 3})").find("needs a \"problem\""), std::string::npos);
   EXPECT_NE(message(R"({"problem": {"sq": "x"}})").find("'sq'"), std::string::npos);

@@ -41,7 +41,8 @@ struct Domain {
   std::vector<DType> dtypes{DType::f16, DType::bf16};
   int tile_m = 64;   // query tile height (for the Sq gap) and key tile width (for Sk tails)
   int tile_n = 64;
-  int max_sq = 300;  // upper bounds at full size (Choices::size() == 100)
+  int max_sq = 300;  // upper bounds at full size (Choices::size() == 100); edge_windows may raise Sq
+                     // past max_sq to reach the second row tile
   int max_sk = 600;
   int max_batch = 3;
   int max_hq = 8;
@@ -79,8 +80,12 @@ void from_json(const nlohmann::json& j, Case& c);
 class Choices {
  public:
   virtual ~Choices() = default;
-  // An integer in [lo, hi) (hi > lo); shrinking moves it toward lo.
+  // An integer in [lo, hi) (hi > lo) whose spread grows with size(), as RapidCheck's inRange: at
+  // size s it falls in the first s/100 of the range. Shrinking moves it toward lo.
   virtual int in_range(int lo, int hi) = 0;
+  // One of n options (n > 0), whatever the size: the option of a weighted choice or a list.
+  // Shrinking moves it toward option 0.
+  virtual int pick(int n) = 0;
   // A 64-bit input seed; shrinking moves it toward 0.
   virtual std::uint64_t any_u64() = 0;
   // The size budget in percent of the domain's maxima (100: full size, RapidCheck's nominal size).
@@ -94,12 +99,13 @@ bool accepts(const Domain& d, const AttnProblem& p);
 // The input seed and kind of a case (its problem drawn before).
 void draw_inputs(Case& c, Choices& ch);
 
-// Choices from a seeded 64-bit generator, uniform like RapidCheck's at this size (each range scaled
-// to size/100 of its width, as RapidCheck scales inRange).
+// Choices from a seeded 64-bit generator, uniform like RapidCheck's at this size (each in_range
+// scaled to size/100 of its width, as RapidCheck scales inRange; pick never scaled).
 class SeededChoices final : public Choices {
  public:
   explicit SeededChoices(std::uint64_t seed, int size = 100);
   int in_range(int lo, int hi) override;
+  int pick(int n) override;
   std::uint64_t any_u64() override;
   int size() override { return size_; }
 

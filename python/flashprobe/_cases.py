@@ -67,13 +67,18 @@ class Case:
         """Q, K, V in the problem's layout (strided views where the problem's strides are: a fused
         QKV buffer, BHSD), as read-only numpy arrays (bf16 as ml_dtypes.bfloat16 when installed, else
         uint16 bit patterns) or, with array="torch", as torch tensors on `device`."""
+        return self._inputs(array, device)[1]
+
+    def _inputs(self, array: str, device: Any) -> "tuple[tuple, tuple]":
+        """(the numpy arrays, the arrays as asked), made once."""
+        if array not in ("numpy", "torch"):
+            raise _core.UsageError(f"array='{array}' is not one of numpy, torch")
         dtype = self.problem.dtype
         parts = self._c.make_inputs()
+        host = tuple(numpy_view(flat, shape, strides, dtype) for flat, shape, strides in parts)
         if array == "numpy":
-            return tuple(numpy_view(flat, shape, strides, dtype) for flat, shape, strides in parts)
-        if array == "torch":
-            return tuple(torch_view(flat, shape, strides, dtype, device) for flat, shape, strides in parts)
-        raise _core.UsageError(f"array='{array}' is not one of numpy, torch")
+            return host, host
+        return host, tuple(torch_view(flat, shape, strides, dtype, device) for flat, shape, strides in parts)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Case) and self._c == other._c

@@ -1,0 +1,392 @@
+#!/usr/bin/env python3
+"""PyTorch's attention kernels property-tested through the flashprobe Python package (run on a GPU).
+
+Subjects: scaled_dot_product_attention under each backend (flash, cuDNN, memory-efficient, math) and
+FlexAttention compiled (its Triton kernels: a score_mod for ALiBi and soft-cap, a block mask for
+causal masks, sliding windows and per-batch key lengths). Each subject and dtype is run through
+flashprobe.testing.check_kernel: cases drawn by the C++ generator (through Hypothesis), every output
+judged by the oracle, a failure shrunk, saved as NPY and re-checked with the flashprobe command. A
+problem a backend cannot express or refuses ("No available kernel") is refused, counted, never
+passed. Rows that see no key are a convention question (flashprobe: O = 0, LSE = -inf): the main
+runs leave them out, a short run per subject ("empty-rows") checks them on their own.
+
+Runs in chunks of cases with their own seeds until the target (default 1000 cases per subject and
+dtype) or the subject's time budget is reached; the record says which, with run / refused / failed.
+
+  python3 reports/baselines/torch_props.py --out DIR [--cases 1000] [--budget 500] [--subjects sdpa-flash,flex]
+
+Writes DIR/torch_props.json (schema flashprobe.torch_props/1) and, per failure, DIR/failures/<case>/
+(NPY files, the CLI's check.json). FLASHPROBE_EXE names the flashprobe command for the re-check.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+import traceback
+import warnings
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+import flashprobe
+from flashprobe.testing import KernelCheckFailed, Unsupported, check_kernel
+
+try:
+    from torch.nn.attention.bias import causal_lower_right
+except ImportError:  # pragma: no cover
+    causal_lower_right = None
+
+DEVICE = "cuda"
+# SDPA warns on every call a backend refuses; the refusals are counted in the record instead.
+warnings.filterwarnings("ignore", category=UserWarning)
+TORCH_DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
+
+
+def to_bhsd(x, layout):
+    return x if layout == "bhsd" else x.transpose(1, 2)
+
+
+def from_bhsd(o, layout):
+    return o if layout == "bhsd" else o.transpose(1, 2)
+
+
+def visibility(p):
+    """[B, Sq, Sk] bool: which keys each query row sees, from the C++ problem's visible_range."""
+    vis = np.zeros((p.batch, p.sq, p.sk), dtype=bool)
+    for b in range(p.batch):
+        for i in range(p.sq):
+            lo, hi = p.visible_range(b, i)
+            if lo <= hi:
+                vis[b, i, max(lo, 0):hi + 1] = True
+    return vis
+
+
+def needs_mask(p):
+    return bool(p.window_left >= 0 or p.window_right >= 0 or p.seqlens_k or p.alibi_slopes)
+
+
+# ---------------------------------------------------------------- SDPA
+def sdpa_subject(backend):
+    def kernel(p, q, k, v):
+        if p.softcap:
+            raise Unsupported("SDPA has no soft-cap")
+        if p.sk == 0:
+            raise Unsupported("SDPA needs at least one key")
+        lay = p.tensor_layouts
+        qb, kb, vb = to_bhsd(q, lay["q"]), to_bhsd(k, lay["k"]), to_bhsd(v, lay["v"])
+        kw = dict(scale=p.effective_scale, enable_gqa=p.hq != p.hkv)
+        if needs_mask(p) or (p.causal == "bottom_right" and p.sq != p.sk and causal_lower_right is None):
+            vis = torch.from_numpy(visibility(p)).to(DEVICE)[:, None]  # [B, 1, Sq, Sk]
+            if p.alibi_slopes:
+                i = torch.arange(p.sq, device=DEVICE)[:, None]
+                j = torch.arange(p.sk, device=DEVICE)[None, :]
+                diag = torch.tensor([p.diag_offset(b) for b in range(p.batch)], device=DEVICE)[:, None, None, None]
+                slopes = torch.tensor(p.alibi_slopes, device=DEVICE, dtype=torch.float32)[None, :, None, None]
+                bias = -slopes * (i + diag - j).abs().float()
+                mask = torch.where(vis, bias, torch.tensor(float("-inf"), device=DEVICE)).to(qb.dtype)
+            else:
+                mask = vis
+            kw["attn_mask"] = mask
+        elif p.causal == "top_left":
+            kw["is_causal"] = True
+        elif p.causal == "bottom_right" and p.sq == p.sk:
+            kw["is_causal"] = True  # the two diagonals coincide
+        elif p.causal == "bottom_right" and p.hq == p.hkv:
+            kw["attn_mask"] = causal_lower_right(p.sq, p.sk)  # the fused kernels' own lower-right mask
+        elif p.causal == "bottom_right":
+            kw["attn_mask"] = torch.from_numpy(visibility(p)).to(DEVICE)[:, None]
+        try:
+            with sdpa_kernel([backend]):
+                o = F.scaled_dot_product_attention(qb, kb, vb, **kw)
+        except RuntimeError as e:
+            if "No available kernel" in str(e) or "not supported" in str(e).lower():
+                raise Unsupported(str(e).splitlines()[0]) from None
+            raise
+        torch.cuda.synchronize()
+        return from_bhsd(o, lay["o"]), None
+
+    return kernel
+
+
+# ---------------------------------------------------------------- FlexAttention
+class Flex:
+    """FlexAttention compiled once; the problem's parameters live in fixed-size tensors that the
+    score_mod and mask_mod read, so that a new problem changes values, not the compiled graph."""
+
+    MAX = 64
+
+    def __init__(self):
+        from torch.nn.attention import flex_attention as fa
+
+        self.fa = fa
+        for name in ("cache_size_limit", "recompile_limit", "accumulated_cache_size_limit",
+                     "accumulated_recompile_limit"):
+            if hasattr(torch._dynamo.config, name):
+                setattr(torch._dynamo.config, name, 512)
+        if hasattr(torch._dynamo.config, "fail_on_recompile_limit_hit"):
+            torch._dynamo.config.fail_on_recompile_limit_hit = True  # never fall back to eager
+        f32 = dict(device=DEVICE, dtype=torch.float32)
+        i32 = dict(device=DEVICE, dtype=torch.int32)
+        self.cap = torch.zeros(1, **f32)
+        self.slopes = torch.zeros(self.MAX, **f32)
+        self.diag = torch.zeros(self.MAX, **i32)
+        self.keys = torch.zeros(self.MAX, **i32)
+        self.flags = torch.zeros(3, **i32)  # causal, window_left, window_right
+        cap, slopes, diag, keys, flags = self.cap, self.slopes, self.diag, self.keys, self.flags
+
+        def score_mod(score, b, h, q_idx, kv_idx):
+            c = cap[0]
+            s = torch.where(c > 0, c * torch.tanh(score / torch.where(c > 0, c, 1.0)), score)
+            return s - slopes[h] * (q_idx + diag[b] - kv_idx).abs()
+
+        def mask_mod(b, h, q_idx, kv_idx):
+            d = q_idx + diag[b]
+            ok = kv_idx < keys[b]
+            ok = ok & ((flags[0] == 0) | (kv_idx <= d))
+            ok = ok & ((flags[1] < 0) | (kv_idx >= d - flags[1]))
+            return ok & ((flags[2] < 0) | (kv_idx <= d + flags[2]))
+
+        self.score_mod, self.mask_mod = score_mod, mask_mod
+        # Dynamic shapes from the first call: a new Sq, Sk, batch or head count reuses the kernels.
+        self.compiled = torch.compile(fa.flex_attention, dynamic=True)
+        self.aux = getattr(fa, "AuxRequest", None)
+
+    def __call__(self, p, q, k, v):
+        if p.sk == 0:
+            raise Unsupported("FlexAttention needs at least one key")
+        if p.batch > self.MAX or p.hq > self.MAX:
+            raise Unsupported("more batch elements or heads than the parameter tensors hold")
+        lay = p.tensor_layouts
+        # Contiguous BHSD copies: one stride pattern, so that strides never cost a recompile.
+        qb, kb, vb = (to_bhsd(x, lay[n]).contiguous() for x, n in ((q, "q"), (k, "k"), (v, "v")))
+        self.cap[0] = p.softcap
+        self.slopes.zero_()
+        if p.alibi_slopes:
+            self.slopes[:p.hq] = torch.tensor(p.alibi_slopes)
+        self.diag[:p.batch] = torch.tensor([p.diag_offset(b) for b in range(p.batch)], dtype=torch.int32)
+        self.keys[:p.batch] = torch.tensor(list(p.seqlens_k) or [p.sk] * p.batch, dtype=torch.int32)
+        self.flags.copy_(torch.tensor([int(p.causal != "none"), p.window_left, p.window_right], dtype=torch.int32))
+        block_mask = self.fa.create_block_mask(self.mask_mod, p.batch, None, p.sq, p.sk, device=DEVICE)
+        kw = dict(score_mod=self.score_mod, block_mask=block_mask, scale=p.effective_scale, enable_gqa=True)
+        if self.aux is not None:
+            o, aux = self.compiled(qb, kb, vb, return_aux=self.aux(lse=True), **kw)
+            lse = aux.lse
+        else:
+            o, lse = self.compiled(qb, kb, vb, return_lse=True, **kw)
+        torch.cuda.synchronize()
+        return from_bhsd(o, lay["o"]), lse.float()
+
+
+_FLEX = []
+
+
+def flex_instance():
+    """One Flex for every run, so that its compiled kernels are reused."""
+    if not _FLEX:
+        _FLEX.append(Flex())
+    return _FLEX[0]
+
+
+# ---------------------------------------------------------------- subjects
+# What each subject's API can state. SDPA has no soft-cap; the flash and cuDNN backends take no mask
+# tensor (causal masks only); ALiBi through SDPA is an additive mask in the inputs' dtype, which
+# rounds the bias (bf16 holds 300 to within 2), so it goes to the f32 runs only.
+def plain(dtype):
+    return dict(head_dims=[64, 128], windows=False, seqlens=False, alibi=False, softcap=False)
+
+
+def masked(dtype):
+    return dict(head_dims=[64, 128], softcap=False, alibi=dtype == "f32")
+
+
+def flex_domain(dtype):
+    return dict(head_dims=[64, 128])
+
+
+def subjects():
+    """name -> (kernel factory, dtypes, constraints(dtype), check_lse, weight of its time share)"""
+    return {
+        "sdpa-flash": (lambda: sdpa_subject(SDPBackend.FLASH_ATTENTION), ["f16", "bf16"], plain, False, 1),
+        "sdpa-cudnn": (lambda: sdpa_subject(SDPBackend.CUDNN_ATTENTION), ["f16", "bf16"], plain, False, 1),
+        "sdpa-efficient": (lambda: sdpa_subject(SDPBackend.EFFICIENT_ATTENTION), ["f16", "bf16", "f32"], masked, False,
+                           1),
+        "sdpa-math": (lambda: sdpa_subject(SDPBackend.MATH), ["f16", "bf16", "f32"], masked, False, 1),
+        # Compiling FlexAttention's kernels (per dtype and head dim) takes most of its share.
+        "flex": (flex_instance, ["f16", "bf16"], flex_domain, True, 3),
+    }
+
+
+def cli_recheck(command):
+    exe = os.environ.get("FLASHPROBE_EXE")
+    if not exe or not os.path.isfile(exe):
+        return {"ran": False, "why": "no flashprobe command (FLASHPROBE_EXE)"}
+    args = command.split()[1:]
+    r = subprocess.run([exe, *args], capture_output=True, text=True, timeout=300)
+    out = {"ran": True, "command": command, "exit_code": r.returncode, "stdout": r.stdout.strip()[-2000:],
+           "stderr": r.stderr.strip()[-2000:]}
+    rec = args[args.index("--json") + 1]
+    if os.path.isfile(rec):
+        with open(rec) as f:
+            j = json.load(f)
+        out["pass"] = j.get("pass")
+        out["reason"] = j.get("reason")
+    return out
+
+
+def run_one(name, kernel, dtype, constraints, check_lse, target, budget, out_dir, empty_rows, seed0):
+    from hypothesis import HealthCheck, settings
+
+    """Chunks of check_kernel until `target` cases ran or `budget` seconds passed."""
+    row = {"subject": name, "dtype": dtype, "target": target, "checked": 0, "refused": 0, "failed": 0,
+           "seconds": 0.0, "chunks": 0, "worst_margin": 0.0, "worst_case": None, "lse_checked": check_lse,
+           "empty_rows": empty_rows, "stopped_by": None, "failure": None}
+    supports = (lambda p: p.empty_rows > 0) if empty_rows else (lambda p: p.empty_rows == 0)
+    reasons = row["refusals"] = {}
+    inner = kernel
+
+    def kernel(p, q, k, v):  # noqa: F811 - the subject, with its refusals tallied by reason
+        try:
+            return inner(p, q, k, v)
+        except Unsupported as e:
+            key = str(e)[:160]
+            reasons[key] = reasons.get(key, 0) + 1
+            raise
+
+    t0 = time.perf_counter()
+    chunk = 50
+    while row["checked"] < target:
+        if time.perf_counter() - t0 > budget:
+            row["stopped_by"] = "time budget"
+            break
+        n = min(chunk, target - row["checked"])
+        seed = seed0 + row["chunks"]
+        row["chunks"] += 1
+        try:
+            r = check_kernel(kernel, max_examples=n, seed=seed, array="torch", device=DEVICE, check_lse=check_lse,
+                             supports=supports, dtypes=[dtype], name=f"{name}/{dtype}",
+                             settings=settings(suppress_health_check=[HealthCheck.filter_too_much]),
+                             failure_dir=os.path.join(out_dir, "failures"), **constraints)
+        except KernelCheckFailed as e:
+            rep = getattr(e, "report", None)
+            if rep is not None:
+                row["checked"] += rep.checked
+                row["refused"] += rep.refused
+            if e.case is None:  # every case of the chunk refused: nothing judged, nothing passed
+                row["stopped_by"] = "every case refused"
+                break
+            row["failed"] = 1
+            f = {"message": str(e), "case": json.loads(e.case.to_json()) if e.case else None,
+                 "summary": e.result.summary if e.result else None,
+                 "error": None if e.error is None else f"{type(e.error).__name__}: {e.error}",
+                 "chunk_seed": seed}
+            line = [ln for ln in str(e).splitlines() if "re-check with:" in ln]
+            if line:
+                f["cli"] = cli_recheck(line[0].split("re-check with: ", 1)[1])
+            row["failure"] = f
+            row["stopped_by"] = "failure"
+            print(str(e), flush=True)
+            break
+        row["checked"] += r.checked
+        row["refused"] += r.refused
+        if r.worst_margin >= row["worst_margin"]:
+            row["worst_margin"], row["worst_case"] = r.worst_margin, r.worst_case
+    else:
+        row["stopped_by"] = "target"
+    row["seconds"] = round(time.perf_counter() - t0, 1)
+    print(f"{name:15s} {dtype:5s} {'empty-rows' if empty_rows else 'main':10s} checked {row['checked']:5d}  "
+          f"refused {row['refused']:5d}  failed {row['failed']}  worst margin {row['worst_margin']:.2f}  "
+          f"{row['seconds']:.0f} s  ({row['stopped_by']})", flush=True)
+    return row
+
+
+def environment():
+    env = {"python": platform.python_version(), "torch": torch.__version__, "cuda": torch.version.cuda,
+           "cudnn": torch.backends.cudnn.version(), "gpu": torch.cuda.get_device_name(0),
+           "flashprobe": flashprobe.build_info()}
+    try:
+        import triton
+        env["triton"] = triton.__version__
+    except ImportError:
+        env["triton"] = None
+    import hypothesis
+    env["hypothesis"] = hypothesis.__version__
+    return env
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--cases", type=int, default=1000, help="target cases per subject and dtype")
+    ap.add_argument("--empty-cases", type=int, default=100, help="cases of the empty-rows run per subject")
+    ap.add_argument("--budget", type=float, default=500, help="seconds for everything")
+    ap.add_argument("--subjects", default=",".join(subjects()))
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    t_start = time.perf_counter()
+    names = [s for s in a.subjects.split(",") if s]
+    table = subjects()
+    unknown = [n for n in names if n not in table]
+    if unknown:
+        print(f"unknown subjects {unknown} (known: {', '.join(table)})", file=sys.stderr)
+        return 2
+    runs = [(n, dt) for n in names for dt in table[n][1]]
+    record = {"schema": "flashprobe.torch_props/1", "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+              "host": platform.node(), "environment": environment(), "target_cases": a.cases,
+              "budget_s": a.budget, "seed": a.seed, "command": " ".join(sys.argv), "runs": []}
+    print(json.dumps(record["environment"]), flush=True)
+    # Every main run gets its weight's share of what is left; the empty-rows runs a tenth of one each.
+    weights = [table[n][4] for n, _ in runs]
+    for idx, (name, dtype) in enumerate(runs):
+        factory, _, domain_of, check_lse, weight = table[name]
+        constraints = domain_of(dtype)
+        left = a.budget - (time.perf_counter() - t_start)
+        share = left * weight / (sum(weights[idx:]) + 0.1 * len(names))
+        try:
+            kernel = factory()
+        except Exception as e:  # noqa: BLE001 - a subject that cannot start is a finding, not a crash
+            record["runs"].append({"subject": name, "dtype": dtype, "checked": 0, "failed": 1,
+                                   "stopped_by": "could not start", "failure": {"error": repr(e)}})
+            continue
+        try:
+            record["runs"].append(run_one(name, kernel, dtype, constraints, check_lse, a.cases, share, a.out, False,
+                                          a.seed + 1000 * idx))
+        except Exception:  # noqa: BLE001
+            record["runs"].append({"subject": name, "dtype": dtype, "checked": 0, "failed": 1,
+                                   "stopped_by": "crashed", "failure": {"error": traceback.format_exc()[-3000:]}})
+        with open(os.path.join(a.out, "torch_props.json"), "w") as f:
+            json.dump(record, f, indent=1)
+    for idx, name in enumerate(names):
+        factory, dtypes, domain_of, check_lse, _ = table[name]
+        constraints = domain_of(dtypes[0])
+        left = a.budget - (time.perf_counter() - t_start)
+        if left < 5:
+            record["runs"].append({"subject": name, "dtype": dtypes[0], "empty_rows": True, "checked": 0,
+                                   "stopped_by": "no time left"})
+            continue
+        try:
+            record["runs"].append(run_one(name, factory(), dtypes[0], constraints, check_lse, a.empty_cases,
+                                          left / (len(names) - idx), a.out, True, a.seed + 50000 + idx))
+        except Exception:  # noqa: BLE001
+            record["runs"].append({"subject": name, "dtype": dtypes[0], "empty_rows": True, "checked": 0, "failed": 1,
+                                   "stopped_by": "crashed", "failure": {"error": traceback.format_exc()[-3000:]}})
+    record["seconds"] = round(time.perf_counter() - t_start, 1)
+    main_runs = [r for r in record["runs"] if not r.get("empty_rows")]
+    record["summary"] = {"runs": len(main_runs), "cases_checked": sum(r.get("checked", 0) for r in main_runs),
+                         "runs_at_target": sum(r.get("stopped_by") == "target" for r in main_runs),
+                         "runs_failed": sum(bool(r.get("failed")) for r in main_runs)}
+    with open(os.path.join(a.out, "torch_props.json"), "w") as f:
+        json.dump(record, f, indent=1)
+    print(json.dumps(record["summary"]), flush=True)
+    return 0 if record["summary"]["runs_failed"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

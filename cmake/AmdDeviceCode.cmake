@@ -4,11 +4,11 @@
 # tools/amd_device_check.py asserts which instructions are present/absent and extracts the
 # resource usage (VGPR/AGPR/SGPR, LDS, scratch, waves per SIMD) from the code-object metadata.
 #
-#   flashprobe_amd_device_code(NAME probes_atoms SOURCES probes/amd/atoms.cu
+#   flashprobe_amd_device_code(NAME probes_amd_rdna3 SOURCES probes/amd/rdna3_wmma.cu
 #                              TARGETS gfx1100 gfx1201 gfx942 gfx90a
 #                              [OPTIONS -mwavefrontsize64] [DEFINES X=1]
 #                              EXPECT "gfx1100:v_wmma_f32_16x16x16_f16" "gfx90a:!v_wmma"
-#                                     "gfx1100@Gfx11WmmaF16F16W32ILb1E:op_sel:\\[0,0,1\\]")
+#                                     "gfx1100@GFX11_WMMA_16x16x16_F16F16_W32_OPSELILb1E:op_sel:\\[0,0,1\\]")
 # adds the build target amd_<NAME> (part of `all`) and the CTest test amd_check_<NAME> (label cpu).
 # EXPECT entries are TARGET:REGEX (whole unit) or TARGET@KERNEL_REGEX:REGEX (only the body of the
 # kernels whose mangled name matches KERNEL_REGEX); a REGEX starting with '!' must be absent.
@@ -48,7 +48,7 @@ function(flashprobe_amd_device_code)
         COMMAND ${CMAKE_COMMAND} -E make_directory ${PROJECT_BINARY_DIR}/amd/${_tgt}
         COMMAND ${FLASHPROBE_CLANG19} -x hip --cuda-device-only --offload-arch=${_tgt} -nogpulib -O3 -std=c++20
                 -DFLASHPROBE_AMD_DEVICE_CHECK=1 ${_defs} ${A_OPTIONS}
-                -I${PROJECT_SOURCE_DIR}/core/include -I${PROJECT_SOURCE_DIR}/probes/include
+                -I${PROJECT_SOURCE_DIR}/core/include -I${PROJECT_SOURCE_DIR}/atoms/include
                 -I${PROJECT_SOURCE_DIR}/probes/amd/include
                 -I${PROJECT_SOURCE_DIR}/kernels/include -I${PROJECT_SOURCE_DIR}/kernels
                 -MD -MF ${_out}.d -S -o ${_out} ${PROJECT_SOURCE_DIR}/${_src}

@@ -1,26 +1,29 @@
 // CDNA MFMA experiment kernels (wave64). gfx908 lacks the bf16 "_1k" forms and only gfx940/941/942
 // have the FNUZ fp8 form: those kernels compile to the trap path there, and the host never
 // launches them (amd_atom_runs_on).
-#include "flashprobe/probes/amd/cdna_mfma.cuh"
 #include "flashprobe/probes/amd/experiment.cuh"
 #include "flashprobe/probes/amd/launchers.h"
 
 namespace flashprobe::probes::amd {
 namespace {
-using namespace fp_amd;
-static_assert(agrees_with_table<CdnaMfma32x32x8F32F16>());
-static_assert(agrees_with_table<CdnaMfma16x16x16F32F16>());
-static_assert(agrees_with_table<CdnaMfma32x32x8F32BF16>());
-static_assert(agrees_with_table<CdnaMfma16x16x16F32BF16>());
-static_assert(agrees_with_table<Cdna3Mfma16x16x32F32Fp8>());
+using namespace flashprobe::atoms;
+using fp_amd::agrees_with_table;
+static_assert(agrees_with_table<CDNA_MFMA_32x32x8_F32F16>());
+static_assert(agrees_with_table<CDNA_MFMA_16x16x16_F32F16>());
+static_assert(agrees_with_table<CDNA_MFMA_32x32x8_F32BF16_1K>());
+static_assert(agrees_with_table<CDNA_MFMA_16x16x16_F32BF16_1K>());
+static_assert(agrees_with_table<CDNA_MFMA_16x16x32_F32E4M3>());
 
 template <class Atom>
 constexpr AmdAtomLauncher entry() {
-  return {Atom::kName, &launch_atom_experiments<Atom>};
+  return {Atom::kName, &fp_amd::launch_atom_experiments<Atom>};
 }
 const AmdAtomLauncher kLaunchers[] = {
-    entry<CdnaMfma32x32x8F32F16>(),   entry<CdnaMfma16x16x16F32F16>(),  entry<CdnaMfma32x32x8F32BF16>(),
-    entry<CdnaMfma16x16x16F32BF16>(), entry<Cdna3Mfma16x16x32F32Fp8>(),
+    entry<CDNA_MFMA_32x32x8_F32F16>(),
+    entry<CDNA_MFMA_16x16x16_F32F16>(),
+    entry<CDNA_MFMA_32x32x8_F32BF16_1K>(),
+    entry<CDNA_MFMA_16x16x16_F32BF16_1K>(),
+    entry<CDNA_MFMA_16x16x32_F32E4M3>(),
 };
 }  // namespace
 

@@ -2,26 +2,29 @@
 // RDNA default); on other targets (gfx12, CDNA) every kernel here compiles to the trap path.
 #include "flashprobe/probes/amd/experiment.cuh"
 #include "flashprobe/probes/amd/launchers.h"
-#include "flashprobe/probes/amd/rdna3_wmma.cuh"
 
 namespace flashprobe::probes::amd {
 namespace {
-using namespace fp_amd;
-static_assert(agrees_with_table<Gfx11WmmaF32F16W32>());
-static_assert(agrees_with_table<Gfx11WmmaF32BF16W32>());
-static_assert(agrees_with_table<Gfx11WmmaF16F16W32<false>>());
-static_assert(agrees_with_table<Gfx11WmmaF16F16W32<true>>());
-static_assert(agrees_with_table<Gfx11WmmaBF16BF16W32<false>>());
-static_assert(agrees_with_table<Gfx11WmmaBF16BF16W32<true>>());
+using namespace flashprobe::atoms;
+using fp_amd::agrees_with_table;
+static_assert(agrees_with_table<GFX11_WMMA_16x16x16_F32F16_W32>());
+static_assert(agrees_with_table<GFX11_WMMA_16x16x16_F32BF16_W32>());
+static_assert(agrees_with_table<GFX11_WMMA_16x16x16_F16F16_W32_OPSEL<false>>());
+static_assert(agrees_with_table<GFX11_WMMA_16x16x16_F16F16_W32_OPSEL<true>>());
+static_assert(agrees_with_table<GFX11_WMMA_16x16x16_BF16BF16_W32_OPSEL<false>>());
+static_assert(agrees_with_table<GFX11_WMMA_16x16x16_BF16BF16_W32_OPSEL<true>>());
 
 template <class Atom>
 constexpr AmdAtomLauncher entry() {
-  return {Atom::kName, &launch_atom_experiments<Atom>};
+  return {Atom::kName, &fp_amd::launch_atom_experiments<Atom>};
 }
 const AmdAtomLauncher kLaunchers[] = {
-    entry<Gfx11WmmaF32F16W32>(),          entry<Gfx11WmmaF32BF16W32>(),
-    entry<Gfx11WmmaF16F16W32<false>>(),   entry<Gfx11WmmaF16F16W32<true>>(),
-    entry<Gfx11WmmaBF16BF16W32<false>>(), entry<Gfx11WmmaBF16BF16W32<true>>(),
+    entry<GFX11_WMMA_16x16x16_F32F16_W32>(),
+    entry<GFX11_WMMA_16x16x16_F32BF16_W32>(),
+    entry<GFX11_WMMA_16x16x16_F16F16_W32_OPSEL<false>>(),
+    entry<GFX11_WMMA_16x16x16_F16F16_W32_OPSEL<true>>(),
+    entry<GFX11_WMMA_16x16x16_BF16BF16_W32_OPSEL<false>>(),
+    entry<GFX11_WMMA_16x16x16_BF16BF16_W32_OPSEL<true>>(),
 };
 }  // namespace
 

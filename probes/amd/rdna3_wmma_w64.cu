@@ -3,26 +3,29 @@
 // belongs to the code object, so wave64 atoms cannot share a translation unit with wave32 ones.
 #include "flashprobe/probes/amd/experiment.cuh"
 #include "flashprobe/probes/amd/launchers.h"
-#include "flashprobe/probes/amd/rdna3_wmma.cuh"
 
 namespace flashprobe::probes::amd {
 namespace {
-using namespace fp_amd;
-static_assert(agrees_with_table<Gfx11WmmaF32F16W64>());
-static_assert(agrees_with_table<Gfx11WmmaF32BF16W64>());
-static_assert(agrees_with_table<Gfx11WmmaF16F16W64<false>>());
-static_assert(agrees_with_table<Gfx11WmmaF16F16W64<true>>());
-static_assert(agrees_with_table<Gfx11WmmaBF16BF16W64<false>>());
-static_assert(agrees_with_table<Gfx11WmmaBF16BF16W64<true>>());
+using namespace flashprobe::atoms;
+using fp_amd::agrees_with_table;
+static_assert(agrees_with_table<GFX11_WMMA_16x16x16_F32F16_W64>());
+static_assert(agrees_with_table<GFX11_WMMA_16x16x16_F32BF16_W64>());
+static_assert(agrees_with_table<GFX11_WMMA_16x16x16_F16F16_W64_OPSEL<false>>());
+static_assert(agrees_with_table<GFX11_WMMA_16x16x16_F16F16_W64_OPSEL<true>>());
+static_assert(agrees_with_table<GFX11_WMMA_16x16x16_BF16BF16_W64_OPSEL<false>>());
+static_assert(agrees_with_table<GFX11_WMMA_16x16x16_BF16BF16_W64_OPSEL<true>>());
 
 template <class Atom>
 constexpr AmdAtomLauncher entry() {
-  return {Atom::kName, &launch_atom_experiments<Atom>};
+  return {Atom::kName, &fp_amd::launch_atom_experiments<Atom>};
 }
 const AmdAtomLauncher kLaunchers[] = {
-    entry<Gfx11WmmaF32F16W64>(),          entry<Gfx11WmmaF32BF16W64>(),
-    entry<Gfx11WmmaF16F16W64<false>>(),   entry<Gfx11WmmaF16F16W64<true>>(),
-    entry<Gfx11WmmaBF16BF16W64<false>>(), entry<Gfx11WmmaBF16BF16W64<true>>(),
+    entry<GFX11_WMMA_16x16x16_F32F16_W64>(),
+    entry<GFX11_WMMA_16x16x16_F32BF16_W64>(),
+    entry<GFX11_WMMA_16x16x16_F16F16_W64_OPSEL<false>>(),
+    entry<GFX11_WMMA_16x16x16_F16F16_W64_OPSEL<true>>(),
+    entry<GFX11_WMMA_16x16x16_BF16BF16_W64_OPSEL<false>>(),
+    entry<GFX11_WMMA_16x16x16_BF16BF16_W64_OPSEL<true>>(),
 };
 }  // namespace
 

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "flashprobe/atoms/atom_layout.cuh"
 #include "flashprobe/core/device.cuh"
 
 namespace flashprobe::nvidia {
@@ -20,17 +21,16 @@ FP_DEV std::uint32_t elem_bits(float v) {
   else return static_cast<std::uint32_t>(static_cast<std::uint8_t>(static_cast<std::int8_t>(__float2int_rn(v))));
 }
 
-// Register r of a fragment packed from consecutive elements v[0..]: two 16-bit elements or four
-// 8-bit elements per 32-bit register, the lower-numbered element in the lower bits (PTX order).
-template <Elem E>
-FP_DEV std::uint32_t pack_register(const float* v, int r) {
-  if constexpr (E == Elem::s8) {
-    std::uint32_t x = 0;
-    for (int q = 0; q < 4; ++q) x |= elem_bits<E>(v[4 * r + q]) << (8 * q);
-    return x;
-  } else {
-    return elem_bits<E>(v[2 * r]) | (elem_bits<E>(v[2 * r + 1]) << 16);
-  }
+// kRegs registers of kIn elements from consecutive floats v[0..], packed as every atom's mma()
+// expects (flashprobe/atoms/atom_layout.cuh: the lower-numbered slot in the lower bits).
+template <Elem kIn, int kRegs>
+FP_DEV void load_fragment(const float* v, std::uint32_t (&regs)[kRegs]) {
+  constexpr int kBits = kIn == Elem::s8 ? 8 : 16, kSlots = kRegs * 32 / kBits;
+  std::uint32_t bits[kSlots];
+#pragma unroll
+  for (int i = 0; i < kSlots; ++i) bits[i] = elem_bits<kIn>(v[i]);
+#pragma unroll
+  for (int r = 0; r < kRegs; ++r) regs[r] = atoms::pack_register<kBits>(bits, r);
 }
 
 }  // namespace flashprobe::nvidia

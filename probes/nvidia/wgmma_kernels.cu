@@ -65,12 +65,8 @@ __global__ void __launch_bounds__(kThreads)
   if constexpr (kASmem) {
     Op::ss(acc, smem_descriptor(sa), smem_descriptor(sb), 1);
   } else {
-    float av[8];
-#pragma unroll
-    for (int i = 0; i < 8; ++i) av[i] = a[thread_index * 8 + i];
     std::uint32_t ar[4];
-#pragma unroll
-    for (int r = 0; r < 4; ++r) ar[r] = pack_register<Elem::f16>(av, r);
+    load_fragment<Elem::f16>(a + thread_index * 8, ar);
     Op::rs(acc, ar, smem_descriptor(sb), 1);
   }
   atoms::wgmma_commit();

@@ -1,86 +1,19 @@
 // NVIDIA atoms: mma.sync (sm_80+), wgmma (sm_90a), nvcuda::wmma (no documented layout), ldmatrix.
-//
-// mma.sync fragments follow the PTX ISA section "Warp-level Matrix Fragment Mma"/"Matrix Fragments
-// for mma.m16n8k*": with groupID = laneid >> 2 and threadID_in_group = laneid % 4, element a_i / b_i /
-// c_i of a thread sits at the row/col the section gives. Written here with g = lane >> 2, t = lane & 3:
-//   m16n8k16 f16/bf16  A a0..a7: row = g + 8*((i>>1)&1), col = 2t + (i&1) + 8*(i>>2)
-//                      B b0..b3: row = 2t + (i&1) + 8*(i>>1), col = g
-//                      C c0..c3: row = g + 8*(i>>1), col = 2t + (i&1)
-//   m16n8k8  f16       A a0..a3: row = g + 8*(i>>1), col = 2t + (i&1);  B b0,b1: row = 2t + i, col = g
-//   m16n8k32 s8        A a0..a15: row = g + 8*((i>>2)&1), col = 4t + (i&3) + 16*(i>>3)
-//                      B b0..b7: row = 4t + (i&3) + 16*(i>>2), col = g
-// (cross-checked against CUTLASS cute/atom/mma_traits_sm80.hpp ALayout/BLayout/CLayout.)
+// The layouts and target lists are the atom module's (flashprobe/atoms/sm80_layout.h,
+// sm90_wgmma_layout.h, sm75_ldmatrix.h, targets.h); this file adds what the registry states beside
+// them: names, element types, sources and notes.
+#include <type_traits>
+
 #include "expected_common.h"
+#include "flashprobe/atoms/sm75_ldmatrix.h"
+#include "flashprobe/atoms/sm80_layout.h"
+#include "flashprobe/atoms/sm90_wgmma_layout.h"
+#include "flashprobe/atoms/targets.h"
 
 namespace flashprobe::probes::detail {
 
 namespace {
 const char* kPtx = "NVIDIA PTX ISA (parallel-thread-execution), 8.x";
-
-OperandLayout c_16x8(int lanes = 32) {
-  return table(16, 8, lanes, 4, [](int lane, int i) {
-    const int g = lane >> 2, t = lane & 3;
-    return Coord{g + 8 * (i >> 1), 2 * t + (i & 1)};
-  });
-}
-
-MmaLayout m16n8k16() {
-  return {table(16, 16, 32, 8,
-                [](int lane, int i) {
-                  const int g = lane >> 2, t = lane & 3;
-                  return Coord{g + 8 * ((i >> 1) & 1), 2 * t + (i & 1) + 8 * (i >> 2)};
-                }),
-          table(16, 8, 32, 4,
-                [](int lane, int i) {
-                  const int g = lane >> 2, t = lane & 3;
-                  return Coord{2 * t + (i & 1) + 8 * (i >> 1), g};
-                }),
-          c_16x8()};
-}
-
-MmaLayout m16n8k8() {
-  return {table(16, 8, 32, 4,
-                [](int lane, int i) {
-                  const int g = lane >> 2, t = lane & 3;
-                  return Coord{g + 8 * (i >> 1), 2 * t + (i & 1)};
-                }),
-          table(8, 8, 32, 2, [](int lane, int i) { return Coord{2 * (lane & 3) + i, lane >> 2}; }), c_16x8()};
-}
-
-MmaLayout m16n8k32_s8() {
-  return {table(16, 32, 32, 16,
-                [](int lane, int i) {
-                  const int g = lane >> 2, t = lane & 3;
-                  return Coord{g + 8 * ((i >> 2) & 1), 4 * t + (i & 3) + 16 * (i >> 3)};
-                }),
-          table(32, 8, 32, 8,
-                [](int lane, int i) {
-                  const int g = lane >> 2, t = lane & 3;
-                  return Coord{4 * t + (i & 3) + 16 * (i >> 2), g};
-                }),
-          c_16x8()};
-}
-
-// wgmma.mma_async m64nNk16, a warpgroup of 128 threads; warp w = lane >> 5 owns rows 16w..16w+15.
-MmaLayout wgmma(int n) {
-  auto a = table(64, 16, 128, 8, [](int lane, int i) {
-    const int w = lane >> 5, g = (lane & 31) >> 2, t = lane & 3;
-    return Coord{16 * w + g + 8 * ((i >> 1) & 1), 2 * t + (i & 1) + 8 * (i >> 2)};
-  });
-  // B is read from shared memory through a matrix descriptor: it has no register layout. The
-  // executor stages it from the [lane][slot] array in this order (flashprobe's convention, K-major:
-  // element e = lane * (N/8) + slot is B[k = e % 16][n = e / 16]); the probe checks the staging.
-  const int bs = n / 8;
-  auto b = table(16, n, 128, bs, [bs](int lane, int i) {
-    const int e = lane * bs + i;
-    return Coord{e % 16, e / 16};
-  });
-  auto c = table(64, n, 128, n / 2, [](int lane, int i) {
-    const int w = lane >> 5, g = (lane & 31) >> 2, t = lane & 3;
-    return Coord{16 * w + g + 8 * ((i >> 1) & 1), 8 * (i >> 2) + 2 * t + (i & 1)};
-  });
-  return {a, b, c};
-}
 
 AtomDesc mma_atom(std::string name, std::vector<std::string> targets, int m, int n, int k, ElemType ab, ElemType c,
                   int wave, int as, int bs, int cs, std::optional<MmaLayout> layout, Source src, std::string notes) {
@@ -109,16 +42,20 @@ LoadAtomDesc ldmatrix(int x, bool trans) {
   LoadAtomDesc d;
   d.name = "SM75_LDMATRIX_X" + std::to_string(x) + "_B16" + (trans ? "_TRANS" : "");
   d.vendor = Vendor::nvidia;
-  d.targets = {"sm_75", "sm_80", "sm_90"};
+  d.targets = target_list(atoms::targets::kSm75Ldmatrix);
   d.rows = 8 * x;
   d.cols = 8;
   d.type = ElemType::f16;
   d.wave = 32;
   d.slots = 2 * x;
-  d.expected = table(8 * x, 8, 32, 2 * x, [trans](int lane, int s) {
-    const int j = s >> 1, h = s & 1;
-    return trans ? Coord{8 * j + 2 * (lane & 3) + h, lane >> 2} : Coord{8 * j + (lane >> 2), 2 * (lane & 3) + h};
-  });
+  switch (x) {
+    case 1: d.expected = trans ? load_layout_of<atoms::SM75_LDMATRIX_Layout<1, true>>()
+                               : load_layout_of<atoms::SM75_LDMATRIX_Layout<1, false>>(); break;
+    case 2: d.expected = trans ? load_layout_of<atoms::SM75_LDMATRIX_Layout<2, true>>()
+                               : load_layout_of<atoms::SM75_LDMATRIX_Layout<2, false>>(); break;
+    default: d.expected = trans ? load_layout_of<atoms::SM75_LDMATRIX_Layout<4, true>>()
+                                : load_layout_of<atoms::SM75_LDMATRIX_Layout<4, false>>(); break;
+  }
   d.source = {kPtx, "Data Movement and Conversion Instructions: ldmatrix (fragment layout figures)"};
   d.notes = "threads 8j..8j+7 supply the row addresses of matrix j (x1: threads 0-7, x2: 0-15, x4: 0-31); "
             "memory rows 8j.. of the loaded stack are matrix j";
@@ -127,30 +64,36 @@ LoadAtomDesc ldmatrix(int x, bool trans) {
 }  // namespace
 
 void add_nvidia_atoms(std::vector<AtomDesc>& mma, std::vector<LoadAtomDesc>& load) {
-  const std::vector<std::string> sm80{"sm_80", "sm_86", "sm_89", "sm_90"};
+  const std::vector<std::string> sm80 = target_list(atoms::targets::kSm80MmaSync);
   mma.push_back(mma_atom("SM80_16x8x16_F32F16F16F32_TN", sm80, 16, 8, 16, ElemType::f16, ElemType::f32, 32, 8, 4, 4,
-                         m16n8k16(), {kPtx, "Matrix Fragments for mma.m16n8k16 with floating point type"},
+                         layout_of<atoms::SM80_16x8x16_Layout>(), {kPtx, "Matrix Fragments for mma.m16n8k16 with floating point type"},
                          "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"));
   mma.push_back(mma_atom("SM80_16x8x16_F32BF16BF16F32_TN", sm80, 16, 8, 16, ElemType::bf16, ElemType::f32, 32, 8, 4,
-                         4, m16n8k16(), {kPtx, "Matrix Fragments for mma.m16n8k16 with floating point type"},
+                         4, layout_of<atoms::SM80_16x8x16_Layout>(), {kPtx, "Matrix Fragments for mma.m16n8k16 with floating point type"},
                          "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32; same layout as f16"));
   mma.push_back(mma_atom("SM80_16x8x8_F32F16F16F32_TN", sm80, 16, 8, 8, ElemType::f16, ElemType::f32, 32, 4, 2, 4,
-                         m16n8k8(), {kPtx, "Matrix Fragments for mma.m16n8k8 (.f16 and .bf16)"},
+                         layout_of<atoms::SM80_16x8x8_Layout>(), {kPtx, "Matrix Fragments for mma.m16n8k8 (.f16 and .bf16)"},
                          "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32"));
   mma.push_back(mma_atom("SM80_16x8x32_S32S8S8S32_TN", sm80, 16, 8, 32, ElemType::s8, ElemType::s32, 32, 16, 8, 4,
-                         m16n8k32_s8(), {kPtx, "Matrix Fragments for mma.m16n8k32 (.s8/.u8)"},
+                         layout_of<atoms::SM80_16x8x32_S8_Layout>(), {kPtx, "Matrix Fragments for mma.m16n8k32 (.s8/.u8)"},
                          "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32; 4 s8 per 32-bit register"));
-  for (int n : {8, 16, 64, 128, 256})
+  const auto wgmma = [&]<int n>(std::integral_constant<int, n>) {
     mma.push_back(mma_atom(
-        "SM90_64x" + std::to_string(n) + "x16_F32F16F16_RS", {"sm_90a"}, 64, n, 16, ElemType::f16, ElemType::f32, 128,
-        8, n / 8, n / 2, wgmma(n),
+        "SM90_64x" + std::to_string(n) + "x16_F32F16F16_RS", target_list(atoms::targets::kSm90aWgmma), 64, n, 16,
+        ElemType::f16, ElemType::f32, 128, 8, n / 8, n / 2, layout_of<atoms::SM90_64xNx16_Layout<n>>(),
         {kPtx, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate: Register Fragments (wgmma .m64nNk16: "
                "matrix A in registers, accumulator D)"},
         "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
             "k16.f32.f16.f16, A from registers; B is a shared-memory operand: its 'layout' is the executor's "
             "staging order (K-major: slot e = lane*(N/8)+slot holds B[e%16][e/16]), not a hardware layout"));
+  };
+  wgmma(std::integral_constant<int, 8>{});
+  wgmma(std::integral_constant<int, 16>{});
+  wgmma(std::integral_constant<int, 64>{});
+  wgmma(std::integral_constant<int, 128>{});
+  wgmma(std::integral_constant<int, 256>{});
   // nvcuda::wmma: CUDA states the fragment element mapping is unspecified. Slots per lane are the
-  // fragments' num_elements from CUDA's mma.h; the layout is what the probe will find (issue #5).
+  // fragments' num_elements from CUDA's mma.h; the layout is what the probe finds (probes/nvidia/wmma_declared.json).
   struct W {
     int m, n, k, a16, b16, abf, bbf;
   };

@@ -1,9 +1,10 @@
-// One source of truth per lane map: the layouts the mma kernel places data by
-// (probes/include/flashprobe/atoms/*_layout.h) must equal the declared layouts of the probe
-// registry's atoms (probes/src/expected_*.cpp), slot for slot, replicas included (gfx11 wave32:
-// lanes 16-31 hold the same A/B elements as lanes 0-15). A disagreement is printed as the
-// registry's diff (operand, T<lane>V<slot>, expected vs kernel) and must be settled from the vendor
-// document, not by editing whichever side is convenient.
+// One source of truth per lane map: the probe registry (probes/src/expected_*.cpp) declares, under
+// each atom's name, the layout the atom module states (atoms/include/flashprobe/atoms/*_layout.h) —
+// the one the kernels place data by and whose mma() the probe executors run — slot for slot,
+// replicas included (gfx11: lanes 16-31 hold the same A/B elements as lanes 0-15). The evidence that
+// those layouts are the hardware's is the probe records replayed by tests/probes_nvidia/test_replay.cpp
+// and tests/probes_amd/test_amd_replay.cpp; a disagreement here means a registry entry names the wrong
+// atom, and is printed as the registry's diff (operand, T<lane>V<slot>, expected vs kernel).
 #include <gtest/gtest.h>
 
 #include "flashprobe/atoms/amd_layout.h"

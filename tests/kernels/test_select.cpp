@@ -164,6 +164,19 @@ TEST(Select, AmdNeedsItsOwnCodeObject) {
   EXPECT_NE(rdna.reason.find("GPU_TARGETS=gfx1100"), std::string::npos) << rdna.reason;
 }
 
+// mma's family check reads the atoms' target lists (flashprobe/atoms/targets.h): RDNA3.5 and gfx950
+// take mma, gfx908 has no bf16_1k MFMA so its bf16 problems go elsewhere, and a gfx10 part none.
+TEST(Select, MmaFamiliesAreTheAtomsTargetLists) {
+  const BinaryTargets any_amd{"amd", {"gfx908", "gfx950", "gfx1151", "gfx1030"}};
+  EXPECT_EQ(select(device("amd", "gfx1151", 32), prob(128, 128, 64), any_amd, kernels()).kernel->name, "mma");
+  EXPECT_EQ(select(device("amd", "gfx950", 64), prob(128, 128, 64), any_amd, kernels()).kernel->name, "mma");
+  EXPECT_EQ(select(device("amd", "gfx908", 64), prob(128, 128, 64), any_amd, kernels()).kernel->name, "mma");
+  const Selection bf16 = select(device("amd", "gfx908", 64), prob(128, 128, 64, DType::bf16), any_amd, kernels());
+  EXPECT_NE(rejection(bf16, "mma").find("bf16_1k"), std::string::npos) << bf16.describe();
+  const Selection rdna2 = select(device("amd", "gfx1030", 32), prob(128, 128, 64), any_amd, kernels());
+  EXPECT_NE(rejection(rdna2, "mma").find("no matrix atom"), std::string::npos) << rdna2.describe();
+}
+
 TEST(Select, VendorMismatchAndNoDevice) {
   const Selection amd_on_cuda = select(kGfx1100, prob(128, 128, 64), kCuda, kernels());
   EXPECT_FALSE(amd_on_cuda);
@@ -295,7 +308,7 @@ TEST(Registry, WgmmaSupportsHopperProblemsTheTmaCanAddress) {
 }
 
 // On sm_90 the Hopper path goes first for the prefills it measured faster on (select.cpp), mma for
-// the short ones where mma v9 measured ahead (d = 64 causal up to 2048 rows and keys, d = 64 up to
+// the short ones where mma measured ahead (d = 64 causal up to 2048 rows and keys, d = 64 up to
 // 512, causal up to 512); other GPUs use mma; decode rows stay decode's; strides the TMA cannot
 // address and head dims it lacks fall back to mma.
 TEST(Select, HopperPathWhereItMeasuredFaster) {

@@ -1,11 +1,12 @@
 #pragma once
-// The PTX ISA's fragment figures, encoded locally as formulas so the GPU tests can check the
-// executors on their own (the engine's atom registry carries the same layouts as values).
-// Notation: lane = thread in the warp, g = lane >> 2 ("groupID"), q = lane & 3
-// ("threadID_in_group"), i = the element index within the lane's fragment (a_i, b_i, c_i).
-// Sources: PTX ISA 8.x/9.0, "Matrix Fragments for mma.m16n8k8" / "mma.m16n8k16" / "mma.m16n8k32"
-// (f16/bf16 and .s8 figures), "ldmatrix" (m8n8 .b16 figure), "wgmma.mma_async: Register
-// fragments" (m64nNk16 accumulator D and A-in-registers figures).
+// What the GPU tests of the NVIDIA executors expect each probe to find: the atom module's layouts
+// (flashprobe/atoms/sm80_layout.h, sm90_wgmma_layout.h, sm75_ldmatrix.h), the one spelling of the
+// PTX ISA's fragment figures in the tree, adapted to the (lane, slot) -> RC signature the tests use.
+// Notation: lane = thread in the warp (warpgroup for wgmma), slot = the element index within the
+// lane's fragment (a_i, b_i, c_i).
+#include "flashprobe/atoms/sm75_ldmatrix.h"
+#include "flashprobe/atoms/sm80_layout.h"
+#include "flashprobe/atoms/sm90_wgmma_layout.h"
 #include "flashprobe/probes/nvidia/derive.h"
 
 namespace flashprobe::nvidia::ptx {
@@ -13,40 +14,29 @@ namespace flashprobe::nvidia::ptx {
 struct RC {
   int row, col;
 };
+inline RC rc(atoms::Coord c) { return {c.row, c.col}; }
 
 // mma.m16n8k16 .f16/.bf16: A 16x16, B 16x8, C/D 16x8.
-inline RC m16n8k16_a(int lane, int i) { return {(lane >> 2) + 8 * ((i >> 1) & 1), 2 * (lane & 3) + (i & 1) + 8 * (i >> 2)}; }
-inline RC m16n8k16_b(int lane, int i) { return {2 * (lane & 3) + (i & 1) + 8 * (i >> 1), lane >> 2}; }
+inline RC m16n8k16_a(int lane, int i) { return rc(atoms::SM80_16x8x16_Layout::a(lane, i)); }
+inline RC m16n8k16_b(int lane, int i) { return rc(atoms::SM80_16x8x16_Layout::b(lane, i)); }
 // C/D of every m16n8 shape.
-inline RC m16n8_c(int lane, int i) { return {(lane >> 2) + 8 * (i >> 1), 2 * (lane & 3) + (i & 1)}; }
+inline RC m16n8_c(int lane, int i) { return rc(atoms::SM80_16x8_CLayout::c(lane, i)); }
 // mma.m16n8k8 .f16: A 16x8, B 8x8.
-inline RC m16n8k8_a(int lane, int i) { return {(lane >> 2) + 8 * (i >> 1), 2 * (lane & 3) + (i & 1)}; }
-inline RC m16n8k8_b(int lane, int i) { return {2 * (lane & 3) + i, lane >> 2}; }
+inline RC m16n8k8_a(int lane, int i) { return rc(atoms::SM80_16x8x8_Layout::a(lane, i)); }
+inline RC m16n8k8_b(int lane, int i) { return rc(atoms::SM80_16x8x8_Layout::b(lane, i)); }
 // mma.m16n8k32 .s8: A 16x32 (16 per lane), B 32x8 (8 per lane).
-inline RC m16n8k32_a(int lane, int i) {
-  return {(lane >> 2) + 8 * ((i >> 2) & 1), 4 * (lane & 3) + (i & 3) + 16 * (i >> 3)};
-}
-inline RC m16n8k32_b(int lane, int i) { return {4 * (lane & 3) + (i & 3) + 16 * (i >> 2), lane >> 2}; }
+inline RC m16n8k32_a(int lane, int i) { return rc(atoms::SM80_16x8x32_S8_Layout::a(lane, i)); }
+inline RC m16n8k32_b(int lane, int i) { return rc(atoms::SM80_16x8x32_S8_Layout::b(lane, i)); }
 
-// ldmatrix .m8n8 .b16, register j, half h (slot 2j + h): row = the address row, stacked as
-// 8j + (row within matrix j). Without .trans lane holds row g of matrix j, columns 2q + h; with
-// .trans it holds the transposed element: row 2q + h, column g.
+// ldmatrix .m8n8 .b16, register j, half h (slot 2j + h), rows of the loaded stack of four matrices.
 inline RC ldmatrix(bool trans, int lane, int slot) {
-  const int j = slot >> 1, h = slot & 1;
-  if (!trans) return {8 * j + (lane >> 2), 2 * (lane & 3) + h};
-  return {8 * j + 2 * (lane & 3) + h, lane >> 2};
+  return rc(trans ? atoms::SM75_LDMATRIX_X4_Layout<true>::at(lane, slot)
+                  : atoms::SM75_LDMATRIX_X4_Layout<false>::at(lane, slot));
 }
 
-// wgmma m64nNk16: thread t of the warpgroup, warp w = t / 32 owns rows 16w..16w+15; within a warp
-// each 8-column block repeats the m16n8 accumulator pattern. A in registers: per warp the
-// mma.m16n8k16 A pattern on its 16 rows.
-inline RC wgmma_d(int t, int i) {
-  const int lane = t & 31;
-  return {16 * (t >> 5) + (lane >> 2) + 8 * ((i >> 1) & 1), 8 * (i >> 2) + 2 * (lane & 3) + (i & 1)};
-}
-inline RC wgmma_a(int t, int i) {
-  const RC r = m16n8k16_a(t & 31, i);
-  return {16 * (t >> 5) + r.row, r.col};
-}
+// wgmma m64nNk16 (any N: the accumulator pattern repeats every 8 columns), thread t of the
+// warpgroup: accumulator D and A in registers.
+inline RC wgmma_d(int t, int i) { return rc(atoms::SM90_64xNx16_Layout<256>::c(t, i)); }
+inline RC wgmma_a(int t, int i) { return rc(atoms::SM90_64xNx16_Layout<256>::a(t, i)); }
 
 }  // namespace flashprobe::nvidia::ptx

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "flashprobe/atoms/targets.h"
 #include "flashprobe/core/error.h"
 #include "flashprobe/kernels/registry.h"
 #include "src/mma/mma_launchers.h"
@@ -13,7 +14,8 @@ namespace flashprobe::kernels {
 namespace {
 
 // The atom family of a device: "sm80" (mma.sync m16n8k16, sm_80 and later), "gfx11" (RDNA3 WMMA),
-// "gfx12" (RDNA4 WMMA), "cdna" (MFMA 32x32x8 on gfx908/gfx90a/gfx94x), or "" (none).
+// "gfx12" (RDNA4 WMMA), "cdna" (MFMA 32x32x8), or "" (none); the AMD families by the atoms' target
+// lists (flashprobe/atoms/targets.h), the ones the atoms' mma() is compiled for.
 std::string atom_family(const DeviceInfo& dev) {
   if (dev.vendor == "nvidia") {
     // The arch string is the device's identity (arch_number is a convenience some callers leave 0).
@@ -21,9 +23,10 @@ std::string atom_family(const DeviceInfo& dev) {
     if (sm == 0 && dev.arch.rfind("sm_", 0) == 0) sm = std::atoi(dev.arch.c_str() + 3);
     return sm >= 80 ? "sm80" : "";
   }
-  if (dev.arch.rfind("gfx11", 0) == 0) return "gfx11";
-  if (dev.arch.rfind("gfx12", 0) == 0) return "gfx12";
-  if (dev.arch == "gfx908" || dev.arch == "gfx90a" || dev.arch.rfind("gfx94", 0) == 0) return "cdna";
+  const std::string_view arch = atoms::amd_base_arch(dev.arch);
+  if (atoms::in(atoms::targets::kGfx11Wmma, arch)) return "gfx11";
+  if (atoms::in(atoms::targets::kGfx12Wmma, arch)) return "gfx12";
+  if (atoms::in(atoms::targets::kCdnaMfmaF16, arch)) return "cdna";
   return "";
 }
 
@@ -38,8 +41,11 @@ Support mma_supports(const DeviceInfo& dev, const AttnProblem& p) {
   const std::string fam = atom_family(dev);
   if (fam.empty())
     return Support::no("arch=" + (dev.arch.empty() ? std::string("none") : dev.arch) +
-                       ": mma has no matrix atom for it (sm_80+, gfx11, gfx12, gfx908/gfx90a/gfx94x)");
+                       ": mma has no matrix atom for it (sm_80+, gfx11, gfx12, gfx908/gfx90a/gfx94x/gfx950)");
   if (p.dtype == DType::f32) return Support::no("dtype=f32: mma reads f16 or bf16 inputs");
+  if (fam == "cdna" && p.dtype == DType::bf16 &&
+      !atoms::in(atoms::targets::kCdnaMfmaBf16_1k, atoms::amd_base_arch(dev.arch)))
+    return Support::no("dtype=bf16 on " + dev.arch + ": its MFMA has no bf16_1k form (gfx90a and later)");
   if (p.d != p.dv) return Support::no("d=" + std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + ": mma needs d == dv");
   if (!dim_ok(fam, p.d))
     return Support::no("d=" + std::to_string(p.d) + ": mma on " + dev.arch + " is built for d in " +

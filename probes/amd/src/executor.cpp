@@ -95,7 +95,7 @@ std::unique_ptr<Executor> make_amd_executor(const AtomDesc& atom, std::string& w
   const DeviceInfo& dev = q.devices.front();
   if (dev.vendor != "amd" || !amd::amd_atom_runs_on(*shape, dev.arch)) {
     why_not = std::string(shape->instruction) + " does not exist on " + dev.arch + " (" + dev.name +
-              "); it runs on " + std::string(shape->targets);
+              "); it runs on " + amd::amd_targets_text(*shape);
     return nullptr;
   }
   return std::make_unique<AmdExecutor>(*shape, dev, gcn_arch_name(dev.index));

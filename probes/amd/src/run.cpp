@@ -69,7 +69,7 @@ std::vector<float> run_amd_atom_experiments(std::string_view name, int experimen
   const DeviceInfo dev = require_device();
   if (dev.vendor != "amd" || !amd_atom_runs_on(*atom, dev.arch))
     throw UsageError(std::string(name) + " (" + std::string(atom->instruction) + ") does not exist on " + dev.arch +
-                     " (" + dev.name + "); it runs on: " + std::string(atom->targets));
+                     " (" + dev.name + "); it runs on: " + amd_targets_text(*atom));
   const DeviceLaunchFn launch = find_launcher(name);
   if (!launch) throw UsageError(std::string(name) + ": no experiment kernel compiled into this build");
   std::vector<float> d(static_cast<std::size_t>(experiments) * atom->wave * atom->c_slots);

@@ -1,21 +1,51 @@
 #pragma once
-// The probe's experiment kernel for one AMD atom: one experiment per wave, kWavesPerBlock waves per
-// block, any number of experiments per launch. Operands are flat float arrays laid out
-// [experiment][lane][slot] (slot counts from the atom), converted exactly to the atom's element
-// types on the way in and back to float on the way out.
+// The probe's experiment kernel for one AMD atom (flashprobe/atoms/amd_matrix.cuh): one experiment
+// per wave, kWavesPerBlock waves per block, any number of experiments per launch. Operands are flat
+// float arrays laid out [experiment][lane][slot] (slot counts from the atom), converted exactly to
+// the atom's element types, packed into registers as the atom's mma() takes them, run through that
+// same mma() — the one the mma kernel calls — and unpacked back to float.
 //
-//   launch_atom_experiments<fp_amd::Gfx11WmmaF32F16W32>(n, a, b, c, d, stream);  // device pointers
+//   launch_atom_experiments<flashprobe::atoms::GFX11_WMMA_16x16x16_F32F16_W32>(n, a, b, c, d);
 //
 // Whole waves either run or return together (the guard is per experiment = per wave): WMMA and
 // MFMA read every lane of the wave, so a partially active wave would probe garbage.
 #include <cstddef>
+#include <cstdint>
 
+#include "flashprobe/atoms/amd_matrix.cuh"
+#include "flashprobe/probes/amd/arch.cuh"
 #include "flashprobe/probes/amd/atoms.h"
-#include "flashprobe/probes/amd/operands.cuh"
+#include "flashprobe/probes/amd/elements.h"
 
 namespace fp_amd {
 
 inline constexpr int kWavesPerBlock = 4;
+using flashprobe::atoms::AtomElem;
+
+// Exact conversions between the probe's floats and an element's bits (the host has checked that
+// every value is representable).
+template <AtomElem E>
+FP_DEV std::uint32_t encode(float x) {
+  if constexpr (E == AtomElem::f16) return __builtin_bit_cast(std::uint16_t, static_cast<_Float16>(x));
+  else if constexpr (E == AtomElem::bf16) return bf16_bits(x);
+  else return e4m3fnuz_bits(x);
+}
+template <AtomElem E>
+FP_DEV float decode(std::uint32_t bits) {
+  if constexpr (E == AtomElem::f16) return static_cast<float>(__builtin_bit_cast(_Float16, static_cast<std::uint16_t>(bits)));
+  else return bf16_value(static_cast<std::uint16_t>(bits));
+}
+
+// kRegs registers of E elements from consecutive floats, in the atoms' packing.
+template <AtomElem E, int kRegs>
+FP_DEV void load_regs(const float* p, std::uint32_t (&regs)[kRegs]) {
+  constexpr int kBits = flashprobe::atoms::elem_bits(E), kSlots = kRegs * 32 / kBits;
+  std::uint32_t bits[kSlots];
+#pragma unroll
+  for (int i = 0; i < kSlots; ++i) bits[i] = encode<E>(p[i]);
+#pragma unroll
+  for (int r = 0; r < kRegs; ++r) regs[r] = flashprobe::atoms::pack_register<kBits>(bits, r);
+}
 
 template <class Atom>
 __global__ void __launch_bounds__(kWavesPerBlock * Atom::kWave)
@@ -27,10 +57,24 @@ __global__ void __launch_bounds__(kWavesPerBlock * Atom::kWave)
   const int e = static_cast<int>(blockIdx.x) * kWavesPerBlock + static_cast<int>(threadIdx.x) / Atom::kWave;
   if (e >= n) return;
   const std::size_t row = static_cast<std::size_t>(e) * Atom::kWave + lane;
-  const auto fa = Atom::A::load(a + row * Atom::A::kSlots);
-  const auto fb = Atom::B::load(b + row * Atom::B::kSlots);
-  const auto fc = Atom::C::load(c + row * Atom::C::kSlots);
-  Atom::C::store(Atom::mma(fa, fb, fc), d + row * Atom::C::kSlots);
+  std::uint32_t ar[Atom::kARegs], br[Atom::kBRegs];
+  load_regs<Atom::kIn>(a + row * Atom::kA, ar);
+  load_regs<Atom::kIn>(b + row * Atom::kB, br);
+  if constexpr (Atom::kAcc == AtomElem::f32) {
+    float dr[Atom::kC];
+#pragma unroll
+    for (int i = 0; i < Atom::kC; ++i) dr[i] = c[row * Atom::kC + i];
+    Atom::mma(dr, ar, br);
+#pragma unroll
+    for (int i = 0; i < Atom::kC; ++i) d[row * Atom::kC + i] = dr[i];
+  } else {
+    std::uint32_t dr[Atom::kDRegs];
+    load_regs<Atom::kAcc>(c + row * Atom::kC, dr);
+    Atom::mma(dr, ar, br);
+#pragma unroll
+    for (int i = 0; i < Atom::kC; ++i)
+      d[row * Atom::kC + i] = decode<Atom::kAcc>(flashprobe::atoms::unpack_slot<16>(dr, i));
+  }
 }
 
 template <class Atom>
@@ -40,13 +84,13 @@ void launch_atom_experiments(int n, const float* a, const float* b, const float*
   atom_experiments<Atom><<<blocks, kWavesPerBlock * Atom::kWave>>>(n, a, b, c, d);
 }
 
-// The device struct and the host table (atoms.h) describe the same instruction: checked at compile
-// time by every .cu that instantiates an atom.
+// The atom and the host table (atoms.h) describe the same instruction: checked at compile time by
+// every .cu that instantiates an atom.
 template <class Atom>
 constexpr bool agrees_with_table() {
   const auto* s = flashprobe::probes::amd::find_amd_atom(Atom::kName);
-  return s != nullptr && s->wave == Atom::kWave && s->a_slots == Atom::A::kSlots &&
-         s->b_slots == Atom::B::kSlots && s->c_slots == Atom::C::kSlots;
+  return s != nullptr && s->wave == Atom::kWave && s->m == Atom::M && s->n == Atom::N && s->k == Atom::K &&
+         s->a_slots == Atom::kA && s->b_slots == Atom::kB && s->c_slots == Atom::kC;
 }
 
 }  // namespace fp_amd

@@ -44,7 +44,7 @@ struct Slots {
 };
 
 // ---------------------------------------------------------------------------------------------
-// mma.sync (sm_80+): the four PTX forms of issue 5.
+// mma.sync (sm_80+): the four PTX forms the registry declares (flashprobe/atoms/sm80_mma.cuh).
 enum class MmaSyncOp {
   m16n8k16_f16,   // SM80_16x8x16_F32F16F16F32_TN
   m16n8k16_bf16,  // SM80_16x8x16_F32BF16BF16F32_TN

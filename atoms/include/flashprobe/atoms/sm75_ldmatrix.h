@@ -1,9 +1,9 @@
 #pragma once
-// ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16 as a kernel-facing load layout: which element of
-// the loaded stack of four 8x8 b16 matrices (matrix j = memory rows 8j..8j+7, eight elements per
+// ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16 as a kernel-facing load layout: which
+// element of the loaded stack of 8x8 b16 matrices (matrix j = memory rows 8j..8j+7, eight elements per
 // row; thread t supplies the address of stack row t) each lane holds in each slot (slot 2j + h is
-// half h of register j). PTX ISA, "ldmatrix" fragment figures; the same table is the probe
-// registry's SM75_LDMATRIX_X4_B16[_TRANS] (a CPU test compares them) and the H100 probe derived it.
+// half h of register j). PTX ISA, "ldmatrix" fragment figures; the probe registry's
+// SM75_LDMATRIX_X{1,2,4}_B16[_TRANS] are built from it, and the H100 probe derived the same tables.
 //
 // ldsm_feeds_b<Atom, Ld, NMajor>() is the derivation the mma kernel relies on: one ldmatrix.x4 gives
 // the B fragments (kB = 4 slots, K = 16, N = 8) of two adjacent n-tiles of Atom, matrix m holding
@@ -18,14 +18,18 @@
 
 namespace flashprobe::atoms {
 
-template <bool Trans>
-struct SM75_LDMATRIX_X4_Layout {
-  static constexpr int kRows = 32, kCols = 8, kWave = 32, kSlots = 8;
+// ldmatrix .x1/.x2/.x4 [.trans]: kMatrices 8x8 matrices stacked (matrix j = rows 8j..8j+7).
+template <int kMatrices, bool Trans>
+struct SM75_LDMATRIX_Layout {
+  static_assert(kMatrices == 1 || kMatrices == 2 || kMatrices == 4, "ldmatrix loads 1, 2 or 4 matrices");
+  static constexpr int kRows = 8 * kMatrices, kCols = 8, kWave = 32, kSlots = 2 * kMatrices;
   FP_ATOM_HD static constexpr Coord at(int lane, int s) {
     const int j = s >> 1, h = s & 1;
     return Trans ? Coord{8 * j + 2 * (lane & 3) + h, lane >> 2} : Coord{8 * j + (lane >> 2), 2 * (lane & 3) + h};
   }
 };
+template <bool Trans>
+using SM75_LDMATRIX_X4_Layout = SM75_LDMATRIX_Layout<4, Trans>;
 
 template <class Atom, class Ld, bool NMajor>
 constexpr bool ldsm_feeds_b() {

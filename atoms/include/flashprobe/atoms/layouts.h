@@ -9,10 +9,11 @@
 //                       the register layout: which matrix element a lane's slot holds (A: row = m,
 //                       col = k; B: row = k, col = n; C/D: row = m, col = n)
 //   mma(d, a, b)        d += a * b, fragments as 32-bit registers, slot s in register s / 2,
-//                       low half for even s (the packing of PTX .f16x2 and of AMD vector types)
+//                       low half for even s (the packing of PTX .f16x2 and of AMD vector types;
+//                       8-bit elements four per register, atom_layout.cuh pack_register)
 // Kernels place data in registers only through a(), b(), c() — never with lane arithmetic of their
-// own — and the CPU test tests/probes/test_atom_layouts.cpp asserts these functions equal the layout
-// the probe registry declares (and, for NVIDIA, the one the H100 probe derived): one source of truth.
+// own — the probe registry declares exactly these layouts (tests/atoms/test_atoms_match_registry.cpp)
+// and the probe executors run these atoms' mma(); the H100 probe records derived the NVIDIA ones.
 //
 // Derived facts (compile time, this header): which lanes share a row of C (the shuffle-xor masks a
 // row reduction needs), which local row a C slot belongs to, and whether a C fragment can be reused
@@ -33,6 +34,14 @@ struct Coord {
   int row, col;
   constexpr bool operator==(const Coord&) const = default;
 };
+// Element types of atom operands, and their width in bits (the register packing follows from it).
+enum class AtomElem { f16, bf16, e4m3fnuz, s8, f32, s32 };
+constexpr int elem_bits(AtomElem e) {
+  return e == AtomElem::f16 || e == AtomElem::bf16 ? 16 : e == AtomElem::e4m3fnuz || e == AtomElem::s8 ? 8 : 32;
+}
+// A slot the instruction neither reads nor writes (gfx11's 16-bit accumulators: the half of each
+// register that OPSEL does not select).
+inline constexpr Coord kIgnoredSlot{-1, -1};
 
 // Row structure of an atom's C layout, derived from c(): `rows` local rows per lane, slot s belongs
 // to local row `local[s]`, and lanes that differ only in the bits of `lane_mask` hold the same rows.

@@ -111,7 +111,7 @@ int run(const Args& a) {
     long long mismatched_nonfinite = 0;
     for (std::size_t i = 0; i < other.size(); ++i) {
       if (!std::isfinite(other[i]) || !std::isfinite(ref.o[i])) {
-        // torch gives NaN for rows that see no key; the oracle gives 0 (DESIGN.md): count, don't fail
+        // torch gives NaN for rows that see no key; the oracle gives 0 (docs/attention-semantics.md): count, don't fail
         mismatched_nonfinite += !(other[i] == ref.o[i]);
         continue;
       }

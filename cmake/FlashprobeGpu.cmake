@@ -1,5 +1,5 @@
 # The GPU backend as one interface target, flashprobe::gpu, plus flashprobe_gpu_sources():
-# one source tree (.cu files) serves CUDA (nvcc) and HIP (hipcc as the C++ compiler, see DESIGN.md).
+# one source tree (.cu files) serves CUDA (nvcc) and HIP (hipcc as the C++ compiler, see docs/architecture.md).
 add_library(flashprobe_gpu INTERFACE)
 add_library(flashprobe::gpu ALIAS flashprobe_gpu)
 

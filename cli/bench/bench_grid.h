@@ -1,5 +1,5 @@
 #pragma once
-// The benchmark grid of `flashprobe bench` (issue 10) and the FLOP/byte model of a case.
+// The benchmark grid of `flashprobe bench` and the FLOP/byte model of a case.
 //
 //   prefill: S in {512, ..., 16384}, D in {64, 128}, causal and not, f16 and bf16, with batch * S =
 //            16k tokens and H * D = 2048 (the FlashAttention benchmark convention: the GPU is full

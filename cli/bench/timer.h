@@ -1,7 +1,7 @@
 #pragma once
 // Device timing for `flashprobe bench`: events around each repetition after warm-up, many
 // repetitions, the median quoted (with min and max), and input sets rotated so that repeated runs
-// do not measure the L2 cache. Never times zeros: inputs are drawn random (core/tensor.h).
+// do not measure the L2 cache. Never times zeros: inputs are drawn random (flashprobe/core/tensor.h).
 #include <functional>
 #include <vector>
 

@@ -1,7 +1,7 @@
 #pragma once
 // Device-side attention semantics shared by every kernel: the mask interval of a query row, the
 // score transform (scale, soft-cap, ALiBi) and the GQA head map — the device mirror of
-// AttnProblem::visible_range / diag_offset / kv_head (core/problem.h), written once so that the
+// AttnProblem::visible_range / diag_offset / kv_head (flashprobe/core/problem.h), written once so that the
 // kernels cannot disagree with each other. Mutants change exactly one line here via `bug`.
 #include <cmath>
 #include <cstdint>

@@ -79,8 +79,7 @@ std::string binary_runs_on(const BinaryTargets& bin, const DeviceInfo& dev) {
          "); rebuild with -DCMAKE_CUDA_ARCHITECTURES=" + std::to_string(dev_sm);
 }
 
-// Whether decode goes before mma, and why. mma, the tensor-core path of issue 8, is preferred
-// wherever it supports the problem, except for a handful of query rows (sq <= kDecodeMaxSq): it runs
+// Whether decode goes before mma, and why. mma, the tensor-core path, is preferred wherever it supports the problem, except for a handful of query rows (sq <= kDecodeMaxSq): it runs
 // one block per (query tile, head, batch), while decode splits the keys across blocks and reads them
 // with 16-byte loads. Measured on an H100 (reports/data/h100-80gb-hbm3/2026-11-23-decode2, d = 128,
 // 32 heads, Sk 1k-32k): at sq = 1 decode moves 866-2856 GB/s at batch 1 (mma 169-203) and
@@ -99,10 +98,9 @@ bool decode_first(const DeviceInfo& dev, const AttnProblem& p, std::string* why)
 }
 
 // The Hopper path (wgmma + TMA, sm_90 only: elsewhere its supports() refuses and mma follows) goes
-// first for the prefills it measured faster on: since v5 (warp specialisation, persistent grid) it
-// ran 1.2x or more ahead of mma on every prefill shape of the grid (reports/data/h100-80gb-hbm3/
-// 2026-11-24-final/). mma v9 (causal block order) overtook it on short problems, timed in one call
-// (2026-11-24-mma-v9-gate/, f16 and bf16): causal d = 64 at S = 512 / 1024 / 2048 1.38-1.45x,
+// first for the prefills it measured faster on: it ran 1.2x or more ahead of mma on every prefill
+// shape of the grid (reports/data/h100-80gb-hbm3/2026-11-24-final/). mma (with its causal block
+// order) overtook it on short problems, timed in one call (2026-11-24-mma-v9-gate/, f16 and bf16): causal d = 64 at S = 512 / 1024 / 2048 1.38-1.45x,
 // 1.21-1.22x, 1.08-1.10x (S = 4096: 0.99x, wgmma's again); d = 64 without a mask at S = 512 1.11-1.14x
 // (S = 1024: 1.00-1.04x, a tie left to wgmma); causal d = 128 at S = 512 1.03-1.08x (S = 1024: 0.81x).
 // Those go to mma first (mma_ahead_on_hopper); every other prefill to wgmma.
@@ -113,7 +111,7 @@ bool mma_ahead_on_hopper(const AttnProblem& p, std::string* why) {
   const bool ahead = p.d == p.dv && ((p.d == 64 && (len <= 512 || (causal && len <= 2048))) || (p.d == 128 && causal && len <= 512));
   if (ahead && why)
     *why = "d=" + std::to_string(p.d) + (causal ? ", causal" : ", no mask") + ", max(sq, sk)=" + std::to_string(len) +
-           ": mma measured ahead of the Hopper path on such short problems (H100, mma v9)";
+           ": mma measured ahead of the Hopper path on such short problems (H100)";
   return ahead;
 }
 

@@ -154,7 +154,7 @@ __global__ __launch_bounds__(kTiledThreads) void tiled_fwd(Params p) {
   }
 
   if (!row_ok) return;
-  // l == 0: the row saw no key: O = 0, LSE = -inf (DESIGN.md).
+  // l == 0: the row saw no key: O = 0, LSE = -inf (docs/attention-semantics.md).
   const float inv = l == 0.f ? 0.f : 1.f / l;
 #pragma unroll
   for (int x = 0; x < kDpt; ++x) store(p.o, offset4(p.os, b, i, h, c + x * kTpr), p.out_dtype, o[x] * inv);

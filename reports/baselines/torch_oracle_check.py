@@ -70,7 +70,7 @@ def random_case(rng):
 def bottom_right_mask(sq, sk, device):
     i = torch.arange(sq, device=device)[:, None]
     j = torch.arange(sk, device=device)[None, :]
-    return j <= i + (sk - sq)  # True = attend (DESIGN.md: key j visible iff j <= i + Sk - Sq)
+    return j <= i + (sk - sq)  # True = attend (docs/attention-semantics.md: key j visible iff j <= i + Sk - Sq)
 
 
 def sdpa(q, k, v, case, how):

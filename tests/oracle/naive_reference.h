@@ -1,5 +1,5 @@
 #pragma once
-// An independent attention reference: plain loops in long double, written from DESIGN.md's
+// An independent attention reference: plain loops in long double, written from docs/attention-semantics.md's
 // semantics without sharing any code with oracle/src (not even AttnProblem::visible_range), so the
 // two implementations can check each other.
 #include <vector>

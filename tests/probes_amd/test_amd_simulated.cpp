@@ -1,4 +1,4 @@
-// Simulation (issue 6): every AMD atom's documented layout, run as a simulated instruction, is
+// Simulation: every AMD atom's documented layout, run as a simulated instruction, is
 // recovered exactly by the probe engine -- table, ignored slots (OPSEL halves) and replica groups
 // (gfx11 A/B lanes 16.. copying 0..15) -- under both replica rules. And the engine is not just
 // agreeing with itself: a simulated atom whose hardware differs in one slot is reported as differing.

@@ -1,5 +1,5 @@
 #pragma once
-// The properties every registered kernel must satisfy (issue 9), one invariant each, written once
+// The properties every registered kernel must satisfy, one invariant each, written once
 // and instantiated per kernel (test_kernel_props.cpp) and per mutant (test_mutation.cpp). Each
 // property draws its own Case from the kernel's domain and fails through RC_ASSERT/RC_FAIL with the
 // case id and the numbers, so RapidCheck shrinks to a minimal problem and prints the reproduction.

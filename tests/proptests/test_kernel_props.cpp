@@ -1,4 +1,4 @@
-// The property gate (issue 9): every registered kernel x every property, each a RapidCheck property
+// The property gate: every registered kernel x every property, each a RapidCheck property
 // run under GoogleTest (one invariant per test: Kernels/KernelProps.Holds/<kernel>_<property>).
 // Budgets come from the environment (FLASHPROBE_PROP_CASES / _MAX_SIZE / _SEED, or RC_PARAMS), so the
 // same binary is a 2-minute gate and an hour-long soak; FLASHPROBE_PROP_DTYPE runs one dtype (a soak's

@@ -1,4 +1,4 @@
-// Mutation testing (issue 9): the property suite must kill every mutant of the catalogue. For each
+// Mutation testing: the property suite must kill every mutant of the catalogue. For each
 // mutant, the properties of its production kernel run in order until one fails; the record names the
 // property that killed it and RapidCheck's shrunk counterexample. A surviving mutant fails the run.
 // Labels gpu + mutation; `flashprobe check --mutants` runs this binary. Skips without a GPU.

@@ -1,5 +1,5 @@
 #pragma once
-// Where the time of a property run goes (issue 9's throughput question): building each case's
+// Where the time of a property run goes (the gate's throughput question): building each case's
 // inputs on the host, the kernel (run_kernel: upload, launch, download, guard and poison checks) and
 // the oracle (double-precision reference and check); the kernel phase is split further into
 // transfers (upload, download and the runner's checks) and the device's own time. The rest of a property's wall time is case

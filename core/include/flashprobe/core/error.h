@@ -1,5 +1,5 @@
 #pragma once
-// Errors with a user-facing meaning. Exit codes (STYLE.md): 0 success, 1 a check failed,
+// Errors with a user-facing meaning. Exit codes: 0 success, 1 a check failed,
 // 2 bad usage or input. UsageError carries the value that was wrong and what is allowed.
 #include <stdexcept>
 #include <string>

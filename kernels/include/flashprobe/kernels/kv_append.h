@@ -1,6 +1,6 @@
 #pragma once
 // KV-cache append: writes S_new new K/V tokens into a cache at per-batch offsets, so that
-// append-then-attend equals attending over the full sequence (DESIGN.md, "KV cache").
+// append-then-attend equals attending over the full sequence (docs/attention-semantics.md, "Visibility").
 //
 //   cache_k[b, offset(b) + t, h, x] = k_new[b, t, h, x]   for t < s_new   (same for V)
 //

@@ -52,7 +52,8 @@ struct KernelInfo {
   std::function<void(const AttnProblem&, const DeviceTensors&, void* workspace, Stream)> launch;
 };
 
-// Every production kernel of this build, in the dispatcher's order of preference.
+// Every production kernel of this build (the dispatcher's order of preference is select.h's, not
+// this table's).
 const std::vector<KernelInfo>& kernels();
 // The kernel of that name, or nullptr.
 const KernelInfo* find_kernel(const std::string& name);

@@ -4,8 +4,12 @@
 // this supported?" and what the reports print. It never picks code the binary lacks: the device's
 // architecture is checked against the architectures this binary was compiled for.
 //
-// Preference: mma (tensor cores; added by issue 8 under that name) > decode (sq <= 8) > tiled >
-// ref3pass (any shape, the correctness fallback).
+// Preference (preference_order in select.cpp, each step with its measured reason there):
+//   a few query rows (sq == 1, or sq <= 8 with fewer blocks than SMs): decode > mma > tiled > ref3pass
+//   short prefills measured faster on mma:                          mma > wgmma > decode > tiled > ref3pass
+//   every other problem:                                            wgmma > mma > decode > tiled > ref3pass
+// wgmma (wgmma + TMA) supports sm_90 only, mma (tensor cores through an atom) every family with an
+// atom, ref3pass any shape: the correctness fallback.
 //
 // Example:
 //   Selection s = select(require_device(), problem);

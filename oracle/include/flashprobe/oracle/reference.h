@@ -1,5 +1,5 @@
 #pragma once
-// The attention oracle: the exact semantics of AttnProblem (core/problem.h) computed in double from
+// The attention oracle: the exact semantics of AttnProblem (flashprobe/core/problem.h) computed in double from
 // the stored input values, and the same attention computed the way a fp16/bf16 kernel does it.
 //
 // Why two references: the double one is the truth; the low-precision one measures how far a

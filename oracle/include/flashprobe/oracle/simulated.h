@@ -1,6 +1,6 @@
 #pragma once
 // CPU stand-ins for GPU attention kernels, used to calibrate and test the tolerance model
-// (TOLERANCE.md, bench/calibrate_tolerance.cpp, tests/oracle/test_tolerance.cpp).
+// (TOLERANCE.md, bench/calibrate_tolerance.cpp, tests/oracle/test_check.cpp).
 //
 // The correct ones compute attention the ways real fp16/bf16 kernels legitimately differ: three-pass
 // softmax or online softmax over key tiles of various widths, exp vs exp2 with the scale folded into

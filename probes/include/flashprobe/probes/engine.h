@@ -45,7 +45,7 @@
 //
 // Replicas the hardware merely *duplicates* (a copy it never reads, e.g. what nvcuda::wmma keeps
 // for another instruction) are invisible to D = mma(A, B, C): they are derived as ignored. Only a
-// load path (load_path.h) can show them as duplicates; issue #5 reconciles the two views.
+// load path (load_path.h) can show them as duplicates (the wmma probes report both views).
 //
 //  P4  verify    a few experiments with random small integers everywhere (replicas equal, noise in
 //                ignored slots): D must equal what the derived layout predicts, exactly.

@@ -12,12 +12,9 @@ namespace flashprobe {
 double AttnProblem::effective_scale() const { return scale != 0 ? scale : 1.0 / std::sqrt(static_cast<double>(d)); }
 
 void AttnProblem::visible_range(int b, int i, std::int64_t& lo, std::int64_t& hi) const {
-  const std::int64_t diag = i + diag_offset(b);
   lo = 0;
   hi = std::int64_t{keys(b)} - 1;
-  if (causal != Causal::none) hi = std::min(hi, diag);
-  if (window_left >= 0) lo = std::max(lo, diag - window_left);
-  if (window_right >= 0) hi = std::min(hi, diag + window_right);
+  mask::narrow<std::int64_t>(i + diag_offset(b), causal != Causal::none, window_left, window_right, lo, hi);
 }
 
 bool AttnProblem::visible(int b, int i, int j) const {

@@ -9,37 +9,13 @@
 #include "flashprobe/core/device.cuh"
 #include "flashprobe/kernels/bug.h"
 #include "flashprobe/kernels/params.h"
+#include "src/fast_math.cuh"
 
 namespace flashprobe::kernels::dev {
 
 inline constexpr float kLog2e = 1.4426950408889634f;  // kernels run softmax in base 2: exp(x) = exp2(x*log2e)
 inline constexpr float kLn2 = 0.6931471805599453f;     // and convert the LSE back to natural log
 
-// 2^x for softmax terms in the hot loops: one MUFU.EX2 (ex2.approx.ftz, 2 ulp as exp2f has). exp2f
-// keeps results below 2^-126 as subnormals, which costs a compare and two predicated multiplies per
-// call around the same instruction (a sixth of the mma kernel's per-tile instructions at D = 128);
-// such a term is below anything a 16-bit P or the f32 row sum can carry, so it is flushed to zero.
-// -inf gives 0.
-FP_DEV float exp2_ftz(float x) {
-#if defined(FP_VENDOR_CUDA) && defined(__CUDA_ARCH__)
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-#else
-  return exp2f(x);
-#endif
-}
-
-// 1 / l for a softmax row sum, l >= 1 (the row's max term contributes exp2(0) = 1): the hardware
-// reciprocal (about 1 ulp of f32, far below the 16-bit output's rounding) without the IEEE
-// division's slow path; l = 0 (a row that saw no key) gives 0, so that O = 0.
-FP_DEV float inv_row_sum(float l) {
-#if defined(FP_VENDOR_CUDA)
-  return l > 0.f ? __fdividef(1.f, l) : 0.f;
-#else
-  return l > 0.f ? 1.f / l : 0.f;
-#endif
-}
 inline constexpr float kNegInf = -__builtin_huge_valf();
 
 FP_DEV int keys_of(const Params& p, int b) { return p.seqlens ? p.seqlens[b] : p.sk; }

@@ -7,6 +7,7 @@
 //         round-to-nearest-even on the dropped 16 bits (NaN kept quiet, overflow to Inf).
 #include <cstdint>
 
+#include "flashprobe/atoms/caps.h"
 #include "flashprobe/core/device.cuh"
 #include "flashprobe/core/dtype.h"
 #if defined(FP_VENDOR_HIP)
@@ -108,7 +109,7 @@ FP_DEV std::uint16_t to_bits(float x) {
 // elsewhere. Same results either way (NaN payloads aside: P holds exp2 of finite scores).
 template <class E>
 FP_DEV std::uint32_t to_bits2(float lo, float hi) {
-#if defined(FP_VENDOR_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#if defined(FP_CAP_SM80)
   if constexpr (E::kType == DType::f16) {
     const __half2 h = __floats2half2_rn(lo, hi);
     return *reinterpret_cast<const std::uint32_t*>(&h);

@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "flashprobe/atoms/caps.h"
 #include "flashprobe/core/device.cuh"
 
 namespace flashprobe::kernels::dev {
@@ -28,7 +29,7 @@ FP_DEV void static_for(F&& f) {
 }
 
 FP_DEV std::uint32_t smem_u32(const void* p) {
-#if defined(FP_VENDOR_CUDA)
+#if defined(FP_CAP_PTX)
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
 #else
   (void)p;
@@ -39,7 +40,7 @@ FP_DEV std::uint32_t smem_u32(const void* p) {
 template <bool Trans, int kOffsetBytes>
 FP_DEV void ldsm_x4(std::uint32_t addr, std::uint32_t (&r)[4]) {
   static_assert(kOffsetBytes >= 0 && kOffsetBytes % 16 == 0, "ldmatrix rows are 16-byte aligned");
-#if defined(FP_VENDOR_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
+#if defined(FP_CAP_LDMATRIX)
   if constexpr (Trans)
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4+%5];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])

@@ -37,10 +37,9 @@
 #include "src/mma/ldsm_imm.cuh"
 #include "src/mma/mma_order.h"
 #include "src/mma/mma_rescale.h"
-#if defined(FP_VENDOR_CUDA)
-#include "flashprobe/atoms/sm75_ldmatrix.cuh"
+#include "flashprobe/atoms/caps.h"
+#include "flashprobe/atoms/sm75_ldmatrix.h"
 #include "src/mma/async_copy.cuh"
-#endif
 
 namespace flashprobe::kernels::dev {
 
@@ -89,13 +88,9 @@ FP_DEV void load_b_nmajor(std::uint32_t (&bf)[Atom::kB / 2], const std::uint16_t
 // and V ([key][dim] = B[k][n], k-major) tiles, and its A operand from the row-major Q tile.
 template <class Atom>
 constexpr bool use_ldsm() {
-#if defined(FP_VENDOR_CUDA)
-  return atoms::ldsm_feeds_b<Atom, atoms::SM75_LDMATRIX_X4_Layout<false>, true>() &&
+  return caps::kLdmatrix && atoms::ldsm_feeds_b<Atom, atoms::SM75_LDMATRIX_X4_Layout<false>, true>() &&
          atoms::ldsm_feeds_b<Atom, atoms::SM75_LDMATRIX_X4_Layout<true>, false>() &&
          atoms::ldsm_feeds_a<Atom, atoms::SM75_LDMATRIX_X4_Layout<false>>();
-#else
-  return false;
-#endif
 }
 
 // m-tiles (Atom::M query rows each) per wave: 2 on the ldmatrix path up to D = 128, so that every K
@@ -224,11 +219,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
   static_assert(!kLdsm || (C::kNT % 2 == 0 && C::kOT % 2 == 0), "ldmatrix.x4 reads two n-tiles at a time");
   __shared__ __align__(16) std::uint16_t k_s[kLdsm ? 1 : Bn * C::kLd];
   __shared__ __align__(16) std::uint16_t vt_s[kLdsm ? 1 : D * C::kVLd];
-#if defined(FP_VENDOR_CUDA)
-  extern __shared__ __align__(128) std::uint16_t dyn_s[];
-#else
-  std::uint16_t* const dyn_s = nullptr;
-#endif
+  std::uint16_t* const dyn_s = fp_dev::dynamic_smem<std::uint16_t>();
   __shared__ std::uint16_t p_s[kPInRegs ? 1 : Waves * M * C::kPLd];
 
   const int lane = static_cast<int>(threadIdx.x) % Atom::kWave;
@@ -350,9 +341,8 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
         const int i = i0 + ii;
         const bool in = i < p.sq;
         [[maybe_unused]] const std::int64_t ir = in ? i : 0;  // rows past Sq: zero-filled, row 0 (mapped) not read
-#if defined(FP_VENDOR_CUDA)
-        cp_async16(&q_s[T::template smem_at<C, false>(tid, it)], qg + q_row + ir * p.qs.s + x8, in);
-#endif
+        if constexpr (caps::kAsyncCopy)
+          cp_async16(&q_s[T::template smem_at<C, false>(tid, it)], qg + q_row + ir * p.qs.s + x8, in);
       }
     } else {
 #pragma unroll 1
@@ -376,11 +366,11 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
         const int j = kv0 + jj;
         const bool in = j < keys;
         [[maybe_unused]] const std::int64_t jr = in ? j : 0;  // keys past the end: zero-filled, nothing read
-#if defined(FP_VENDOR_CUDA)
-        const int sm = T::template smem_at<C, C::kSwz>(tid, it);
-        cp_async16(&ks[sm], kg + k_row + jr * p.ks.s + x8, in);
-        cp_async16(&vs[sm], vg + v_row + jr * p.vs.s + x8, in);
-#endif
+        if constexpr (caps::kAsyncCopy) {
+          const int sm = T::template smem_at<C, C::kSwz>(tid, it);
+          cp_async16(&ks[sm], kg + k_row + jr * p.ks.s + x8, in);
+          cp_async16(&vs[sm], vg + v_row + jr * p.vs.s + x8, in);
+        }
       }
     } else {
 #pragma unroll 1
@@ -392,9 +382,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
         vs[C::template at<C::kSwz>(jj, x)] = in ? vg[offset4(p.vs, b, j, hk, x)] : std::uint16_t{0};
       }
     }
-#if defined(FP_VENDOR_CUDA)
     cp_async_commit();
-#endif
   };
   // ldmatrix row addresses. B (ldsm_feeds_b): lane t addresses row t % 8 of matrix t / 8, which
   // holds k-block (t / 8) % 2 of n-tile t / 16: K tile row = key n, V tile row = key k. A
@@ -424,13 +412,9 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
       // iteration), then wait for this tile's copies only (and, on the first tile, Q's).
       if (kv0 + Bn <= bhi) {
         fill_stage(stage ^ 1, kv0 + Bn);
-#if defined(FP_VENDOR_CUDA)
         cp_async_wait<1>();
-#endif
       } else {
-#if defined(FP_VENDOR_CUDA)
         cp_async_wait<0>();
-#endif
       }
       fp_dev::barrier();
     } else {
@@ -474,7 +458,6 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
 #pragma unroll
           for (int q = 0; q < Atom::kC; ++q) s[mt][nt][q] = 0.f;
       if constexpr (kLdsm) {
-#if defined(FP_VENDOR_CUDA)
         // Per k-step: the A fragments of the wave's m-tiles (one ldmatrix.x4 each), then every K
         // fragment pair (one ldmatrix.x4) feeds 2 * MT mma. Offsets in bytes from the lane's row.
         const std::uint32_t k_addr = smem_u32(ks) + 2 * k_lane;
@@ -498,7 +481,6 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
             }
           });
         });
-#endif
       } else {
 #pragma unroll
         for (int nt = 0; nt < C::kNT; ++nt)
@@ -676,7 +658,6 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
             }
           }
         if constexpr (kLdsm) {
-#if defined(FP_VENDOR_CUDA)
           // One ldmatrix.x4.trans per two O tiles, feeding 2 * MT mma.
           static_for<C::kOT / 2>([&](auto op_) {
             constexpr int ot = 2 * decltype(op_)::value;
@@ -690,7 +671,6 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
               Atom::mma(o[mt][ot + 1], af[mt], b1);
             }
           });
-#endif
         } else {
 #pragma unroll
           for (int ot = 0; ot < C::kOT; ++ot) {

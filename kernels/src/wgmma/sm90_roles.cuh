@@ -14,7 +14,7 @@
 // kernel has a register cap at entry (__launch_bounds__(threads, 1)) and each role is one branch of
 // an if/else; otherwise it warns (C7508) and the counts stay as they were. It also compiles every
 // region that can reach a trap for the entry count (sm90_tma.cuh, mbar_wait, says what to do instead).
-#include "flashprobe/atoms/sm90_wgmma.cuh"  // FP_ATOM_SM90A
+#include "flashprobe/atoms/caps.h"  // FP_CAP_SM90A
 #include "flashprobe/core/device.cuh"
 
 namespace flashprobe::kernels::dev::sm90 {
@@ -22,7 +22,7 @@ namespace flashprobe::kernels::dev::sm90 {
 template <int N>
 FP_DEV void regs_dec() {
   static_assert(N % 8 == 0 && N >= 24 && N <= 256, "setmaxnreg takes a multiple of 8 in [24, 256]");
-#if defined(FP_ATOM_SM90A)
+#if defined(FP_CAP_SM90A)
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
 #endif
 }
@@ -30,13 +30,13 @@ FP_DEV void regs_dec() {
 template <int N>
 FP_DEV void regs_inc() {
   static_assert(N % 8 == 0 && N >= 24 && N <= 256, "setmaxnreg takes a multiple of 8 in [24, 256]");
-#if defined(FP_ATOM_SM90A)
+#if defined(FP_CAP_SM90A)
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
 #endif
 }
 
 FP_DEV void named_sync(int id, int n) {
-#if defined(FP_ATOM_SM90A)
+#if defined(FP_CAP_SM90A)
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
 #else
   (void)id, (void)n;
@@ -44,7 +44,7 @@ FP_DEV void named_sync(int id, int n) {
 }
 
 FP_DEV void named_arrive(int id, int n) {
-#if defined(FP_ATOM_SM90A)
+#if defined(FP_CAP_SM90A)
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory");
 #else
   (void)id, (void)n;

@@ -10,20 +10,18 @@
 // Compiled for anything below sm_90 the bodies are empty and the kernel that calls them traps first.
 #include <cstdint>
 
+#include "flashprobe/atoms/caps.h"
 #include "flashprobe/core/device.cuh"
 #include "src/wgmma/wgmma_config.h"  // desc_words_sw128
 #if defined(FP_VENDOR_CUDA)
 #include <cuda.h>  // CUtensorMap (a 128-byte opaque descriptor; no driver library is linked)
 #endif
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-#define FP_SM90_TMA 1
-#endif
 
 namespace flashprobe::kernels::dev::sm90 {
 
 FP_DEV std::uint32_t smem_u32(const void* p) {
-#if defined(FP_SM90_TMA)
+#if defined(FP_CAP_SM90)
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
 #else
   (void)p;
@@ -32,7 +30,7 @@ FP_DEV std::uint32_t smem_u32(const void* p) {
 }
 
 FP_DEV void mbar_init(std::uint64_t* bar, int count) {
-#if defined(FP_SM90_TMA)
+#if defined(FP_CAP_SM90)
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count) : "memory");
 #else
   (void)bar, (void)count;
@@ -41,13 +39,13 @@ FP_DEV void mbar_init(std::uint64_t* bar, int count) {
 
 // Makes the initialised barriers visible to the async proxy (the TMA unit) before first use.
 FP_DEV void mbar_fence_init() {
-#if defined(FP_SM90_TMA)
+#if defined(FP_CAP_SM90)
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 #endif
 }
 
 FP_DEV void mbar_expect_tx(std::uint64_t* bar, std::uint32_t bytes) {
-#if defined(FP_SM90_TMA)
+#if defined(FP_CAP_SM90)
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes)
                : "memory");
 #else
@@ -56,7 +54,7 @@ FP_DEV void mbar_expect_tx(std::uint64_t* bar, std::uint32_t bytes) {
 }
 
 FP_DEV void mbar_arrive(std::uint64_t* bar) {
-#if defined(FP_SM90_TMA)
+#if defined(FP_CAP_SM90)
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
 #else
   (void)bar;
@@ -65,7 +63,7 @@ FP_DEV void mbar_arrive(std::uint64_t* bar) {
 
 // One hardware-bounded wait (try_wait suspends the thread for a while): whether the phase completed.
 FP_DEV bool mbar_try(std::uint64_t* bar, int parity) {
-#if defined(FP_SM90_TMA)
+#if defined(FP_CAP_SM90)
   std::uint32_t done;
   asm volatile(
       "{\n.reg .pred p;\n"
@@ -89,7 +87,7 @@ FP_DEV bool mbar_try(std::uint64_t* bar, int parity) {
 // (168 instead of 240 registers: spills, and serialised wgmma). A store to an unmapped address
 // fails the launch (cudaErrorIllegalAddress) without that cost.
 FP_DEV void mbar_wait(std::uint64_t* bar, int parity) {
-#if defined(FP_SM90_TMA)
+#if defined(FP_CAP_SM90)
   if (mbar_try(bar, parity)) return;
   std::uint64_t t0, now;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
@@ -104,7 +102,7 @@ FP_DEV void mbar_wait(std::uint64_t* bar, int parity) {
 
 #if defined(FP_VENDOR_CUDA)
 FP_DEV void tma_prefetch_map(const CUtensorMap* map) {
-#if defined(FP_SM90_TMA)
+#if defined(FP_CAP_SM90)
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(map)) : "memory");
 #else
   (void)map;
@@ -114,7 +112,7 @@ FP_DEV void tma_prefetch_map(const CUtensorMap* map) {
 // One box of a 4-D tensor map into shared memory; out-of-range elements arrive as zeros and still
 // count toward the barrier's bytes.
 FP_DEV void tma_load_4d(void* dst, const CUtensorMap* map, std::uint64_t* bar, int c0, int c1, int c2, int c3) {
-#if defined(FP_SM90_TMA)
+#if defined(FP_CAP_SM90)
   asm volatile(
       "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], "
       "[%6];\n" ::"r"(smem_u32(dst)),

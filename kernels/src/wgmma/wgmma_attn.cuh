@@ -36,6 +36,7 @@
 //   V     the same tile read as B[k = key][n = dim], N-major: LBO = next 64-dim chunk, SBO = 8 keys
 #include <cstdint>
 
+#include "flashprobe/atoms/caps.h"
 #include "flashprobe/atoms/sm90_wgmma.cuh"
 #include "flashprobe/core/device.cuh"
 #include "src/wgmma/sm90_roles.cuh"
@@ -52,7 +53,7 @@ __global__ __launch_bounds__(WgmmaConfig<D>::kThreads, 1) void wgmma_fwd(const _
                                                                           const __grid_constant__ CUtensorMap tq,
                                                                           const __grid_constant__ CUtensorMap tk,
                                                                           const __grid_constant__ CUtensorMap tv) {
-#if !defined(FP_ATOM_SM90A)
+#if !defined(FP_CAP_SM90A)
   (void)p, (void)tq, (void)tk, (void)tv;
   fp_dev::trap();  // sm_90a only; the registry never launches it elsewhere
 #else

@@ -9,18 +9,23 @@
 //   SM75_U32x4_LDSM_N::copy(smem_row_address, r);
 #include <cstdint>
 
+#include "flashprobe/atoms/caps.h"
 #include "flashprobe/atoms/sm75_ldmatrix.h"
 #include "flashprobe/core/device.cuh"
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
-#define FP_SM75_LDSM_ENABLED 1
-#endif
 
 namespace flashprobe::nvidia {
 
-FP_DEV std::uint32_t smem_address(const void* p) { return static_cast<std::uint32_t>(__cvta_generic_to_shared(p)); }
+FP_DEV std::uint32_t smem_address(const void* p) {
+#if defined(FP_CAP_PTX)
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+#else
+  (void)p;
+  return 0;
+#endif
+}
 
-#if defined(FP_SM75_LDSM_ENABLED)
+#if defined(FP_CAP_LDMATRIX)
 #define FP_LDSM(INSTR, ...) asm volatile(INSTR : __VA_ARGS__)
 #else
 #define FP_LDSM(INSTR, ...) fp_dev::trap()

@@ -80,6 +80,19 @@ FP_DEV T shfl_down(T v, unsigned delta, int width = kWaveSize) {
 #endif
 }
 
+// The block's dynamic shared memory (the launch's third <<<>>> argument), 128-byte aligned. No HIP
+// kernel of this project uses dynamic shared memory (the mma kernel's ldmatrix path is NVIDIA's):
+// there it is nullptr.
+template <class T>
+FP_DEV T* dynamic_smem() {
+#if defined(FP_VENDOR_CUDA)
+  extern __shared__ __align__(128) unsigned char fp_dynamic_smem[];
+  return reinterpret_cast<T*>(fp_dynamic_smem);
+#else
+  return nullptr;
+#endif
+}
+
 // A device path that must never run (wrong architecture for an atom, say): fail loudly.
 [[noreturn]] FP_DEV void trap() {
 #if defined(FP_VENDOR_HIP)

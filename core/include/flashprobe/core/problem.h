@@ -1,5 +1,5 @@
 #pragma once
-// AttnProblem: one attention forward problem, exactly as DESIGN.md ("Attention semantics") fixes it.
+// AttnProblem: one attention forward problem, exactly as docs/attention-semantics.md fixes it.
 //
 //   Q [B, Sq, Hq, D], K [B, Sk, Hkv, D], V [B, Sk, Hkv, Dv], O [B, Sq, Hq, Dv], LSE [B, Hq, Sq] (f32)
 //   query head h reads kv head h / (Hq / Hkv); scale defaults to 1/sqrt(D).
@@ -22,6 +22,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "flashprobe/core/dtype.h"
+#include "flashprobe/core/mask.h"
 
 namespace flashprobe {
 
@@ -58,9 +59,9 @@ struct AttnProblem {
 
   double effective_scale() const;
   int group() const { return hq / hkv; }
-  int kv_head(int h) const { return h / group(); }
+  int kv_head(int h) const { return mask::kv_head(h, group()); }
   int keys(int b) const { return seqlens_k.empty() ? sk : seqlens_k[static_cast<std::size_t>(b)]; }
-  std::int64_t diag_offset(int b) const { return causal == Causal::top_left ? 0 : std::int64_t{keys(b)} - sq; }
+  std::int64_t diag_offset(int b) const { return mask::diag_offset(causal == Causal::top_left, keys(b), sq); }
   bool visible(int b, int i, int j) const;
   // The visible keys of row i form one interval [lo, hi] (empty when lo > hi).
   void visible_range(int b, int i, std::int64_t& lo, std::int64_t& hi) const;

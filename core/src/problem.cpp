@@ -131,7 +131,7 @@ void check_strides(std::vector<ProblemIssue>& out, const std::string& name, cons
 }
 
 // kv_offset tokens already in the cache and sq new ones: attention spans kv_offset + sq keys in every
-// batch element (DESIGN.md, "KV cache"). A problem that says otherwise contradicts itself.
+// batch element (docs/attention-semantics.md, "Visibility"). A problem that says otherwise contradicts itself.
 void kv_cache_span(std::vector<ProblemIssue>& out, const AttnProblem& p) {
   const std::int64_t want = std::int64_t{p.kv_offset} + p.sq;
   const auto bad = [&](const std::string& keys) {

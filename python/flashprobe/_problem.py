@@ -14,7 +14,7 @@ _DEFAULTS = json.loads(_core.Problem.read({}).to_json())
 
 
 class Problem:
-    """One attention forward problem (core/problem.h, DESIGN.md "Attention semantics").
+    """One attention forward problem (core/problem.h, docs/attention-semantics.md).
 
     Problem(batch=1, hq=1, hkv=1, sq=1, sk=1, d=64, dv=None, dtype="f16", out_dtype=None, scale=0,
             causal="none", kv_offset=0, window_left=-1, window_right=-1, softcap=0, alibi_slopes=(),

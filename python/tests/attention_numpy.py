@@ -2,7 +2,7 @@
 
 They take what flashprobe.testing.check_kernel gives a kernel (a Problem and Q, K, V numpy arrays
 in the problem's layout; bf16 as ml_dtypes.bfloat16) and return (O in out_dtype, LSE float32). The
-semantics are DESIGN.md's (core/problem.h); these are kernels under test, not a second oracle: the
+semantics are docs/attention-semantics.md's (core/problem.h); these are kernels under test, not a second oracle: the
 planted bugs are the classes that broke real kernels.
 """
 from __future__ import annotations

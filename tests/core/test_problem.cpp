@@ -58,7 +58,7 @@ TEST(Problem, EachInvalidFieldGetsAMessageNamingTheValueAndWhatIsAllowed) {
   }
 }
 
-// DESIGN.md's KV cache: kv_offset cached tokens and sq new ones make sk = kv_offset + sq keys.
+// docs/attention-semantics.md's KV cache: kv_offset cached tokens and sq new ones make sk = kv_offset + sq keys.
 TEST(Problem, KvOffsetIsTheCacheBeforeTheNewTokens) {
   AttnProblem p;
   p.batch = 2; p.sq = 3; p.sk = 10; p.kv_offset = 7; p.causal = Causal::bottom_right;

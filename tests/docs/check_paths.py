@@ -4,9 +4,15 @@ file that was renamed, a header that moved) misleads the next reader. Scans the 
 (reports/data excepted: records quote the tree of their own date) for
   - repository paths: a top-level folder of the project followed by a path (kernels/src/mma/...);
   - relative paths in Markdown files (../../atoms/...), resolved from the file's folder;
-  - include paths (flashprobe/atoms/layouts.h), looked up under every */include/ folder.
-A path with a wildcard or placeholder (*, {a,b}, <name>, NAME, $VAR) names a family, not a file, and
-is skipped; a brace list {a,b} is expanded. Usage: check_paths.py SOURCE_DIR. Exit 0 pass, 1 fail."""
+  - include paths (flashprobe/atoms/layouts.h), looked up under every */include/ folder;
+  - the design documents outside the repository (../shared, DESIGN.md, STYLE.md): the specification
+    is docs/, and nothing may point elsewhere.
+A path with a wildcard or placeholder (*, <name>, NAME, $VAR, a Python f-string field {x.y}) names a
+family, not a file, and is skipped; a brace list {a,b} is expanded. A record run that left the tree
+(reports/data/<device>/<run>) counts when reports/data/INDEX.md lists it (its commit holds it); a
+module's header may be named short (oracle/check.h for oracle/include/flashprobe/oracle/check.h);
+a build-tree path (kernels/CMakeFiles/...) or a test binary (tests/test_mutation) counts when its
+CMake target exists. Usage: check_paths.py SOURCE_DIR. Exit 0 pass, 1 fail."""
 import itertools, os, re, subprocess, sys
 
 root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else ".")
@@ -47,6 +53,8 @@ test_targets = set()
 for d, _, fs in os.walk(os.path.join(root, "tests")):
     if "CMakeLists.txt" in fs:
         test_targets |= set(re.findall(r"\bNAME\s+(test_\w+)", open(os.path.join(d, "CMakeLists.txt")).read()))
+index = os.path.join(root, "reports", "data", "INDEX.md")
+indexed_runs = set(re.findall(r"^\| ([^|\s]+/[^|\s]+) \|", open(index).read(), re.M)) if os.path.exists(index) else set()
 missing = []
 checked = 0
 for n in files():
@@ -62,7 +70,7 @@ for n in files():
             tok = m.group(1).rstrip(".,")
             after = line[m.end(1) - (len(m.group(1)) - len(tok)):][:4]
             if any(c in tok for c in "*<>$") or re.search(r"/[A-Z_]{3,}(/|$)", tok) or tok.endswith("/") or \
-                    after[:1] in ("*", "$", "<", "{") or after.startswith("/..."):
+                    after[:1] in ("*", "$", "<", "{") or after.startswith("/...") or re.search(r"\{\w+\.\w+\}", tok):
                 continue
             for p in expand(tok):
                 checked += 1
@@ -72,7 +80,19 @@ for n in files():
                 name = os.path.basename(p)
                 if p.startswith("tests/") and name.startswith("test_") and "." not in name and name in test_targets:
                     continue  # a test binary of the build tree, named by its CMake target
+                run = re.match(r"reports/data/([^/]+/[^/]+)", p)
+                if run and run.group(1) in indexed_runs:
+                    continue  # a run that left the tree; INDEX.md names the commit that holds it
+                mod = p.split("/")[0]
+                if os.path.exists(os.path.join(root, mod, "include", "flashprobe", p)):
+                    continue  # oracle/check.h: the module's own header, named short
+                built = re.match(r"(\w+)/CMakeFiles/(\w+)\.dir/(.+)\.o$", p)
+                if built and os.path.exists(os.path.join(root, built.group(1), built.group(3))):
+                    continue  # an object of the build tree whose source exists
                 missing.append(f"{n}:{lineno}: {p}")
+        if re.search(r"\.\./shared\b|\bDESIGN\.md|\bSTYLE\.md", line) and n != "tests/docs/check_paths.py":
+            checked += 1
+            missing.append(f"{n}:{lineno}: names the design documents outside the repository; the spec is docs/")
         for m in INCLUDE.finditer(line):
             for p in expand(m.group(1)):
                 checked += 1

@@ -100,8 +100,8 @@ bool decode_first(const DeviceInfo& dev, const AttnProblem& p, std::string* why)
 // The Hopper path (wgmma + TMA, sm_90 only: elsewhere its supports() refuses and mma follows) goes
 // first for the prefills it measured faster on: it ran 1.2x or more ahead of mma on every prefill
 // shape of the grid (reports/data/h100-80gb-hbm3/2026-11-24-final/). mma (with its causal block
-// order) overtook it on short problems, timed in one call (2026-11-24-mma-v9-gate/, f16 and bf16): causal d = 64 at S = 512 / 1024 / 2048 1.38-1.45x,
-// 1.21-1.22x, 1.08-1.10x (S = 4096: 0.99x, wgmma's again); d = 64 without a mask at S = 512 1.11-1.14x
+// order) overtook it on short problems, timed in one call (2026-11-24-mma-v9-gate/, f16 and
+// bf16): causal d = 64 at S = 512 / 1024 / 2048 1.38-1.45x, 1.21-1.22x, 1.08-1.10x (S = 4096: 0.99x, wgmma's again); d = 64 without a mask at S = 512 1.11-1.14x
 // (S = 1024: 1.00-1.04x, a tie left to wgmma); causal d = 128 at S = 512 1.03-1.08x (S = 1024: 0.81x).
 // Those go to mma first (mma_ahead_on_hopper); every other prefill to wgmma.
 bool mma_ahead_on_hopper(const AttnProblem& p, std::string* why) {

@@ -148,7 +148,7 @@ TEST(AtomDerivations, LdmatrixFeedsSm80BFromBothTileOrientations) {
   EXPECT_FALSE((ldsm_feeds_b<Swapped, T, false>()));
 }
 
-// The mma kernel (v5) keeps Q in shared memory, row-major [row][dim], and reads the A fragment of
+// The mma kernel keeps Q in shared memory, row-major [row][dim], and reads the A fragment of
 // each k-step with one ldmatrix.x4 (non-trans).
 TEST(AtomDerivations, LdmatrixFeedsSm80AFromARowMajorTile) {
   using flashprobe::atoms::ldsm_feeds_a;

@@ -45,7 +45,7 @@ std::vector<GridCase> build() {
       p.causal = Causal::bottom_right;
       add("sq_gap", p);
     }
-  // Several query blocks of the mma kernel (128 rows each since v5, 32 per warp): rows just below,
+  // Several query blocks of the mma kernel (128 rows each, 32 per warp): rows just below,
   // just past and well past one and two blocks, launched heaviest-first under a causal mask, with
   // Sk != Sq (the diagonal off the block edges), every head dim, and the soft-cap/ALiBi
   // instantiation (32-key tiles at D = 128).

@@ -29,7 +29,7 @@ TEST(MmaRescale, Threshold) {
   // The kernel's test, as written there, on the values it meets.
   const float inf = std::numeric_limits<float>::infinity();
   const auto grows = [](float mnew, float m, float f, float t) { return (mnew - m) * f > t; };
-  EXPECT_TRUE(grows(0.f, 0.f, 0.1f, always)) << "always: no growth still rescales (as before v10)";
+  EXPECT_TRUE(grows(0.f, 0.f, 0.1f, always)) << "always: no growth still rescales";
   EXPECT_TRUE(grows(3.f, -inf, 0.1f, kMmaRescaleLog2)) << "a row's first scores always rescale";
   EXPECT_FALSE(grows(-inf, -inf, 0.1f, always)) << "a row that has seen nothing never rescales";
   EXPECT_FALSE(grows(80.f, 0.f, 0.1f, kMmaRescaleLog2)) << "growth 8.0: P reaches exactly 2^8, kept";
@@ -45,7 +45,7 @@ TEST(MmaRescale, Threshold) {
 }
 
 TEST(MmaRescale, ConditionalOnlyAtD128) {
-  EXPECT_FALSE(mma_lazy_rescale<64>()) << "D = 64 keeps v9's unconditional rescale (measured faster)";
+  EXPECT_FALSE(mma_lazy_rescale<64>()) << "D = 64 keeps the unconditional rescale (measured faster)";
   EXPECT_FALSE(mma_lazy_rescale<80>()) << "D = 80, 96, 256: the default with the vote measured slower";
   EXPECT_FALSE(mma_lazy_rescale<96>());
   EXPECT_TRUE(mma_lazy_rescale<128>());

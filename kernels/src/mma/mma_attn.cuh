@@ -214,7 +214,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
   constexpr bool kAPairs = a_pairs_along_k<Atom>();
   constexpr bool kLdsm = C::kLdsm;
   // The conditional rescale (below) where it was measured: D = 128 (mma_lazy_rescale), without
-  // soft-cap/ALiBi (the Extras instantiation, which is also the AMD path's only one, keeps v9's code).
+  // soft-cap/ALiBi (the Extras instantiation, which is also the AMD path's only one, keeps the unconditional rescale).
   constexpr bool kLazy = mma_lazy_rescale<D>() && !Extras;
   static_assert(!kLdsm || (C::kNT % 2 == 0 && C::kOT % 2 == 0), "ldmatrix.x4 reads two n-tiles at a time");
   __shared__ __align__(16) std::uint16_t k_s[kLdsm ? 1 : Bn * C::kLd];
@@ -259,7 +259,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
   // Per m-tile and local row: its query index (row_of), softmax state (max in base 2, this lane's
   // part of the sum). A row's visible keys are [max(0, i + lo_off), min(keys - 1, i + hi_off)]
   // (visible_offsets32), recomputed on each masked tile: kept per row, the 2 * MT * R bounds spilled
-  // at D = 128 and were reloaded on every masked tile (v8). Rows past Sq get an interval as well:
+  // at D = 128 and were reloaded on every masked tile (PERF_NOTES.md). Rows past Sq get an interval as well:
   // they run on zero Q rows and are never stored.
   const auto row_of = [&](int mt, int rr) {
     return w0 + mt * M + Atom::c(lane, atoms::first_slot_of_row<Atom>(kRows, rr)).row;
@@ -502,7 +502,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
         for (int rr = 0; rr < R; ++rr) mnew[mt][rr] = m_r[mt][rr];
       // Masked tiles: key indices relative to the tile (jr = j - kv0, a compile-time constant per
       // score but for the lane's column). Written as kv0 + constant, every score's key index became a
-      // loop induction variable of its own, live across the whole key loop (v5's first cut spilled
+      // loop induction variable of its own, live across the whole key loop (a first cut spilled
       // 1 KB at D = 128). The bounds move instead: per row and tile, lo - kv0 and hi - kv0 (both fit an
       // int: see visible_range32), and for ALiBi the distance |i + diag - j| = |(i + diag - kv0) - jr|.
       // Soft-cap/ALiBi is its own instantiation of this lambda and, on the ldmatrix path, of the

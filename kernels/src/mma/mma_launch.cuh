@@ -22,7 +22,7 @@ inline constexpr int kMmaWaves = 4;
 // Keys per K/V tile. 64 up to D = 128 (FlashAttention-2's 128 x 64 tile on sm80/sm90); at D = 256
 // the O accumulators (D / N tiles per lane) need the registers, so the tile halves to 32 keys, and so
 // does the ldmatrix path's soft-cap/ALiBi instantiation at D = 128, which spills at 64 with two
-// m-tiles per wave (PERF_NOTES.md, v5).
+// m-tiles per wave (PERF_NOTES.md).
 template <class Atom, int D, bool Extras>
 constexpr int mma_bn() {
   if (D > 128) return 32;
@@ -60,7 +60,7 @@ void launch_mma_atom(const Params& p, Stream s) {
   if (static_cast<std::int64_t>(p.sq) + p.sk > kMaxLen32)
     throw UsageError("mma: sq=" + std::to_string(p.sq) + ", sk=" + std::to_string(p.sk) +
                      ": sq + sk must be at most " + std::to_string(kMaxLen32) + " (32-bit indices)");
-  // The generic path (AMD) keeps one instantiation that handles every problem, as before v5.
+  // The generic path (AMD) keeps one instantiation that handles every problem.
   if (!dev::use_ldsm<Atom>() || p.softcap > 0.f || p.alibi != nullptr) launch_mma_config<Atom, E, D, true>(p, s);
   else if constexpr (dev::use_ldsm<Atom>()) launch_mma_config<Atom, E, D, false>(p, s);
 }

@@ -1,15 +1,15 @@
 #pragma once
-// The order in which the mma kernel's blocks take the row blocks of a problem (PERF_NOTES.md, v9).
+// The order in which the mma kernel's blocks take the row blocks of a problem (PERF_NOTES.md).
 //
 // One block per 128-row block of each (batch, head). Blocks are dispatched roughly in the order of
 // their linear index x + X * (y + Y * z), and a block that finishes is replaced by the next. Under a
 // causal mask row block m sees about m + 1 key tiles, so the order decides the tail: a heavy row
 // block dispatched near the end runs on while the rest of the GPU idles.
-//   rows_inner  (grid nm x hq x batch; v3-v8): one head's row blocks heaviest first, then the next
+//   rows_inner  (grid nm x hq x batch): one head's row blocks heaviest first, then the next
 //               head. The last head's heaviest blocks start less than one head's work before the
 //               end: a list-scheduling model of the causal prefill grid
 //               (scripts/gpu/block_order_model.py) puts the loss at 11-15 % (D = 128) and 6-8 %
-//               (D = 64); measured, v9's order is 8-11 % and 3-4 % faster.
+//               (D = 64); measured, heads_inner is 8-11 % and 3-4 % faster.
 //   heads_inner (grid hq x nm x batch): a batch's heads innermost, its row blocks heaviest first,
 //               then the next batch. Only the last batch's light blocks are left for the tail (the
 //               model: 0-10 %, never worse than rows_inner); a batch's heads run together, each

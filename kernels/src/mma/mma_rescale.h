@@ -1,5 +1,5 @@
 #pragma once
-// The mma kernel's conditional rescale (PERF_NOTES.md, v10; FlashAttention-4's), at D = 128: a wave
+// The mma kernel's conditional rescale (PERF_NOTES.md; FlashAttention-4's), at D = 128: a wave
 // rescales its rows' O, l and max only when some row's max has grown by more than a threshold
 // (base-2 exponent units) since the max they are relative to. Until then P = exp2(s - kept max) is
 // at most 2^threshold.
@@ -15,8 +15,8 @@ namespace flashprobe::kernels::dev {
 // far below f16's 65504), and for scores that settle after the first tiles nothing is rescaled again.
 inline constexpr float kMmaRescaleLog2 = 8.f;
 
-// Where the kernel is compiled with the conditional rescale: D = 128 only. Elsewhere the code stays
-// v9's (FLASHPROBE_MMA_RESCALE has no effect there). Measured against v9 on the H100: at D = 64 the
+// Where the kernel is compiled with the conditional rescale: D = 128 only. Elsewhere every growth of
+// a row's max rescales (FLASHPROBE_MMA_RESCALE has no effect there). Measured against that on the H100: at D = 64 the
 // conditional form was 1-3 % slower on most S = 2048-16384 shapes (`2026-11-24-mma-v10-ab/`), and at
 // D = 80, 96 and 256 its default (always) was 1-4 % slower, though lazy was 2-6 % faster
 // (`2026-11-24-mma-v10-odd-dims/`).
@@ -27,14 +27,14 @@ constexpr bool mma_lazy_rescale() {
 
 // The threshold for a launch, from FLASHPROBE_MMA_RESCALE (`forced`):
 //   unset, empty or "always" (the default): -inf, so that every tile on which a row's max grows at
-//     all is rescaled, as before v10. Each row's largest P is then exactly 1, as in FlashAttention-2
+//     all is rescaled. Each row's largest P is then exactly 1, as in FlashAttention-2
 //     and the oracle's emulation.
 //   "lazy": kMmaRescaleLog2 (opt-in, 4-7 % faster at D = 128 on the H100). A row's largest P is then
 //     2^x with 0 < x <= 8, rounded to the input type, while l sums the unrounded P: each row's O
 //     carries a common scale error of up to half an ulp of P. The oracle's bias check (mean signed
 //     error over a problem's outputs) saw it in 1 of about 1950 soak cases, a problem with 2 rows;
 //     it is not a rounding direction but it is not what FlashAttention-2 computes either, so it is
-//     not the default (PERF_NOTES.md, v10).
+//     not the default (PERF_NOTES.md).
 //   anything else: a UsageError naming the value.
 inline float mma_rescale_log2(const char* forced = nullptr) {
   if (forced == nullptr || *forced == '\0') return -__builtin_huge_valf();

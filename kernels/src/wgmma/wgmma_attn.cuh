@@ -19,7 +19,7 @@
 //     in the order WgmmaSchedule names (wgmma_config.h): one after the other, or S(t) issued with
 //     P(t-1)V(t-1) and softmax(t) computed while the latter runs, optionally taking turns;
 //   at the end O /= l and LSE = m + log(l) (natural log); empty rows O = 0, LSE = -inf.
-// Before this layout (v1-v4, WGMMA_NOTES.md) thread 0 of a consumer warpgroup also produced, so
+// Before this layout (WGMMA_NOTES.md) thread 0 of a consumer warpgroup also produced, so
 // every refill stalled that warpgroup's products; with it the overlapped schedules measured slower.
 // Persistence hides what a block per row block pays unhidden at one block per SM: barrier set-up,
 // the first loads' latency and the stores at the end overlap the neighbouring row blocks' work.

@@ -7,9 +7,10 @@ toolkit (one implementation: this package binds it).
     assert result.passed, result.summary
 
 flashprobe.strategies holds Hypothesis strategies (problems, inputs, cases) drawn by the C++
-generator; flashprobe.testing.check_kernel property-tests a Python kernel with shrinking.
+generator; flashprobe.testing.check_kernel property-tests a Python kernel with shrinking;
+flashprobe.kernels runs this build's own kernels (in a GPU build).
 """
-from ._core import UsageError
+from ._core import NoDevice, UsageError
 from ._core import backend as _backend
 from ._core import commit as _commit
 from ._core import version as __version__
@@ -18,7 +19,7 @@ from ._oracle import CheckResult, check, reference
 from ._problem import Problem
 
 __all__ = ["Problem", "check", "reference", "CheckResult", "Case", "generate_case", "INPUT_KINDS", "UsageError",
-           "build_info"]
+           "NoDevice", "build_info"]
 
 
 def build_info() -> dict:

@@ -21,5 +21,6 @@ AttnProblem problem_from(nb::handle text_or_dict);
 void bind_problem(nb::module_& m);
 void bind_oracle(nb::module_& m);
 void bind_cases(nb::module_& m);
+void bind_kernels(nb::module_& m);
 
 }  // namespace flashprobe::python

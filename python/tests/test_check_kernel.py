@@ -155,3 +155,22 @@ def test_a_failure_is_saved_for_the_cli_and_the_cli_agrees(cli, tmp_path):
     rec = json.loads((tmp_path / e.value.case.id / "check.json").read_text())
     assert rec["pass"] is False and rec["case_id"] == e.value.result.case_id
     assert rec["o"]["error"] == e.value.result.record["o"]["error"]
+
+
+def test_the_builds_own_kernels_are_listed_and_run_only_with_a_gpu():
+    import flashprobe.kernels as fk
+
+    assert {"mma", "tiled", "decode", "ref3pass"} <= set(fk.names())
+    assert "split-K" in fk.describe()["decode"]
+    with pytest.raises(flashprobe.UsageError, match="unknown kernel 'flash3' \\(this build has: "):
+        fk.kernel("flash3")
+    c = flashprobe.generate_case(1, head_dims=[64], dtypes=["f16"])
+    if flashprobe.build_info()["backend"] == "off":
+        with pytest.raises(flashprobe.NoDevice):
+            fk.kernel("tiled")(c.problem, *c.arrays())
+        return
+    try:  # a GPU build: the kernel passes the oracle on its cases, through the same gate
+        r = check_kernel(fk.kernel("tiled"), max_examples=60, seed=9, **SMALL)
+    except flashprobe.NoDevice as e:
+        pytest.skip(f"no GPU: {e}")
+    assert r.checked == 60

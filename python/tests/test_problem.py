@@ -118,6 +118,23 @@ def test_the_cli_reads_a_problem_as_python_does(cli, tmp_path):
         assert str(e.value).splitlines()[-1].strip() in r.stderr, (str(e.value), r.stderr)
 
 
+@pytest.mark.parametrize("fields", [dict(batch=1.7), dict(batch=True), dict(sq=4294967300), dict(causal=True),
+                                    dict(dtype="half"), dict(hq=2, hkv=2.0)])
+def test_loose_values_get_the_clis_verdict(cli, tmp_path, fields):
+    # Values a strict reader refuses and a lenient one narrows: whatever the C++ reader does with
+    # them, Python does the same (accepts both, or refuses both with the same message).
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(fields))
+    r = cli("check", "--problem", path, "--q", tmp_path / "q.npy", "--k", tmp_path / "k.npy", "--v",
+            tmp_path / "v.npy", "--o", tmp_path / "o.npy")
+    try:
+        Problem(**fields)
+    except UsageError as e:
+        assert r.returncode == 2 and str(e).splitlines()[-1].strip() in r.stderr, (str(e), r.stderr)
+    else:  # the problem passed; the CLI then stops at the missing NPY file, not at the problem
+        assert "q.npy" in r.stderr, r.stderr
+
+
 def test_build_info_names_the_commit():
     info = flashprobe.build_info()
     assert info["version"] and info["commit"] and info["backend"] in ("off", "cuda", "hip")

@@ -81,7 +81,9 @@ def sdpa_subject(backend):
             raise Unsupported("SDPA needs at least one key")
         lay = p.tensor_layouts
         qb, kb, vb = to_bhsd(q, lay["q"]), to_bhsd(k, lay["k"]), to_bhsd(v, lay["v"])
-        kw = dict(scale=p.effective_scale, enable_gqa=p.hq != p.hkv)
+        kw = dict(scale=p.effective_scale)
+        if p.hq != p.hkv:
+            kw["enable_gqa"] = True
         if needs_mask(p) or (p.causal == "bottom_right" and p.sq != p.sk and causal_lower_right is None):
             vis = torch.from_numpy(visibility(p)).to(DEVICE)[:, None]  # [B, 1, Sq, Sk]
             if p.alibi_slopes:
@@ -135,15 +137,19 @@ class Flex:
         f32 = dict(device=DEVICE, dtype=torch.float32)
         i32 = dict(device=DEVICE, dtype=torch.int32)
         self.cap = torch.zeros(1, **f32)
+        self.scale = torch.ones(1, **f32)
         self.slopes = torch.zeros(self.MAX, **f32)
         self.diag = torch.zeros(self.MAX, **i32)
         self.keys = torch.zeros(self.MAX, **i32)
         self.flags = torch.zeros(3, **i32)  # causal, window_left, window_right
-        cap, slopes, diag, keys, flags = self.cap, self.slopes, self.diag, self.keys, self.flags
+        cap, scale, slopes, diag, keys, flags = self.cap, self.scale, self.slopes, self.diag, self.keys, self.flags
 
+        # s = scale * q.k (flex_attention's own scale is 1: a Python float would be a guard, and every
+        # new value a recompile), then the soft-cap, then ALiBi, as DESIGN.md orders them.
         def score_mod(score, b, h, q_idx, kv_idx):
             c = cap[0]
-            s = torch.where(c > 0, c * torch.tanh(score / torch.where(c > 0, c, 1.0)), score)
+            s = score * scale[0]
+            s = torch.where(c > 0, c * torch.tanh(s / torch.where(c > 0, c, 1.0)), s)
             return s - slopes[h] * (q_idx + diag[b] - kv_idx).abs()
 
         def mask_mod(b, h, q_idx, kv_idx):
@@ -167,6 +173,7 @@ class Flex:
         # Contiguous BHSD copies: one stride pattern, so that strides never cost a recompile.
         qb, kb, vb = (to_bhsd(x, lay[n]).contiguous() for x, n in ((q, "q"), (k, "k"), (v, "v")))
         self.cap[0] = p.softcap
+        self.scale[0] = p.effective_scale
         self.slopes.zero_()
         if p.alibi_slopes:
             self.slopes[:p.hq] = torch.tensor(p.alibi_slopes)
@@ -174,7 +181,7 @@ class Flex:
         self.keys[:p.batch] = torch.tensor(list(p.seqlens_k) or [p.sk] * p.batch, dtype=torch.int32)
         self.flags.copy_(torch.tensor([int(p.causal != "none"), p.window_left, p.window_right], dtype=torch.int32))
         block_mask = self.fa.create_block_mask(self.mask_mod, p.batch, None, p.sq, p.sk, device=DEVICE)
-        kw = dict(score_mod=self.score_mod, block_mask=block_mask, scale=p.effective_scale, enable_gqa=True)
+        kw = dict(score_mod=self.score_mod, block_mask=block_mask, scale=1.0, enable_gqa=True)
         if self.aux is not None:
             o, aux = self.compiled(qb, kb, vb, return_aux=self.aux(lse=True), **kw)
             lse = aux.lse

@@ -35,7 +35,9 @@ extern "C" {
 enum fp_dtype_v1 { FP_DTYPE_F16 = 0, FP_DTYPE_BF16 = 1, FP_DTYPE_F32 = 2 };
 enum fp_causal_v1 { FP_CAUSAL_NONE = 0, FP_CAUSAL_BOTTOM_RIGHT = 1, FP_CAUSAL_TOP_LEFT = 2 };
 
-/* The attention problem; semantics as in flashprobe's docs/attention-semantics.md. */
+/* The attention problem; semantics as in flashprobe's docs/attention-semantics.md. A C++20 plug-in
+   may mask exactly as flashprobe checks with flashprobe/core/mask.h (header-only, host and device:
+   mask::diag_offset, mask::narrow, mask::kv_head). */
 typedef struct fp_problem_v1 {
   int32_t batch, hq, hkv, sq, sk, d, dv;
   int32_t dtype;     /* enum fp_dtype_v1, of Q, K, V */

@@ -145,7 +145,7 @@ class Flex:
         cap, scale, slopes, diag, keys, flags = self.cap, self.scale, self.slopes, self.diag, self.keys, self.flags
 
         # s = scale * q.k (flex_attention's own scale is 1: a Python float would be a guard, and every
-        # new value a recompile), then the soft-cap, then ALiBi, as DESIGN.md orders them.
+        # new value a recompile), then the soft-cap, then ALiBi, as docs/attention-semantics.md orders them.
         def score_mod(score, b, h, q_idx, kv_idx):
             c = cap[0]
             s = score * scale[0]

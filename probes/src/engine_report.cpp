@@ -7,6 +7,26 @@
 
 namespace flashprobe::probes {
 
+std::string k_labels_from(const ProbeResult& r) {
+  if (!r.label_anchor.empty()) return "load path";
+  return r.labels_from_expected ? "documented" : "canonical";
+}
+
+nlohmann::json observability(const ProbeResult& r) {
+  const std::string from = k_labels_from(r);
+  const std::string why =
+      from == "load path" ? "derived from " + r.label_anchor + " (a load of a row-major tile gives absolute k)"
+      : from == "documented"
+          ? "taken from the documented layout: D = A*B cannot observe the absolute k order (any permutation of k "
+            "shared by A and B gives the same D)"
+          : "canonical first-appearance labels: no document or load path anchors k";
+  const nlohmann::json k = {{"from", from}, {"why", why}};
+  const std::string pairing = "k pairing with the other operand (which A slot meets which B slot)";
+  return {{"A", {{"observed", {"row (shared with C/D)", pairing, "replicas and ignored slots"}}, {"k", k}}},
+          {"B", {{"observed", {"column (shared with C/D)", pairing, "replicas and ignored slots"}}, {"k", k}}},
+          {"C", {{"observed", {"row", "column", "pass-through of C"}}}}};
+}
+
 std::string report(const ProbeResult& r, bool with_grids) {
   std::ostringstream os;
   os << r.atom << "  [" << r.source << ": " << r.executor << "]\n";
@@ -16,6 +36,8 @@ std::string report(const ProbeResult& r, bool with_grids) {
      << "\n";
   for (Operand op : {Operand::A, Operand::B, Operand::C})
     os << "  " << operand_name(op) << ": " << formula(r.derived.operand(op)).text() << "\n";
+  os << "  observed: rows of A and C/D, columns of B and C/D, the A-B pairing of k; k labels of A and B: "
+     << observability(r)["A"]["k"]["why"].get<std::string>() << "\n";
   for (const auto& c : r.checks)
     if (!c.ok) os << "  CHECK FAILED " << c.name << ": " << c.detail << "\n";
   if (r.checks_ok()) os << "  checks: all " << r.checks.size() << " passed\n";
@@ -49,6 +71,7 @@ void to_json(nlohmann::json& j, const ProbeResult& r) {
        {"verdict", std::string(verdict_name(r.verdict))},
        {"ok", r.ok()},
        {"labels", r.labels_from_expected ? "expected" : "canonical"},
+       {"observability", observability(r)},
        {"layout", r.derived},
        {"formulas", formulas},
        {"checks", checks},

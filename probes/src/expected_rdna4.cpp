@@ -1,7 +1,8 @@
 // gfx12 (RDNA4) WMMA, 16x16x16 with f32 accumulators, wave32 and wave64: the layouts and targets are
 // the atom module's (flashprobe/atoms/amd_layout.h GFX12_WMMA_Layout, targets.h).
-// Cross-checked against CK ck_tile WmmaTraits<gfx12> (wave32: kABKLane = 2, kABK1PerLane = 8,
-// kCM1PerLane = 8). The wave64 forms come from a third-party reading of the ISA and are flagged so.
+// Checked slot for slot against AMD's Matrix Instruction Calculator (reports/data/amd-calculator/,
+// tests/probes_amd/test_amd_calculator.cpp): A/B hold k in runs of four, k = 8*(slot/4) + 4*(lane/16)
+// + slot%4. The absolute k order is the document's: D = A*B only shows which A slot meets which B slot.
 #include "expected_common.h"
 #include "flashprobe/atoms/amd_layout.h"
 #include "flashprobe/atoms/targets.h"
@@ -29,8 +30,8 @@ AtomDesc gfx12(const std::string& name, ElemType in) {
   d.expected = layout_of<L>();
   d.source = {"AMD RDNA4 Instruction Set Architecture Reference Guide",
               "Wave Matrix Multiply Accumulate (WMMA): matrix layouts in VGPRs"};
-  d.notes = wave == 32 ? "no replicated lanes; K split between lanes 0-15 and 16-31"
-                       : "wave64 layout from a third-party reading of the ISA; not yet checked against the ISA text";
+  d.notes = wave == 32 ? "no replicated lanes; K split between lanes 0-15 (k 0-3, 8-11) and 16-31 (k 4-7, 12-15)"
+                       : "no replicated lanes; lane group g of 16 holds k 4g..4g+3";
   return d;
 }
 }  // namespace

@@ -223,6 +223,12 @@ AtomRun probe_on_hardware(const AtomDesc& atom, const DeviceInfo& dev, const nlo
       probed.source = {"memory path on this device", "load_matrix_sync / store_matrix_sync"};
     }
     ProbeResult r = probe(probed, *ex, options);
+    if (mem && r.labels_from_expected) {
+      std::string methods;
+      for (const auto& p : paths)
+        if (p.operand != Operand::C) methods += (methods.empty() ? "" : "; ") + p.method;
+      r.label_anchor = "the memory path (" + methods + ")";
+    }
     run.status = RunStatus::probed;
     run.executor_calls = r.executor_calls;
     std::ostringstream text;

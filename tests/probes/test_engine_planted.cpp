@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 #include "flashprobe/probes/engine.h"
 #include "flashprobe/probes/simulated.h"
 #include "layout_gen.h"
@@ -196,4 +198,48 @@ TEST(Anomalies, KMatchingNoiseIsLouderThanAnyMatch) {
     EXPECT_GT(quietest_noise, 2 * loudest) << "experiment " << e;
     EXPECT_GT(loudest, 1);
   }
+}
+
+// The absolute k order of A and B is not observable: hardware that permutes k in A and B alike gives
+// the same D, so the probe matches the documented layout and its record says the k labels are the
+// document's. gfx12 wave32 with k contiguous per lane (a misreading of the ISA) is such a permutation.
+TEST(Observability, ASharedKPermutationIsInvisibleAndTheRecordSaysKIsDocumented) {
+  const auto r = probe_planted("GFX12_WMMA_16x16x16_F32F16_W32", [](MmaLayout& l) {
+    for (int lane = 0; lane < 32; ++lane)
+      for (int s = 0; s < 8; ++s) {
+        l.a.set(lane, s, Coord{lane % 16, 8 * (lane / 16) + s});
+        l.b.set(lane, s, Coord{8 * (lane / 16) + s, lane % 16});
+      }
+  });
+  EXPECT_EQ(r.verdict, Verdict::matches) << report(r, false);
+  EXPECT_TRUE(r.diff.empty());
+  nlohmann::json j = r;
+  EXPECT_EQ(j["observability"]["A"]["k"]["from"], "documented");
+  EXPECT_EQ(j["observability"]["B"]["k"]["from"], "documented");
+  EXPECT_EQ(j["observability"]["A"]["observed"][0], "row (shared with C/D)");
+  EXPECT_EQ(j["observability"]["C"]["observed"][0], "row");
+  EXPECT_NE(report(r, false).find("cannot observe the absolute k order"), std::string::npos);
+}
+
+// A k permutation of A alone changes D: that the probe does see.
+TEST(Observability, APermutationOfKInAAloneIsADifference) {
+  const auto r = probe_planted("GFX12_WMMA_16x16x16_F32F16_W32", [](MmaLayout& l) {
+    const Coord x = l.a.at(0, 0), y = l.a.at(0, 4);
+    l.a.set(0, 0, y);
+    l.a.set(0, 4, x);
+  });
+  EXPECT_NE(r.verdict, Verdict::matches) << report(r, false);
+}
+
+TEST(Observability, CanonicalAndLoadPathAnchorsAreNamed) {
+  const AtomDesc& atom = *find_mma_atom("GFX12_WMMA_16x16x16_F32F16_W32");
+  SimulatedExecutor sim(atom, *atom.expected, ReplicaRule::poison);
+  ProbeOptions o;
+  o.use_expected_labels = false;
+  ProbeResult r = probe(atom, sim, o);
+  EXPECT_EQ(k_labels_from(r), "canonical");
+  r.labels_from_expected = true;
+  r.label_anchor = "the memory path (load_matrix_sync from row-major memory)";
+  EXPECT_EQ(k_labels_from(r), "load path");
+  EXPECT_NE(observability(r)["B"]["k"]["why"].get<std::string>().find("load_matrix_sync"), std::string::npos);
 }

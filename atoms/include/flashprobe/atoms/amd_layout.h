@@ -31,16 +31,20 @@ struct GFX11_WMMA_Layout {
 };
 using GFX11_WMMA_16x16x16_Layout = GFX11_WMMA_Layout<32>;
 
-// gfx12 (RDNA4) WMMA 16x16x16, f32 accumulators: no replication; K is split between the lane groups
-// of 16 (k = kA*(lane/16) + i) and so are the rows of C (wave32: row i + 8*(lane/16); wave64:
-// i + 8*((lane/16) & 1) + 4*(lane/32)).
+// gfx12 (RDNA4) WMMA 16x16x16, f32 accumulators: no replication. K is split between the lane groups
+// of 16 in runs of four: k = 8*(i/4) + 4*(lane/16) + i%4 (wave32: lane 0 holds k 0-3 and 8-11, lane 16
+// k 4-7 and 12-15; wave64, 4 slots: lane group g holds k 4g..4g+3), as the RDNA4 ISA guide's VGPR
+// tables and AMD's Matrix Instruction Calculator state (reports/data/amd-calculator/). D = A*B cannot
+// tell this k order from any other that A and B share; the probe records say so. The rows of C are
+// split too (wave32: row i + 8*(lane/16); wave64: i + 8*((lane/16) & 1) + 4*(lane/32)).
 template <int kWave_>
 struct GFX12_WMMA_Layout {
   static_assert(kWave_ == 32 || kWave_ == 64);
   static constexpr int M = 16, N = 16, K = 16, kWave = kWave_;
   static constexpr int kA = 256 / kWave, kB = kA, kC = 256 / kWave;
-  FP_ATOM_HD static constexpr Coord a(int lane, int i) { return {lane % 16, kA * (lane / 16) + i}; }
-  FP_ATOM_HD static constexpr Coord b(int lane, int i) { return {kB * (lane / 16) + i, lane % 16}; }
+  FP_ATOM_HD static constexpr int k_of(int lane, int i) { return 8 * (i / 4) + 4 * (lane / 16) + i % 4; }
+  FP_ATOM_HD static constexpr Coord a(int lane, int i) { return {lane % 16, k_of(lane, i)}; }
+  FP_ATOM_HD static constexpr Coord b(int lane, int i) { return {k_of(lane, i), lane % 16}; }
   FP_ATOM_HD static constexpr Coord c(int lane, int i) {
     if constexpr (kWave == 32) return {i + 8 * (lane / 16), lane % 16};
     else return {i + 8 * ((lane / 16) & 1) + 4 * (lane / 32), lane % 16};

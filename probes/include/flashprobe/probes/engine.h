@@ -93,6 +93,9 @@ struct ProbeResult {
   std::string executor;     // executor's description()
   MmaLayout derived;
   bool labels_from_expected = false;  // else canonical first-appearance labels
+  // What anchored the labels when it was not the expected layout's document: a load path of this
+  // device (hardware_probe.cpp sets "memory path: <method>"); empty otherwise.
+  std::string label_anchor;
   Verdict verdict = Verdict::no_expected;
   std::vector<SlotDiff> diff;         // expected vs derived, when labels_from_expected
   std::vector<Check> checks;
@@ -111,10 +114,20 @@ struct ProbeResult {
 
 ProbeResult probe(const AtomDesc& atom, Executor& executor, const ProbeOptions& options = {});
 
+// Per operand, which coordinates the experiments observed and where the others come from. D = A*B
+// observes the rows of A and C/D (one labelling shared by both), the columns of B and C/D, which A
+// slot meets which B slot on k, replicas and ignored slots. It cannot observe the absolute k order:
+// any permutation of k applied to A and B alike gives the same D, so k labels are the document's
+// (or canonical, or a load path's where one anchors them). {"A": {"observed": [...], "k": {"from",
+// "why"}}, "B": ..., "C": {"observed": [...]}}
+nlohmann::json observability(const ProbeResult& r);
+// "documented", "canonical" or "load path": where the k labels of A and B come from.
+std::string k_labels_from(const ProbeResult& r);
+
 // Human-readable report: verdict, formulas, checks, anomalies, diff, and (with grids) the grids.
 std::string report(const ProbeResult& r, bool with_grids);
-// {"atom", "source", "executor", "verdict", "labels", "layout", "formulas", "checks", "anomalies",
-//  "diff", "executor_calls", "experiments", "packs_rerun", "seconds"}
+// {"atom", "source", "executor", "verdict", "labels", "observability", "layout", "formulas", "checks",
+//  "anomalies", "diff", "executor_calls", "experiments", "packs_rerun", "seconds"}
 void to_json(nlohmann::json& j, const ProbeResult& r);
 
 }  // namespace flashprobe::probes

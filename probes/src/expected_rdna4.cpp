@@ -1,8 +1,7 @@
 // gfx12 (RDNA4) WMMA, 16x16x16 with f32 accumulators, wave32 and wave64: the layouts and targets are
 // the atom module's (flashprobe/atoms/amd_layout.h GFX12_WMMA_Layout, targets.h).
-// Checked slot for slot against AMD's Matrix Instruction Calculator (reports/data/amd-calculator/,
-// tests/probes_amd/test_amd_calculator.cpp): A/B hold k in runs of four, k = 8*(slot/4) + 4*(lane/16)
-// + slot%4. The absolute k order is the document's: D = A*B only shows which A slot meets which B slot.
+// As AMD's Matrix Instruction Calculator states them: A/B hold k in runs of four,
+// k = 8*(slot/4) + 4*(lane/16) + slot%4. The absolute k order is the document's: D = A*B only shows which A slot meets which B slot.
 #include "expected_common.h"
 #include "flashprobe/atoms/amd_layout.h"
 #include "flashprobe/atoms/targets.h"

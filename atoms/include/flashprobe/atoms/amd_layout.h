@@ -34,7 +34,7 @@ using GFX11_WMMA_16x16x16_Layout = GFX11_WMMA_Layout<32>;
 // gfx12 (RDNA4) WMMA 16x16x16, f32 accumulators: no replication. K is split between the lane groups
 // of 16 in runs of four: k = 8*(i/4) + 4*(lane/16) + i%4 (wave32: lane 0 holds k 0-3 and 8-11, lane 16
 // k 4-7 and 12-15; wave64, 4 slots: lane group g holds k 4g..4g+3), as the RDNA4 ISA guide's VGPR
-// tables and AMD's Matrix Instruction Calculator state (reports/data/amd-calculator/). D = A*B cannot
+// tables and AMD's Matrix Instruction Calculator state. D = A*B cannot
 // tell this k order from any other that A and B share; the probe records say so. The rows of C are
 // split too (wave32: row i + 8*(lane/16); wave64: i + 8*((lane/16) & 1) + 4*(lane/32)).
 template <int kWave_>

@@ -5,7 +5,18 @@
 
 namespace flashprobe::test {
 
-NaiveResult naive_attention(const AttnProblem& p, const AttnInputs& in) {
+NaiveInputs to_long_double(const AttnInputs& in) {
+  auto cvt = [](const Tensor& t) {
+    std::vector<long double> v(static_cast<std::size_t>(t.size()));
+    for (std::int64_t i = 0; i < t.size(); ++i) v[static_cast<std::size_t>(i)] = static_cast<long double>(t.get(i));
+    return v;
+  };
+  return {cvt(in.q), cvt(in.k), cvt(in.v)};
+}
+
+NaiveResult naive_attention(const AttnProblem& p, const AttnInputs& in) { return naive_attention(p, to_long_double(in)); }
+
+NaiveResult naive_attention(const AttnProblem& p, const NaiveInputs& in) {
   NaiveResult r;
   r.o.assign(static_cast<std::size_t>(p.batch) * p.sq * p.hq * p.dv, 0.0L);
   r.lse.assign(static_cast<std::size_t>(p.batch) * p.hq * p.sq, -std::numeric_limits<long double>::infinity());
@@ -31,7 +42,7 @@ NaiveResult naive_attention(const AttnProblem& p, const AttnInputs& in) {
           if (p.window_right >= 0 && j > diag + p.window_right) continue;
           long double dot = 0;
           for (int x = 0; x < p.d; ++x)
-            dot += static_cast<long double>(in.q.get(at(qs, b, i, h, x))) * static_cast<long double>(in.k.get(at(ks, b, j, kvh, x)));
+            dot += in.q[static_cast<std::size_t>(at(qs, b, i, h, x))] * in.k[static_cast<std::size_t>(at(ks, b, j, kvh, x))];
           long double v = scale * dot;
           if (p.softcap != 0) v = static_cast<long double>(p.softcap) * std::tanh(v / static_cast<long double>(p.softcap));
           if (!p.alibi_slopes.empty())
@@ -46,7 +57,7 @@ NaiveResult naive_attention(const AttnProblem& p, const AttnInputs& in) {
         for (auto& v : s) l += (v = std::exp(v - m));
         for (int x = 0; x < p.dv; ++x) {
           long double acc = 0;
-          for (std::size_t t = 0; t < s.size(); ++t) acc += s[t] * static_cast<long double>(in.v.get(at(vs, b, keys[t], kvh, x)));
+          for (std::size_t t = 0; t < s.size(); ++t) acc += s[t] * in.v[static_cast<std::size_t>(at(vs, b, keys[t], kvh, x))];
           r.o[((static_cast<std::size_t>(b) * p.sq + i) * p.hq + h) * p.dv + x] = acc / l;
         }
         r.lse[(static_cast<std::size_t>(b) * p.hq + h) * p.sq + i] = m + std::log(l);

@@ -14,6 +14,14 @@ struct NaiveResult {
   std::vector<long double> lse;  // [B, Hq, Sq]
 };
 
+// The stored input elements as long doubles, at the same offsets as the tensors (finite differences
+// perturb these far below the stored type's resolution).
+struct NaiveInputs {
+  std::vector<long double> q, k, v;
+};
+NaiveInputs to_long_double(const AttnInputs& in);
+
 NaiveResult naive_attention(const AttnProblem& p, const AttnInputs& in);
+NaiveResult naive_attention(const AttnProblem& p, const NaiveInputs& in);
 
 }  // namespace flashprobe::test

@@ -201,10 +201,14 @@ def grid_items(rec):
 @reader("prop_soak")
 def soak_items(rec):
     for row in rec.data.get("rows", []):
-        skipped = 1 if row.get("skipped") else 0 if row.get("skipped") is False else None
+        skipped = row.get("shards_skipped")  # shards; older records say skipped or not for the row
+        if not isinstance(skipped, int):
+            skipped = 1 if row.get("skipped") else 0 if row.get("skipped") is False else None
         short = ""
         if isinstance(row.get("asked"), int) and isinstance(row.get("cases"), int) and row["cases"] < row["asked"]:
             short = f"ran {row['cases']} of {row['asked']} asked"
+        if skipped and row.get("skip_reasons"):
+            short = "; ".join([short] * bool(short) + row["skip_reasons"])
         yield Item("soak", f"{row.get('kernel')} {row.get('dtype')} {row.get('property')}", row.get("cases"), skipped,
                    row.get("failures"), rec, short)
 

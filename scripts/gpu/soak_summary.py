@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Sums the shards of scripts/gpu/soak into one record (flashprobe.prop_soak/1) and a line per
-kernel x dtype. A shard counts the cases RapidCheck reports as passed ("OK, passed N tests"); a shard
-that failed contributes its counterexample and reproduction line; one that timed out or crashed is
-a failure too. Exit 1 when anything failed or a kernel x dtype has fewer cases than asked.
+kernel x dtype, each with its cases run, shards skipped and failures. A shard counts the cases the
+gate reports as run ("cases K/P: N run, <status>"; older binaries: RapidCheck's "OK, passed N
+tests"); a shard that failed contributes its counterexample and reproduction line; one that timed out
+or crashed is a failure too; a skipped shard keeps its reason ("time K/P: skipped (<reason>)").
+Exit 1 when anything failed, was skipped, or a kernel x dtype has fewer cases than asked: the soak
+set names the kernels and dtypes to run, so a skip is never a pass.
 
 usage: soak_summary.py SOAKDIR OUT.json PROPERTY CASES PER_SHARD JOBS T0 T1
 """
@@ -19,11 +22,13 @@ def shard_result(path):
     rc = int(open(os.path.join(path, "rc")).read().strip() or -1)
     t0, t1 = (float(x) for x in open(os.path.join(path, "span")).read().split())
     if rc == 125 and not log:  # not started: the call's deadline came first
-        return {"passed": 0, "skipped": False, "not_run": True, "failure": None, "start": t0, "end": t1,
-                "ledger": {}, "header": None}
-    m = re.search(r"^OK, passed (\d+) tests", log, re.M)
+        return {"passed": 0, "skipped": False, "skip_reason": None, "not_run": True, "failure": None, "start": t0,
+                "end": t1, "ledger": {}, "header": None}
+    m = re.search(r"^cases \S+: (\d+) run, passed", log, re.M) or re.search(r"^OK, passed (\d+) tests", log, re.M)
     passed = int(m.group(1)) if m else 0
     skipped = "[  SKIPPED ]" in log and rc == 0
+    why = re.search(r"^time \S+: skipped \((.*)\)$", log, re.M)
+    skip_reason = (why.group(1) if why else "no reason recorded") if skipped else None
     failure = None
     if rc != 0 or (not m and not skipped):
         fals = re.search(r"^Falsifiable after (\d+) tests?(?: and (\d+) shrinks?)?", log, re.M)
@@ -48,8 +53,8 @@ def shard_result(path):
             for key, v in row.items():
                 if key.endswith("_s") or key == "seconds":
                     ledger[key] = ledger.get(key, 0.0) + v
-    return {"passed": passed, "skipped": skipped, "not_run": False, "failure": failure, "start": t0, "end": t1,
-            "ledger": ledger, "header": header}
+    return {"passed": passed, "skipped": skipped, "skip_reason": skip_reason, "not_run": False, "failure": failure,
+            "start": t0, "end": t1, "ledger": ledger, "header": header}
 
 
 def main():
@@ -66,7 +71,9 @@ def main():
     rows, failures, bad = [], [], False
     for (k, dt), shards in combos.items():
         passed = sum(r["passed"] for r in shards)
-        skipped = all(r["skipped"] for r in shards)
+        skipped_shards = sum(r["skipped"] for r in shards)
+        skipped = skipped_shards == len(shards)
+        reasons = sorted({r["skip_reason"] for r in shards if r["skipped"]})
         not_run = sum(r["not_run"] for r in shards)
         fails = [dict(r["failure"], seed=r["seed"], kernel=k, dtype=dt) for r in shards if r["failure"]]
         failures += fails
@@ -76,29 +83,31 @@ def main():
         for r in shards:
             for key, v in r["ledger"].items():
                 ledger[key] = ledger.get(key, 0.0) + v
-        short = not skipped and passed < cases
-        bad = bad or bool(fails) or short
+        short = passed < cases
+        bad = bad or bool(fails) or short or skipped_shards > 0
         rows.append({"kernel": k, "dtype": dt, "property": prop, "cases": passed, "asked": cases,
-                     "skipped": skipped, "failures": len(fails), "shards": len(shards), "shards_not_run": not_run,
+                     "skipped": skipped, "shards_skipped": skipped_shards, "skip_reasons": reasons,
+                     "failures": len(fails), "shards": len(shards), "shards_not_run": not_run,
                      "wall_s": round(wall, 3), "process_s": round(busy, 3),
                      "cases_per_process_s": round(passed / busy, 2) if busy > 0 else None,
                      "ledger_s": {key: round(v, 3) for key, v in ledger.items()}})
-        state = "skipped (kernel takes no such dtype)" if skipped else (
-            f"{len(fails)} FAILED" if fails else (f"SHORT ({not_run} shards not run)" if short else "ok"))
-        print(f"soak {k}/{dt}/{prop}: {passed} cases, {len(fails)} failures, {len(shards)} shards, "
-              f"{busy:.0f} process-s ({passed / busy if busy else 0:.1f} cases/process-s): {state}")
+        state = (f"{len(fails)} FAILED" if fails else f"SKIPPED ({'; '.join(reasons)})" if skipped_shards
+                 else f"SHORT ({not_run} shards not run)" if short else "ok")
+        print(f"soak {k}/{dt}/{prop}: run {passed} cases, skipped {skipped_shards} of {len(shards)} shards, "
+              f"failed {len(fails)}; {busy:.0f} process-s ({passed / busy if busy else 0:.1f} cases/process-s): {state}")
     total = sum(r["cases"] for r in rows)
+    skipped_rows = sum(1 for r in rows if r["shards_skipped"])
     rec = {"schema": "flashprobe.prop_soak/1", "tool": "scripts/gpu/soak",
            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
            "commit": os.environ.get("FLASHPROBE_COMMIT") or (header or {}).get("commit"),
            **{k: v for k, v in (header or {}).items() if k != "commit"},
            "property": prop, "cases_per_kernel_dtype": cases, "cases_per_shard": per, "jobs": jobs,
-           "wall_s": round(t1 - t0, 3), "total_cases": total,
+           "wall_s": round(t1 - t0, 3), "total_cases": total, "rows_skipped": skipped_rows,
            "cases_per_s": round(total / (t1 - t0), 2) if t1 > t0 else None,
            "rows": rows, "failures": failures}
     json.dump(rec, open(out, "w"), indent=1)
-    print(f"soak: {total} cases in {t1 - t0:.0f} s ({total / max(t1 - t0, 1e-9):.0f} cases/s over {jobs} processes), "
-          f"{len(failures)} failures -> {out}")
+    print(f"soak: run {total} cases, skipped {skipped_rows} of {len(rows)} kernel x dtype, failed {len(failures)}; "
+          f"{t1 - t0:.0f} s ({total / max(t1 - t0, 1e-9):.0f} cases/s over {jobs} processes) -> {out}")
     return 1 if bad else 0
 
 

@@ -1,22 +1,17 @@
 #pragma once
-// Kernels built for one architecture (wgmma: sm_90) refuse every problem on other devices; GPU
-// tests then skip with the kernel's own reason. The question is asked with a plain problem every
-// kernel of the table takes on its devices (one batch and head, 128 x 128, d = 64, f16).
+// Whether a kernel runs on this device: asked with the plainest problem of the kernel's own property
+// domain (decode: sq <= 8), and counted as a refusal only when the kernel refuses its whole domain
+// there (proptests::device_refusal, tests/proptests/kernel_domain.h). Kernels built for one
+// architecture (wgmma: sm_90) refuse every problem elsewhere; GPU tests then skip with that reason.
 #include <string>
 
-#include "flashprobe/core/problem.h"
-#include "flashprobe/kernels/registry.h"
+#include "../proptests/kernel_domain.h"
 
 namespace flashprobe::testing {
 
-// Empty when `k` runs on `dev`, else why not (the kernel's supports() reason).
+// Empty when `k` runs on `dev`, else why not (the kernel's supports() reason, about the device).
 inline std::string refusal_on_device(const kernels::KernelInfo& k, const DeviceInfo& dev) {
-  AttnProblem plain;
-  plain.sq = plain.sk = 128;
-  plain.d = plain.dv = 64;
-  plain.dtype = plain.out_dtype = DType::f16;
-  const kernels::Support s = k.supports(dev, plain);
-  return s ? std::string() : s.reason;
+  return proptests::device_refusal(k, dev);
 }
 
 }  // namespace flashprobe::testing

@@ -16,29 +16,7 @@ using kernels::KernelInfo;
 using kernels::RunResult;
 
 Domain domain_for(const KernelInfo& k, const DeviceInfo& dev) {
-  Domain d;
-  const std::string& n = k.name;
-  const std::string base = n.rfind("mutant/", 0) == 0 ? n.substr(7) : n;
-  if (base.rfind("decode", 0) == 0 || n.find("decode") != std::string::npos) {
-    d.any_head_dim = true;
-    d.dv_differs = true;
-    d.max_sq = 8;
-    d.tile_m = 8;
-  } else if (base == "ref3pass" || n.find("ref3pass") != std::string::npos) {
-    d.any_head_dim = true;
-    d.dv_differs = true;
-    d.dtypes = {DType::f16, DType::bf16, DType::f32};
-    d.tile_m = 16;
-  } else if (base == "wgmma") {
-    d.head_dims = {64, 128};  // Hopper path: 128 query rows and 128 keys per tile
-    d.tile_m = 128;
-    d.tile_n = 128;
-  } else {
-    d.head_dims = {64, 80, 96, 128, 256};
-    d.tile_m = 64;
-    d.tile_n = 64;
-  }
-  d.supports = [&k, dev](const AttnProblem& p) { return static_cast<bool>(k.supports(dev, p)); };
+  Domain d = kernel_domain(k, dev);
   restrict_dtypes_from_env(d);
   return d;
 }

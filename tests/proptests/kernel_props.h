@@ -10,10 +10,11 @@
 #include "flashprobe/core/device_info.h"
 #include "flashprobe/kernels/registry.h"
 #include "flashprobe/proptests/generators.h"
+#include "kernel_domain.h"
 
 namespace flashprobe::proptests {
 
-// The generator domain of a kernel: its own supports() as the last word, tile sizes for the edge bias.
+// kernel_domain(k, dev) with the dtypes that FLASHPROBE_PROP_DTYPE keeps (restrict_dtypes_from_env).
 Domain domain_for(const kernels::KernelInfo& k, const DeviceInfo& dev);
 
 using Property = std::function<void(const kernels::KernelInfo& k, const DeviceInfo& dev)>;

@@ -3,14 +3,19 @@
 // Budgets come from the environment (FLASHPROBE_PROP_CASES / _MAX_SIZE / _SEED, or RC_PARAMS), so the
 // same binary is a 2-minute gate and an hour-long soak; FLASHPROBE_PROP_DTYPE runs one dtype (a soak's
 // per-dtype counts; scripts/gpu/soak). A failure prints the shrunk case (its id and
-// JSON) and RapidCheck's RC_PARAMS="reproduce=..." line. Skips without a GPU.
+// JSON) and RapidCheck's RC_PARAMS="reproduce=..." line. Each test prints "cases K/P: N run, <status>".
+// Skips only without a GPU or when the kernel refuses this device (its whole domain: wgmma off sm_90);
+// a kernel that runs here and ran zero cases of a property fails (gate_verdict.h).
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
 #include <cstdlib>
+#include <iostream>
+#include <sstream>
 
 #include "../common/gpu_skip.h"
 #include "../common/kernel_device.h"
+#include "gate_verdict.h"
 #include "kernel_props.h"
 #include "progress.h"
 #include "time_ledger.h"
@@ -40,22 +45,49 @@ TEST_P(KernelProps, Holds) {
   const kernels::KernelInfo* k = kernels::find_kernel(kname);
   ASSERT_NE(k, nullptr) << kname;
   const DeviceInfo dev = require_device();
-  // A kernel of one architecture (wgmma: sm_90) refuses everything elsewhere: skip, saying why.
-  if (const std::string why = flashprobe::testing::refusal_on_device(*k, dev); !why.empty())
-    GTEST_SKIP() << kname << " refuses this device: " << why;
-  if (domain_for(*k, dev).dtypes.empty())
-    GTEST_SKIP() << kname << " takes no " << std::getenv("FLASHPROBE_PROP_DTYPE") << " inputs (FLASHPROBE_PROP_DTYPE)";
+  // A kernel of one architecture (wgmma: sm_90) refuses its whole domain elsewhere: skip, saying why.
+  // The question is asked with a problem of the kernel's own domain (decode: sq <= 8).
+  if (const std::string why = flashprobe::testing::refusal_on_device(*k, dev); !why.empty()) {
+    const GateVerdict v = gate_verdict(why, "", 0);
+    ledger_skip(kname, pname, v.why);
+    GTEST_SKIP() << kname << " " << v.why;
+  }
+  if (domain_for(*k, dev).dtypes.empty()) {
+    const std::string why = std::string("takes no ") + std::getenv("FLASHPROBE_PROP_DTYPE") + " inputs (FLASHPROBE_PROP_DTYPE)";
+    ledger_skip(kname, pname, why);
+    GTEST_SKIP() << kname << " " << why;
+  }
   for (const auto& p : properties_for(kname)) {
     if (p.name != pname) continue;
     progress_start(kname + "/" + pname, 0);
     ledger_start(kname, pname);
-    rc::detail::checkGTest([&] {
-      progress_case();
-      ledger_case();
-      p.run(*k, dev);
-    });
-    ledger_end();
+    rc::detail::TestMetadata md;
+    md.id = "Kernels/KernelProps.Holds/" + kname + "_" + pname;
+    md.description = kname + "_" + pname;
+    const auto result = rc::detail::checkTestable(
+        [&] {
+          progress_case();
+          ledger_case();
+          p.run(*k, dev);
+        },
+        md);
+    // What ran: RapidCheck's successes (discarded cases are not counted); its message either way.
+    long long ran = 0;
+    std::ostringstream msg;
+    rc::detail::printResultMessage(result, msg);
+    std::string failure;
+    if (result.template is<rc::detail::SuccessResult>()) {
+      ran = result.template get<rc::detail::SuccessResult>().numSuccess;
+    } else {
+      failure = msg.str();
+      if (result.template is<rc::detail::FailureResult>()) ran = result.template get<rc::detail::FailureResult>().numSuccess;
+      if (result.template is<rc::detail::GaveUpResult>()) ran = result.template get<rc::detail::GaveUpResult>().numSuccess;
+    }
+    const GateVerdict v = gate_verdict("", failure, ran);
+    ledger_end(gate_status_name(v.status), ran, v.why);
     progress_end();
+    std::cout << msg.str() << "\ncases " << kname << "/" << pname << ": " << ran << " run, " << gate_status_name(v.status) << std::endl;
+    if (v.status != GateStatus::passed) FAIL() << v.why;
     return;
   }
   FAIL() << "no property " << pname;

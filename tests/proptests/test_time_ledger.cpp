@@ -29,7 +29,7 @@ TEST(TimeLedger, PhasesAreTimedAndRecorded) {
   }
   fp::ledger_kernel_parts(0.001, 0.004, 0.002);
   fp::ledger_kernel_parts(0.001, 0.004, 0.002);
-  fp::ledger_end();
+  fp::ledger_end("passed", 3);
   fp::ledger_kernel_parts(1, 1, 1);  // after the end: not counted
   unsetenv("FLASHPROBE_RECORD_DIR");
   const auto rec = flashprobe::read_json_file((dir / "prop_throughput.json").string());
@@ -37,6 +37,8 @@ TEST(TimeLedger, PhasesAreTimedAndRecorded) {
   const auto& row = rec.at("rows").back();
   EXPECT_EQ(row.at("kernel"), "k");
   EXPECT_EQ(row.at("cases"), 3);
+  EXPECT_EQ(row.at("cases_run"), 3);
+  EXPECT_EQ(row.at("status"), "passed");
   EXPECT_GE(row.at("oracle_s").get<double>(), 0.059);
   EXPECT_GE(row.at("kernel_s").get<double>(), 0.0099);
   EXPECT_LT(row.at("kernel_s").get<double>(), row.at("oracle_s").get<double>());
@@ -45,4 +47,25 @@ TEST(TimeLedger, PhasesAreTimedAndRecorded) {
   EXPECT_DOUBLE_EQ(row.at("kernel_device_s").get<double>(), 0.008);
   EXPECT_DOUBLE_EQ(row.at("kernel_download_s").get<double>(), 0.004);
   EXPECT_GE(row.at("seconds").get<double>(), row.at("oracle_s").get<double>() + row.at("kernel_s").get<double>());
+}
+
+// A skipped kernel x property leaves a row saying so (the report counts it as skipped, never passed),
+// and a failed one its status and reason.
+TEST(TimeLedger, SkipsAndFailuresAreRowsWithTheirStatus) {
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "ledger-status";
+  std::filesystem::create_directories(dir);
+  setenv("FLASHPROBE_RECORD_DIR", dir.c_str(), 1);
+  fp::ledger_skip("wgmma", "P", "arch=sm_80: wgmma exists on sm_90 only");
+  fp::ledger_start("decode", "Q");
+  fp::ledger_end("failed", 0, "ran zero cases");
+  unsetenv("FLASHPROBE_RECORD_DIR");
+  const auto rows = flashprobe::read_json_file((dir / "prop_throughput.json").string()).at("rows");
+  const auto& skip = rows.at(rows.size() - 2);
+  EXPECT_EQ(skip.at("status"), "skipped");
+  EXPECT_EQ(skip.at("kernel"), "wgmma");
+  EXPECT_EQ(skip.at("cases_run"), 0);
+  EXPECT_NE(skip.at("reason").get<std::string>().find("sm_90"), std::string::npos);
+  EXPECT_EQ(rows.back().at("status"), "failed");
+  EXPECT_EQ(rows.back().at("cases_run"), 0);
+  EXPECT_EQ(rows.back().at("reason"), "ran zero cases");
 }

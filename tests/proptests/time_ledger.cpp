@@ -44,7 +44,26 @@ void ledger_kernel_parts(double upload_s, double device_s, double download_s) {
   g_ledger.download += download_s;
 }
 
-void ledger_end() {
+namespace {
+void write_record() {
+  if (const char* dir = std::getenv("FLASHPROBE_RECORD_DIR"); dir && *dir) {
+    nlohmann::json rec = record_header("prop_throughput");
+    if (const char* p = std::getenv("RC_PARAMS")) rec["rc_params"] = p;
+    rec["rows"] = g_rows;
+    write_json_file(std::string(dir) + "/prop_throughput.json", rec);
+  }
+}
+
+}  // namespace
+
+void ledger_skip(const std::string& kernel, const std::string& property, const std::string& reason) {
+  std::printf("time %s/%s: skipped (%s)\n", kernel.c_str(), property.c_str(), reason.c_str());
+  g_rows.push_back({{"kernel", kernel}, {"property", property}, {"status", "skipped"}, {"reason", reason.substr(0, 300)},
+                    {"cases", 0}, {"cases_run", 0}});
+  write_record();
+}
+
+void ledger_end(std::string_view status, long long cases_run, const std::string& reason) {
   if (!g_ledger.open) return;
   Ledger& l = g_ledger;
   l.open = false;
@@ -57,13 +76,10 @@ void ledger_end() {
               100 * l.download / total, 100 * o / total, 100 * rest / total);
   g_rows.push_back({{"kernel", l.kernel}, {"property", l.property}, {"cases", l.cases}, {"seconds", total},
                     {"inputs_s", in}, {"kernel_s", k}, {"oracle_s", o}, {"rest_s", rest},
-                    {"kernel_upload_s", l.upload}, {"kernel_device_s", l.device}, {"kernel_download_s", l.download}});
-  if (const char* dir = std::getenv("FLASHPROBE_RECORD_DIR"); dir && *dir) {
-    nlohmann::json rec = record_header("prop_throughput");
-    if (const char* p = std::getenv("RC_PARAMS")) rec["rc_params"] = p;
-    rec["rows"] = g_rows;
-    write_json_file(std::string(dir) + "/prop_throughput.json", rec);
-  }
+                    {"kernel_upload_s", l.upload}, {"kernel_device_s", l.device}, {"kernel_download_s", l.download},
+                    {"status", std::string(status)}, {"cases_run", cases_run < 0 ? l.cases : cases_run}});
+  if (!reason.empty()) g_rows.back()["reason"] = reason.substr(0, 300);
+  write_record();
 }
 
 }  // namespace flashprobe::proptests

@@ -4,8 +4,11 @@
 // the oracle (double-precision reference and check); the kernel phase is split further into
 // transfers (upload, download and the runner's checks) and the device's own time. The rest of a property's wall time is case
 // generation, RapidCheck and the property's own host work. Per property the totals are printed and,
-// when $FLASHPROBE_RECORD_DIR is set, kept in prop_throughput.json (schema flashprobe.prop_throughput/1).
+// when $FLASHPROBE_RECORD_DIR is set, kept in prop_throughput.json (schema flashprobe.prop_throughput/1),
+// one row per kernel x property with its status (passed, failed, skipped), the cases that ran to the
+// end (cases_run; `cases` counts every call, shrinking included) and the reason of a skip or failure.
 #include <string>
+#include <string_view>
 
 namespace flashprobe::proptests {
 
@@ -29,6 +32,9 @@ void ledger_case();
 // The kernel phase's parts as the runner measured them (RunResult::upload_s / device_s / download_s):
 // allocation, upload and poisoning; launch to idle device; download and checks.
 void ledger_kernel_parts(double upload_s, double device_s, double download_s);
-void ledger_end();
+// status: gate_status_name() of the run's verdict; reason: the verdict's why (first 300 characters kept).
+void ledger_end(std::string_view status = "passed", long long cases_run = -1, const std::string& reason = "");
+// A kernel x property that did not run: a row with status "skipped", its reason and no times.
+void ledger_skip(const std::string& kernel, const std::string& property, const std::string& reason);
 
 }  // namespace flashprobe::proptests

@@ -109,6 +109,13 @@ class Readers(unittest.TestCase):
         self.assertEqual(got["decode f16 P"][1], 1)
         self.assertIsNone(got["tiled f16 P"][1])  # skips not recorded
 
+    def test_soak_rows_count_skipped_shards_with_their_reasons(self):
+        rows = [{"kernel": "wgmma", "dtype": "f16", "property": "P", "cases": 0, "asked": 100, "skipped": True,
+                 "shards_skipped": 3, "skip_reasons": ["refuses this device: arch=sm_80"], "failures": 0}]
+        self.put("prop_soak.json", header("prop_soak", rows=rows))
+        got = {i.subject: (i.run, i.skipped, i.failed, i.note) for i in self.items()}
+        self.assertEqual(got["wgmma f16 P"], (0, 3, 0, "ran 0 of 100 asked; refuses this device: arch=sm_80"))
+
     def test_probe_verdicts(self):
         atoms = [{"atom": "SM80_X", "ok": True, "verdict": "matches"},
                  {"atom": "SM80_WMMA_Y", "ok": True, "verdict": "reconciled: memory paths and mma agree"},

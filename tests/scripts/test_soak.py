@@ -15,6 +15,7 @@ SOAK = os.path.join(ROOT, "scripts", "gpu", "soak")
 # The stand-in reads the same environment a real shard gets. Behaviour by kernel name:
 #   good   passes every case        flaky  falsified in the shard with seed ending in 1
 #   crash  dies in shard seed ...2  skip   skips (kernel takes no such dtype) for bf16
+#   gate   prints the gate's own count line only ("cases K/P: N run, passed"), as test_kernel_props does
 FAKE = r"""#!/usr/bin/env bash
 filter=${1#--gtest_filter=Kernels/KernelProps.Holds/}
 k=${filter%%_*}
@@ -25,7 +26,9 @@ case "$k:$FLASHPROBE_PROP_DTYPE:$FLASHPROBE_PROP_SEED" in
     echo "Falsifiable after 7 tests and 3 shrinks"; echo "case b1-sq1-sk3"
     echo 'RC_PARAMS="reproduce=abc"'; exit 1 ;;
   crash:*2) echo "Segmentation fault"; exit 139 ;;
-  skip:bf16:*) echo "[  SKIPPED ] skip takes no bf16"; exit 0 ;;
+  skip:bf16:*) echo "time skip/AgreesWithOracle: skipped (takes no bf16 inputs (FLASHPROBE_PROP_DTYPE))"
+              echo "[  SKIPPED ] skip takes no bf16"; exit 0 ;;
+  gate:*) echo "cases gate/AgreesWithOracle: $n run, passed"; exit 0 ;;
 esac
 echo "OK, passed $n tests"
 printf '{"schema":"flashprobe.prop_throughput/1","commit":"c0ffee","device":{"name":"Fake GPU"},"rows":[{"kernel":"%s","cases":%s,"seconds":1.5,"oracle_s":1.0,"kernel_s":0.25}]}' "$k" "$n" > "$FLASHPROBE_RECORD_DIR/prop_throughput.json"
@@ -63,7 +66,13 @@ class Soak(unittest.TestCase):
         self.assertEqual(rec["total_cases"], 66)
         self.assertEqual(rec["commit"] or "c0ffee", "c0ffee")
         self.assertAlmostEqual(rows[("good", "f16")]["ledger_s"]["oracle_s"], 3.0)
-        self.assertIn("soak good/f16/AgreesWithOracle: 33 cases, 0 failures", p.stdout)
+        self.assertIn("soak good/f16/AgreesWithOracle: run 33 cases, skipped 0 of 3 shards, failed 0", p.stdout)
+        self.assertIn("soak: run 66 cases, skipped 0 of 2 kernel x dtype, failed 0", p.stdout)
+
+    def test_the_gates_own_count_line_is_read(self):
+        p, rec = self.run_soak("gate:f16", cases=12, shards=3)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(rec["rows"][0]["cases"], 12)
 
     def test_a_falsified_shard_fails_the_run_with_its_reproduction(self):
         p, rec = self.run_soak("good:f16 flaky:f16", cases=30, shards=3)
@@ -82,12 +91,17 @@ class Soak(unittest.TestCase):
         self.assertEqual(rec["rows"][0]["cases"], 20)
         self.assertIn("FAILED", p.stdout)
 
-    def test_a_dtype_the_kernel_does_not_take_is_skipped_not_short(self):
+    def test_a_skip_is_counted_as_skipped_with_its_reason_and_never_as_a_pass(self):
         p, rec = self.run_soak("skip:f16,bf16", cases=9, shards=3)
-        self.assertEqual(p.returncode, 0, p.stdout)
+        self.assertEqual(p.returncode, 1, p.stdout)
         rows = {r["dtype"]: r for r in rec["rows"]}
         self.assertTrue(rows["bf16"]["skipped"])
+        self.assertEqual((rows["bf16"]["cases"], rows["bf16"]["shards_skipped"]), (0, 3))
+        self.assertEqual(rows["bf16"]["skip_reasons"], ["takes no bf16 inputs (FLASHPROBE_PROP_DTYPE)"])
         self.assertEqual(rows["f16"]["cases"], 9)
+        self.assertEqual(rec["rows_skipped"], 1)
+        self.assertIn("SKIPPED (takes no bf16 inputs (FLASHPROBE_PROP_DTYPE))", p.stdout)
+        self.assertIn("soak: run 9 cases, skipped 1 of 2 kernel x dtype, failed 0", p.stdout)
 
     def test_shards_after_the_deadline_are_not_run_and_leave_the_kernel_short(self):
         import time

@@ -1,0 +1,74 @@
+#include "kernel_domain.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "flashprobe/core/error.h"
+#include "flashprobe/kernels/mutant_catalogue.h"
+
+namespace flashprobe::proptests {
+
+using kernels::KernelInfo;
+
+Domain kernel_domain(const KernelInfo& k, const DeviceInfo& dev) {
+  Domain d;
+  // The family: a mutant's production kernel (the catalogue's), "decode/splits=3" is decode.
+  std::string n = k.name;
+  if (n.rfind("mutant/", 0) == 0) {
+    const std::string m = n.substr(7, n.find('/', 7) == std::string::npos ? std::string::npos : n.find('/', 7) - 7);
+    if (const kernels::MutantMeta* meta = kernels::find_mutant_meta(m)) n = meta->kernel;
+  }
+  const std::string base = n.substr(0, n.find('/'));
+  if (base == "decode") {
+    d.any_head_dim = true;
+    d.dv_differs = true;
+    d.max_sq = kernels::kDecodeMaxSq;
+    d.tile_m = kernels::kDecodeMaxSq;
+  } else if (base == "ref3pass") {
+    d.any_head_dim = true;
+    d.dv_differs = true;
+    d.dtypes = {DType::f16, DType::bf16, DType::f32};
+    d.tile_m = 16;
+  } else if (base == "wgmma") {
+    d.head_dims = {64, 128};  // Hopper path: 128 query rows and 128 keys per tile
+    d.tile_m = 128;
+    d.tile_n = 128;
+  } else {
+    d.head_dims = {64, 80, 96, 128, 256};
+    d.tile_m = 64;
+    d.tile_n = 64;
+  }
+  d.supports = [&k, dev](const AttnProblem& p) { return static_cast<bool>(k.supports(dev, p)); };
+  return d;
+}
+
+AttnProblem probe_problem(const Domain& d) {
+  if (d.head_dims.empty()) throw UsageError("the domain lists no head dim (head_dims is empty)");
+  if (d.dtypes.empty()) throw UsageError("the domain lists no dtype (dtypes is empty)");
+  AttnProblem p;
+  p.batch = p.hq = p.hkv = 1;
+  p.sq = std::max(1, std::min(128, d.max_sq));
+  p.sk = std::max(1, std::min(128, d.max_sk));
+  p.d = p.dv = d.head_dims.front();
+  p.dtype = p.out_dtype = d.dtypes.front();
+  return p;
+}
+
+std::string device_refusal(const KernelInfo& k, const DeviceInfo& dev, int samples) {
+  Domain d = kernel_domain(k, dev);
+  const AttnProblem probe = probe_problem(d);
+  const kernels::Support s = k.supports(dev, probe);
+  if (s) return {};
+  // Is it the device? The domain's problems, drawn without the kernel's predicate: one it accepts
+  // here means the probe was refused for what it is, not for where it runs.
+  d.supports = nullptr;
+  for (int i = 0; i < samples; ++i) {
+    const Case c = generate_case(d, static_cast<std::uint64_t>(i));
+    if (k.supports(dev, c.problem))
+      throw std::logic_error(k.name + " refuses its probe problem " + probe.id() + " on " + dev.arch + " (" + s.reason +
+                             ") but accepts " + c.problem.id() + " of its domain: the probe is wrong, the skip would hide its suite");
+  }
+  return s.reason;
+}
+
+}  // namespace flashprobe::proptests

@@ -3,7 +3,10 @@ execute_process(COMMAND git rev-parse --short=12 HEAD WORKING_DIRECTORY ${SRC}
                 OUTPUT_VARIABLE FLASHPROBE_COMMIT OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
 execute_process(COMMAND git status --porcelain --untracked-files=no WORKING_DIRECTORY ${SRC}
                 OUTPUT_VARIABLE _dirty OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
-if(NOT FLASHPROBE_COMMIT)
+if(NOT FLASHPROBE_COMMIT AND EXISTS ${SRC}/.build-commit)
+  # A copy of the tree without .git (a lent GPU machine): scripts/gpu/stage-deps wrote the commit.
+  file(STRINGS ${SRC}/.build-commit FLASHPROBE_COMMIT LIMIT_COUNT 1)
+elseif(NOT FLASHPROBE_COMMIT)
   set(FLASHPROBE_COMMIT unknown)
 elseif(_dirty)
   set(FLASHPROBE_COMMIT "${FLASHPROBE_COMMIT}-dirty")

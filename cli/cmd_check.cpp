@@ -2,11 +2,15 @@
 //
 //   flashprobe check --problem p.json --q q.npy --k k.npy --v v.npy --o o.npy [--lse lse.npy]
 //                    [--json out.json] [--rows N] [--ref-o o64.npy]
+//                    [--do do.npy --dq dq.npy --dk dk.npy --dv dv.npy]
 // NPY arrays are dense BSHD in C order: Q [B,Sq,Hq,D], K [B,Sk,Hkv,D], V [B,Sk,Hkv,Dv],
 // O [B,Sq,Hq,Dv], LSE [B,Hq,Sq] f32. Q/K/V have the problem's dtype (f16: <f2, bf16: <u2 or <i2 bit
 // patterns, f32: <f4), O its out_dtype. Exit 0 pass, 1 fail, 2 bad input.
 // --ref-o compares the oracle itself with another double-precision reference (e.g. PyTorch's float64
 // math SDPA) and fails when they differ by more than --ref-rtol relative to max|O|.
+// --do with any of --dq --dk --dv also checks a backward kernel's gradients (oracle/grad_check.h):
+// dO [B,Sq,Hq,Dv] in out_dtype, dQ/dK/dV shaped like Q/K/V in the dtype; the verdict goes under
+// "backward" in the same record, and the exit code covers both.
 #include <sys/wait.h>
 
 #include <cmath>
@@ -20,6 +24,7 @@
 #include "flashprobe/core/npy.h"
 #include "flashprobe/core/record.h"
 #include "flashprobe/oracle/check.h"
+#include "flashprobe/oracle/grad_check.h"
 
 namespace flashprobe::cli {
 namespace {
@@ -27,6 +32,7 @@ namespace {
 struct Args {
   bool mutants = false;
   std::string problem, q, k, v, o, lse, json, ref_o;
+  std::string dout, dq, dk, dv;  // the backward's files
   int rows = 0;
   std::uint64_t seed = 0;
   double ref_rtol = 1e-10;
@@ -71,7 +77,11 @@ int run(const Args& a) {
       throw UsageError(a.problem + ": " + name + "_strides/layout describe a non-BSHD layout, but NPY inputs are dense "
                        "BSHD arrays; remove the strides (and \"layout\") from the problem");
   p.q = p.k = p.v = p.o = Strides{};
-  if (a.o.empty() && a.ref_o.empty()) throw UsageError("check needs --o (the kernel's output) or --ref-o (a float64 reference)");
+  const bool grads = !a.dq.empty() || !a.dk.empty() || !a.dv.empty();
+  if (grads && a.dout.empty()) throw UsageError("checking --dq/--dk/--dv needs --do (the upstream gradient dO)");
+  if (!grads && !a.dout.empty()) throw UsageError("--do is given but none of --dq, --dk, --dv (the gradients to check)");
+  if (a.o.empty() && a.ref_o.empty() && !grads)
+    throw UsageError("check needs --o (the kernel's output), --ref-o (a float64 reference) or --do with --dq/--dk/--dv");
 
   const std::int64_t B = p.batch, Sq = p.sq, Sk = p.sk, Hq = p.hq, Hkv = p.hkv, D = p.d, Dv = p.dv;
   AttnInputs in{load_tensor(a.q, "Q", p.dtype, "dtype", {B, Sq, Hq, D}),
@@ -80,17 +90,30 @@ int run(const Args& a) {
 
   nlohmann::json rec = record_header("check");
   rec["files"] = {{"problem", a.problem}, {"q", a.q}, {"k", a.k}, {"v", a.v}, {"o", a.o}, {"lse", a.lse}, {"ref_o", a.ref_o}};
+  if (grads) rec["files"].update({{"do", a.dout}, {"dq", a.dq}, {"dk", a.dk}, {"dv", a.dv}});
   bool pass = true;
 
+  AttnOutputs out;
+  if (!a.o.empty()) out.o = load_tensor(a.o, "O", p.out_dtype, "out_dtype", {B, Sq, Hq, Dv});
+  if (!a.lse.empty()) {
+    const NpyArray l = npy_load(a.lse);
+    if (l.type != NpyType::f4 && l.type != NpyType::f8)
+      throw UsageError(a.lse + ": LSE is stored as " + npy_type_descr(l.type) + " but must be <f4 (or <f8)");
+    expect_shape(l, a.lse, "LSE", {B, Hq, Sq});
+    for (double v : l.to_doubles()) out.lse.push_back(static_cast<float>(v));
+  }
+  oracle::BackwardInputs bw;
+  oracle::KernelGradients kg;
+  if (grads) {  // loaded before any check runs, so that a bad file exits 2 without a verdict
+    bw.dout = load_tensor(a.dout, "dO", p.out_dtype, "out_dtype", {B, Sq, Hq, Dv});
+    if (!a.dq.empty()) kg.dq = load_tensor(a.dq, "dQ", p.dtype, "dtype", {B, Sq, Hq, D});
+    if (!a.dk.empty()) kg.dk = load_tensor(a.dk, "dK", p.dtype, "dtype", {B, Sk, Hkv, D});
+    if (!a.dv.empty()) kg.dv = load_tensor(a.dv, "dV", p.dtype, "dtype", {B, Sk, Hkv, Dv});
+    bw.o = out.o;
+    bw.lse = out.lse;
+  }
+
   if (!a.o.empty()) {
-    AttnOutputs out{load_tensor(a.o, "O", p.out_dtype, "out_dtype", {B, Sq, Hq, Dv}), {}};
-    if (!a.lse.empty()) {
-      const NpyArray l = npy_load(a.lse);
-      if (l.type != NpyType::f4 && l.type != NpyType::f8)
-        throw UsageError(a.lse + ": LSE is stored as " + npy_type_descr(l.type) + " but must be <f4 (or <f8)");
-      expect_shape(l, a.lse, "LSE", {B, Hq, Sq});
-      for (double v : l.to_doubles()) out.lse.push_back(static_cast<float>(v));
-    }
     oracle::CheckOptions opt;
     opt.max_rows = a.rows;
     opt.seed = a.seed;
@@ -129,6 +152,13 @@ int run(const Args& a) {
     if (a.o.empty()) rec["case_id"] = p.id();
     pass = pass && agree;
   }
+  if (grads) {
+    const oracle::BackwardCheckResult r = oracle::check_backward(p, in, bw, kg);
+    std::cout << r.summary() << "\n";
+    rec["backward"] = r.to_json();
+    if (!rec.contains("case_id")) rec["case_id"] = p.id();
+    pass = pass && r.pass;
+  }
   if (!a.json.empty()) write_json_file(a.json, rec);
   return pass ? 0 : 1;
 }
@@ -158,6 +188,10 @@ CommandRegistration reg("check", [](CLI::App& app) -> RunFn {
   sub->add_option("--rows", a->rows, "Check at most N sampled query rows (0: all); NaN/Inf are scanned in every row")
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--seed", a->seed, "Seed of the row sample");
+  sub->add_option("--do", a->dout, "The upstream gradient dO as NPY [B,Sq,Hq,Dv] in out_dtype (with --dq/--dk/--dv)");
+  sub->add_option("--dq", a->dq, "The backward kernel's dQ as NPY [B,Sq,Hq,D] in the problem's dtype");
+  sub->add_option("--dk", a->dk, "The backward kernel's dK as NPY [B,Sk,Hkv,D] (summed over each GQA group)");
+  sub->add_option("--dv", a->dv, "The backward kernel's dV as NPY [B,Sk,Hkv,Dv] (summed over each GQA group)");
   sub->add_option("--ref-o", a->ref_o, "Another double-precision O (NPY <f8) to compare with the oracle itself");
   sub->add_option("--ref-rtol", a->ref_rtol, "Largest |oracle - ref_o| / max|O| accepted by --ref-o (default 1e-10)");
   sub->add_flag("--mutants", a->mutants,

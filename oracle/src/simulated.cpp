@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "element_reader.h"
+#include "sim_arith.h"
 #include "flashprobe/core/error.h"
 #include "flashprobe/core/half.h"
 
@@ -16,13 +17,7 @@ namespace {
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 
-// Round toward zero into t (the truncation bug, and the tensor-core accumulator's behaviour for f32).
-double round_toward_zero(DType t, double x) {
-  const double r = round_to(t, x);
-  if (!std::isfinite(r) || std::abs(r) <= std::abs(x)) return r;
-  if (t == DType::f32) return std::nextafter(static_cast<float>(r), 0.0f);
-  return from_bits16(t, static_cast<std::uint16_t>(to_bits16(t, r) - 1));  // sign-magnitude: one step down
-}
+using detail::round_toward_zero;
 
 struct Row {
   std::vector<float> acc;  // unnormalised P·V
@@ -64,20 +59,8 @@ class Sim {
   }
 
  private:
-  // sum_t a[t] * b[t * stride] in fp32, sequentially or in tensor-core-like chunks.
   float dot(const float* a, const float* b, int n, int stride) const {
-    if (c_.dot_chunk <= 0) {
-      float s = 0;
-      for (int t = 0; t < n; ++t) s = std::fma(a[t], b[static_cast<std::size_t>(t) * stride], s);
-      return s;
-    }
-    float s = 0;
-    for (int t0 = 0; t0 < n; t0 += c_.dot_chunk) {
-      double chunk = s;  // products of 16-bit inputs are exact in double
-      for (int t = t0; t < std::min(n, t0 + c_.dot_chunk); ++t) chunk += double{a[t]} * b[static_cast<std::size_t>(t) * stride];
-      s = static_cast<float>(round_toward_zero(DType::f32, chunk));
-    }
-    return s;
+    return detail::fp32_dot(a, b, n, static_cast<std::size_t>(stride), c_.dot_chunk);
   }
 
   float round_p(float v) const {

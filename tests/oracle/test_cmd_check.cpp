@@ -17,6 +17,7 @@
 #include "flashprobe/core/record.h"
 #include "flashprobe/oracle/reference.h"
 #include "flashprobe/oracle/simulated.h"
+#include "flashprobe/oracle/simulated_backward.h"
 
 using namespace flashprobe;
 namespace fs = std::filesystem;
@@ -57,6 +58,19 @@ class CheckCli : public ::testing::Test {
     std::memcpy(l.data.data(), out_.lse.data(), l.data.size());
     npy_save(path("lse.npy"), l);
   }
+  // do.npy, dq.npy, dk.npy, dv.npy from a correct simulated backward reading the saved O and LSE.
+  void write_backward() {
+    bw_ = {random_normal(p_.out_dtype, p_.o_span(), 43), out_.o, out_.lse};
+    grads_ = oracle::run_simulated_backward(oracle::simulated_backward_kernel("fa2_b64"), p_, in_, bw_);
+    npy_save(path("do.npy"), npy_of(bw_.dout, {p_.batch, p_.sq, p_.hq, p_.dv}));
+    npy_save(path("dq.npy"), npy_of(grads_.dq, {p_.batch, p_.sq, p_.hq, p_.d}));
+    save_dk(grads_.dk);
+    npy_save(path("dv.npy"), npy_of(grads_.dv, {p_.batch, p_.sk, p_.hkv, p_.dv}));
+  }
+  void save_dk(const Tensor& dk) { npy_save(path("dk.npy"), npy_of(dk, {p_.batch, p_.sk, p_.hkv, p_.d})); }
+  std::string grad_args() const {
+    return " --do " + path("do.npy") + " --dq " + path("dq.npy") + " --dk " + path("dk.npy") + " --dv " + path("dv.npy");
+  }
   void save_o(const Tensor& o) { npy_save(path("o.npy"), npy_of(o, {p_.batch, p_.sq, p_.hq, p_.dv})); }
   void TearDown() override { fs::remove_all(dir_); }
   std::string path(const std::string& f) const { return (dir_ / f).string(); }
@@ -75,6 +89,8 @@ class CheckCli : public ::testing::Test {
   AttnProblem p_;
   AttnInputs in_;
   AttnOutputs out_;
+  oracle::BackwardInputs bw_;
+  oracle::KernelGradients grads_;
 };
 }  // namespace
 
@@ -194,4 +210,59 @@ TEST_F(CheckCli, KvOffsetThatContradictsSkIsABadProblem) {
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("kv_offset=49 with sq=20 means the cache holds kv_offset + sq = 69 keys, but sk=70"),
             std::string::npos) << r.out;
+}
+
+TEST_F(CheckCli, GradientsGoInTheSameRecordUnderBackward) {
+  write_case(gqa_causal(DType::bf16));
+  write_backward();
+  const auto r = run(args("--json " + path("rec.json") + grad_args()));
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("\nbackward PASS " + p_.id() + "  dQ max_abs"), std::string::npos) << r.out;
+  const auto j = read_json_file(path("rec.json"));
+  EXPECT_EQ(j["pass"], true);
+  EXPECT_EQ(j["backward"]["pass"], true);
+  for (const char* g : {"dq", "dk", "dv"}) EXPECT_LE(j["backward"][g]["margin"].get<double>(), 1.0) << g;
+  EXPECT_EQ(j["files"]["dk"], path("dk.npy"));
+}
+
+TEST_F(CheckCli, OneWrongGradientElementFailsWithExit1) {
+  write_case(gqa_causal(DType::f16));
+  write_backward();
+  Tensor dk = grads_.dk;
+  const std::int64_t i = offset(p_.k_strides(), 1, 33, 1, 7);
+  dk.set(i, dk.get(i) + 0.25);
+  save_dk(dk);
+  const auto r = run(args("--json " + path("rec.json") + grad_args()));
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("dK max_abs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("b1 key33 h1 x7"), std::string::npos) << r.out;
+  const auto j = read_json_file(path("rec.json"));
+  EXPECT_EQ(j["pass"], true);  // the forward's own verdict
+  EXPECT_EQ(j["backward"]["pass"], false);
+  EXPECT_EQ(j["backward"]["dq"]["pass"], true);
+}
+
+TEST_F(CheckCli, GradientsWithoutTheForwardsOutputsUseTheEmulatedForward) {
+  write_case(gqa_causal(DType::f16));
+  write_backward();
+  const auto r = run("check --problem " + path("problem.json") + " --q " + path("q.npy") + " --k " + path("k.npy") +
+                     " --v " + path("v.npy") + " --do " + path("do.npy") + " --dv " + path("dv.npy"));
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("backward PASS", 0), 0u) << r.out;
+  EXPECT_EQ(r.out.find("dQ"), std::string::npos) << r.out;
+}
+
+TEST_F(CheckCli, BadGradientInputsExit2) {
+  write_case(gqa_causal(DType::f16));
+  write_backward();
+  auto r = run(args("--dq " + path("dq.npy")));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("needs --do"), std::string::npos) << r.out;
+  r = run(args("--do " + path("do.npy")));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("none of --dq, --dk, --dv"), std::string::npos) << r.out;
+  npy_save(path("dk.npy"), npy_of(grads_.dk, {p_.batch, p_.sk, p_.hkv * p_.group(), p_.d / p_.group()}));
+  r = run(args(grad_args()));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("dk.npy: dK has shape"), std::string::npos) << r.out;
 }

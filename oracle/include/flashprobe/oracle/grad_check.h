@@ -1,0 +1,103 @@
+#pragma once
+// Checking a backward kernel's dQ, dK, dV against the gradient oracle (backward.h), with the
+// tolerance model of oracle/BACKWARD_TOLERANCE.md. For each gradient T given:
+//     max|T_kernel - T_ref| <= k * max|T_emulated - T_ref| + floor * unit_T
+// T_ref exact (reference_backward), T_emulated FlashAttention-2's fp16/bf16 backward run on the O
+// and LSE the kernel was given (emulate_backward), unit_T = grad_atol_unit() (BACKWARD_TOLERANCE.md
+// derives it from the exact gradients' terms before cancellation). 16-bit gradients also pass a
+// rounding-bias test where enough elements with enough terms each are compared. NaN/Inf: the
+// kernel's pattern must match the reference rounded to the input type; Q, K, V or dO holding NaN/Inf
+// cannot be bounded and fail; so does an emulation that is not finite where the reference is (an O
+// or LSE the bound cannot be built from).
+//
+// The O and LSE passed in are trusted: a forward error shared by the kernel and the emulation is not
+// the backward's. Check the forward itself with check() (the CLI puts both verdicts in one record).
+//
+// Example:
+//   KernelGradients got{dq, dk, dv};   // p.dtype at p.q_strides() / k_strides() / v_strides()
+//   BackwardCheckResult r = check_backward(p, in, {dO, O, LSE}, got);
+//   std::cout << r.summary() << "\n";  // backward PASS b1_... dQ max_abs ... bound ... dK ... dV ...
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "flashprobe/core/problem.h"
+#include "flashprobe/core/tensor.h"
+#include "flashprobe/oracle/backward.h"
+
+namespace flashprobe::oracle {
+
+struct GradCheckOptions {
+  double k = 2.0;      // times the emulated error
+  double floor = 2.0;  // atol in units of grad_atol_unit()
+  double bias_floor_ulp = 0.2;      // the bias limit: bias_floor_ulp + k |emulated bias| + bias_se * SE
+  double bias_se = 3.0;
+  long long bias_min_elements = 256;
+  double bias_min_terms = 16;       // grad_mean_terms() below this: no bias test (see BACKWARD_TOLERANCE.md)
+};
+
+// The kernel's gradients in p.dtype: dQ at p.q_strides(), dK at p.k_strides(), dV at p.v_strides().
+// An empty tensor is not checked; at least one must be given.
+struct KernelGradients {
+  Tensor dq, dk, dv;
+};
+
+enum class Grad { dq, dk, dv };
+std::string_view grad_name(Grad g);  // "dQ", "dK", "dV"
+
+struct GradMetrics {
+  double max_abs = 0;      // max |x - ref| where both are finite
+  double ref_max_abs = 0;
+  double nmse = 0;
+  double bias_ulp = 0;     // mean (x - ref) sign(ref) / ulp(ref) where |ref| >= rms / 2
+  double bias_se = 0;      // its standard error
+  long long compared = 0, bias_count = 0, nan_count = 0, inf_count = 0;
+  bool nonfinite_pattern_ok = true;
+  std::string worst, nonfinite_detail;
+};
+
+struct GradVerdict {
+  bool checked = false, pass = true;
+  GradMetrics got, emulated;
+  double unit = 0, atol = 0, bound = 0, margin = 0;
+  double mean_terms = 0;      // grad_mean_terms()
+  bool bias_tested = false;
+  double bias_limit = 0;
+  std::string reason;
+};
+
+struct BackwardCheckResult {
+  bool pass = false;
+  std::string case_id;
+  AttnProblem problem;
+  GradVerdict dq, dk, dv;
+  GradCheckOptions options;
+  std::string reason;  // empty when passing
+
+  const GradVerdict& verdict(Grad g) const { return g == Grad::dq ? dq : g == Grad::dk ? dk : dv; }
+  std::string summary() const;     // one line: "backward PASS <id>  dQ max_abs ... bound ... (margin ...) ..."
+  nlohmann::json to_json() const;  // the "backward" object of a check record
+};
+
+// Throws UsageError when a tensor does not fit the problem or no gradient is given.
+BackwardCheckResult check_backward(const AttnProblem& p, const AttnInputs& in, const BackwardInputs& bw,
+                                   const KernelGradients& got, const GradCheckOptions& opt = {});
+
+// The exact and the emulated gradients of one (p, in, bw), computed once for checking several kernels
+// on the same case (the calibration, the property tests).
+struct BackwardOracle {
+  Gradients ref, emulated;
+};
+BackwardOracle backward_oracle(const AttnProblem& p, const AttnInputs& in, const BackwardInputs& bw);
+BackwardCheckResult check_backward(const AttnProblem& p, const AttnInputs& in, const BackwardInputs& bw,
+                                   const KernelGradients& got, const BackwardOracle& oracle,
+                                   const GradCheckOptions& opt = {});
+
+// unit_T of BACKWARD_TOLERANCE.md from the exact gradients (their terms and max|T_ref|).
+double grad_atol_unit(const AttnProblem& p, Grad g, const GradTerms& t, double ref_max_abs);
+// Terms summed per element, averaged: visible keys per row (dQ), rows of the group per key (dK, dV).
+double grad_mean_terms(Grad g, const GradTerms& t);
+// The kernel's gradient as dense BSHD doubles (the layout of Gradients).
+std::vector<double> gather_gradient(const AttnProblem& p, Grad g, const Tensor& t);
+
+}  // namespace flashprobe::oracle

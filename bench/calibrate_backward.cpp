@@ -6,19 +6,18 @@
 //
 //   calibrate_backward [--problems 600] [--seed 1] [--max-macs 3e5] [--out calibration_backward.json]
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <iostream>
 #include <map>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "flashprobe/core/record.h"
 #include "flashprobe/oracle/grad_check.h"
 #include "flashprobe/oracle/reference.h"
 #include "flashprobe/oracle/simulated_backward.h"
+#include "calibration_util.h"
 #include "problem_sampler.h"
 
 using namespace flashprobe;
@@ -90,11 +89,6 @@ std::vector<Sample> run_problem(int index, std::uint64_t seed, double max_macs) 
   return out;
 }
 
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())))];
-}
 
 }  // namespace
 
@@ -123,17 +117,8 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  std::vector<std::vector<Sample>> per(static_cast<std::size_t>(problems));
-  std::atomic<int> next{0};
-  auto worker = [&] {
-    for (int i; (i = next.fetch_add(1)) < problems;) per[static_cast<std::size_t>(i)] = run_problem(i, seed, max_macs);
-  };
-  const int nt = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (int t = 0; t < nt; ++t) pool.emplace_back(worker);
-  for (auto& t : pool) t.join();
-  std::vector<Sample> all;
-  for (auto& v : per) all.insert(all.end(), v.begin(), v.end());
+  const std::vector<Sample> all =
+      bench::run_problems<Sample>(problems, [&](int i) { return run_problem(i, seed, max_macs); });
 
   const GradCheckOptions d;
   nlohmann::json rec = record_header("calibration_backward", false);
@@ -177,12 +162,12 @@ int main(int argc, char** argv) {
       if (fail && first_reason.empty()) first_reason = s.case_id + ": " + s.default_reason;
       if (mx > worst) { worst = mx; worst_case = s.case_id; }
     }
-    std::printf("%-28s %6zu %6lld %9.3f %9.3f %9.3f %9.3f\n", k.name.c_str(), any.size(), fails, quantile(m[0], 1.0),
-                quantile(m[1], 1.0), quantile(m[2], 1.0), quantile(any, 0.99));
+    std::printf("%-28s %6zu %6lld %9.3f %9.3f %9.3f %9.3f\n", k.name.c_str(), any.size(), fails, bench::quantile(m[0], 1.0),
+                bench::quantile(m[1], 1.0), bench::quantile(m[2], 1.0), bench::quantile(any, 0.99));
     kernels.push_back({{"name", k.name}, {"what", k.what}, {"runs", any.size()}, {"false_failures", fails},
-                       {"dq_margin_max", quantile(m[0], 1.0)}, {"dk_margin_max", quantile(m[1], 1.0)},
-                       {"dv_margin_max", quantile(m[2], 1.0)}, {"margin_p50", quantile(any, 0.5)},
-                       {"margin_p99", quantile(any, 0.99)}, {"worst_case", worst_case}, {"first_failure", first_reason}});
+                       {"dq_margin_max", bench::quantile(m[0], 1.0)}, {"dk_margin_max", bench::quantile(m[1], 1.0)},
+                       {"dv_margin_max", bench::quantile(m[2], 1.0)}, {"margin_p50", bench::quantile(any, 0.5)},
+                       {"margin_p99", bench::quantile(any, 0.99)}, {"worst_case", worst_case}, {"first_failure", first_reason}});
   }
   rec["correct_kernels"] = kernels;
 

@@ -5,7 +5,6 @@
 //
 //   calibrate_tolerance [--problems 3000] [--seed 1] [--max-macs 2e6] [--out calibration.json]
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -14,12 +13,12 @@
 #include <mutex>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "flashprobe/core/record.h"
 #include "flashprobe/oracle/check.h"
 #include "flashprobe/oracle/simulated.h"
+#include "calibration_util.h"
 #include "problem_sampler.h"
 
 using namespace flashprobe;
@@ -96,11 +95,6 @@ std::vector<Sample> run_problem(int index, std::uint64_t seed, double max_macs) 
   return out;
 }
 
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())))];
-}
 
 }  // namespace
 
@@ -121,17 +115,8 @@ int main(int argc, char** argv) {
     }
   }
 
-  std::vector<std::vector<Sample>> per(static_cast<std::size_t>(problems));
-  std::atomic<int> next{0};
-  auto worker = [&] {
-    for (int i; (i = next.fetch_add(1)) < problems;) per[static_cast<std::size_t>(i)] = run_problem(i, seed, max_macs);
-  };
-  const int nt = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::thread> pool;
-  for (int t = 0; t < nt; ++t) pool.emplace_back(worker);
-  for (auto& t : pool) t.join();
-  std::vector<Sample> all;
-  for (auto& v : per) all.insert(all.end(), v.begin(), v.end());
+  const std::vector<Sample> all =
+      bench::run_problems<Sample>(problems, [&](int i) { return run_problem(i, seed, max_macs); });
 
   const CheckOptions d;
   const Params defaults{d.k, d.o_floor, d.lse_k, d.lse_floor};
@@ -176,13 +161,13 @@ int main(int argc, char** argv) {
       if (om.back() > worst) { worst = om.back(); worst_case = s.case_id; }
     }
     std::printf("%-20s %7zu %6lld %9.3f %9.3f %9.3f %9.3f %11.3f\n", k.name.c_str(), om.size(), fails,
-                quantile(om, 0.5), quantile(om, 0.99), quantile(om, 1.0), quantile(lm, 1.0), quantile(ratio, 1.0));
+                bench::quantile(om, 0.5), bench::quantile(om, 0.99), bench::quantile(om, 1.0), bench::quantile(lm, 1.0), bench::quantile(ratio, 1.0));
     kernels.push_back({{"name", k.name}, {"what", k.what}, {"runs", om.size()}, {"false_failures", fails},
-                       {"o_margin_p50", quantile(om, 0.5)}, {"o_margin_p99", quantile(om, 0.99)},
-                       {"o_margin_max", quantile(om, 1.0)}, {"lse_margin_p99", quantile(lm, 0.99)},
-                       {"lse_margin_max", quantile(lm, 1.0)}, {"err_over_emulated_p99", quantile(ratio, 0.99)},
-                       {"err_over_emulated_max", quantile(ratio, 1.0)},
-                       {"floor_needed_at_k2_max", quantile(need, 1.0)}, {"worst_case", worst_case}});
+                       {"o_margin_p50", bench::quantile(om, 0.5)}, {"o_margin_p99", bench::quantile(om, 0.99)},
+                       {"o_margin_max", bench::quantile(om, 1.0)}, {"lse_margin_p99", bench::quantile(lm, 0.99)},
+                       {"lse_margin_max", bench::quantile(lm, 1.0)}, {"err_over_emulated_p99", bench::quantile(ratio, 0.99)},
+                       {"err_over_emulated_max", bench::quantile(ratio, 1.0)},
+                       {"floor_needed_at_k2_max", bench::quantile(need, 1.0)}, {"worst_case", worst_case}});
   }
   rec["correct_kernels"] = kernels;
 
@@ -213,7 +198,7 @@ int main(int argc, char** argv) {
                 by_o, survivors.empty() ? "-" : survivors.front().c_str());
     bugs.push_back({{"name", k.name}, {"what", k.what}, {"runs", obs + equivalent}, {"not_observable", equivalent},
                     {"observable", obs}, {"killed", killed}, {"killed_by_o", by_o},
-                    {"kill_rate", obs ? double(killed) / double(obs) : 0.0}, {"o_margin_median", quantile(om, 0.5)},
+                    {"kill_rate", obs ? double(killed) / double(obs) : 0.0}, {"o_margin_median", bench::quantile(om, 0.5)},
                     {"by_dtype", bd}, {"survivors", survivors}});
   }
   rec["planted_bugs"] = bugs;

@@ -3,9 +3,10 @@ execute_process(COMMAND git rev-parse --short=12 HEAD WORKING_DIRECTORY ${SRC}
                 OUTPUT_VARIABLE FLASHPROBE_COMMIT OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
 execute_process(COMMAND git status --porcelain --untracked-files=no WORKING_DIRECTORY ${SRC}
                 OUTPUT_VARIABLE _dirty OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
-if(NOT FLASHPROBE_COMMIT AND EXISTS ${SRC}/.build-commit)
-  # A copy of the tree without .git (a lent GPU machine): scripts/gpu/stage-deps wrote the commit.
-  file(STRINGS ${SRC}/.build-commit FLASHPROBE_COMMIT LIMIT_COUNT 1)
+if(DEFINED ENV{FLASHPROBE_BUILD_COMMIT})
+  # A copy of the tree on a lent GPU machine, whose .git (if any) is not this tree's:
+  # scripts/gpu/build-there passes the commit scripts/gpu/stage-deps wrote from the real checkout.
+  set(FLASHPROBE_COMMIT "$ENV{FLASHPROBE_BUILD_COMMIT}")
 elseif(NOT FLASHPROBE_COMMIT)
   set(FLASHPROBE_COMMIT unknown)
 elseif(_dirty)

@@ -5,15 +5,19 @@
 //                    [--do do.npy --dq dq.npy --dk dk.npy --dv dv.npy]
 // NPY arrays are dense BSHD in C order: Q [B,Sq,Hq,D], K [B,Sk,Hkv,D], V [B,Sk,Hkv,Dv],
 // O [B,Sq,Hq,Dv], LSE [B,Hq,Sq] f32. Q/K/V have the problem's dtype (f16: <f2, bf16: <u2 or <i2 bit
-// patterns, f32: <f4), O its out_dtype. Exit 0 pass, 1 fail, 2 bad input.
+// patterns, f32: <f4), O its out_dtype. Exit 0 pass, 1 fail, 2 bad input (check_footer(): the help).
 // --ref-o compares the oracle itself with another double-precision reference (e.g. PyTorch's float64
 // math SDPA) and fails when they differ by more than --ref-rtol relative to max|O|.
 // --do with any of --dq --dk --dv also checks a backward kernel's gradients (oracle/grad_check.h):
 // dO [B,Sq,Hq,Dv] in out_dtype, dQ/dK/dV shaped like Q/K/V in the dtype; the verdict goes under
 // "backward" in the same record, and the exit code covers both.
+#include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -22,6 +26,7 @@
 #include "command.h"
 #include "flashprobe/core/error.h"
 #include "flashprobe/core/npy.h"
+#include "flashprobe/core/problem_io.h"
 #include "flashprobe/core/record.h"
 #include "flashprobe/oracle/check.h"
 #include "flashprobe/oracle/grad_check.h"
@@ -54,23 +59,35 @@ std::string npy_names_for(DType t) {
   return t == DType::f16 ? "<f2" : t == DType::bf16 ? "<u2 or <i2 (bf16 bit patterns)" : "<f4";
 }
 
-// A tensor of dtype t from an NPY that must hold exactly that type.
+// A tensor of dtype t from an NPY that must hold exactly that type and shape (checked on the header,
+// before the data is read).
 Tensor load_tensor(const std::string& path, const char* what, DType t, const char* dtype_field,
                    const std::vector<std::int64_t>& shape) {
-  const NpyArray a = npy_load(path);
-  if (a.type != npy_type_for(t))
-    throw UsageError(path + ": " + what + " is stored as " + npy_type_descr(a.type) + " but the problem's " + dtype_field +
-                     " is " + std::string(dtype_name(t)) + ", which must be stored as " + npy_names_for(t));
-  expect_shape(a, path, what, shape);
+  const NpyArray a = npy_load(path, [&](const NpyArray& h) {
+    if (h.type != npy_type_for(t))
+      throw UsageError(path + ": " + what + " is stored as " + npy_type_descr(h.type) + " but the problem's " +
+                       dtype_field + " is " + std::string(dtype_name(t)) + ", which must be stored as " + npy_names_for(t));
+    expect_shape(h, path, what, shape);
+  });
   Tensor out(t, a.numel());
   out.bytes = a.data;
   return out;
 }
 
+// UsageError naming the path unless the record could be written there; the file is left as it was.
+void require_writable(const std::string& path) {
+  struct stat st{};
+  const bool existed = ::stat(path.c_str(), &st) == 0;
+  if (existed && S_ISDIR(st.st_mode)) throw UsageError(path + ": is a directory; --json needs a file path");
+  std::FILE* f = std::fopen(path.c_str(), "a");
+  if (!f) throw UsageError(path + ": cannot write: " + std::strerror(errno));
+  std::fclose(f);
+  if (!existed) std::remove(path.c_str());
+}
+
 int run(const Args& a) {
-  AttnProblem p;
-  from_json(read_json_file(a.problem), p);
-  require_valid(p);
+  if (!a.json.empty()) require_writable(a.json);  // before the work, not after printing PASS
+  AttnProblem p = read_problem_file(a.problem);
   const AttnProblem dense = AttnProblem(p).with_layout(TensorLayout::bshd);
   for (auto [s, d, name] : {std::tuple{p.q, dense.q, "q"}, {p.k, dense.k, "k"}, {p.v, dense.v, "v"}, {p.o, dense.o, "o"}})
     if (!s.is_zero() && !(s == d))
@@ -96,10 +113,11 @@ int run(const Args& a) {
   AttnOutputs out;
   if (!a.o.empty()) out.o = load_tensor(a.o, "O", p.out_dtype, "out_dtype", {B, Sq, Hq, Dv});
   if (!a.lse.empty()) {
-    const NpyArray l = npy_load(a.lse);
-    if (l.type != NpyType::f4 && l.type != NpyType::f8)
-      throw UsageError(a.lse + ": LSE is stored as " + npy_type_descr(l.type) + " but must be <f4 (or <f8)");
-    expect_shape(l, a.lse, "LSE", {B, Hq, Sq});
+    const NpyArray l = npy_load(a.lse, [&](const NpyArray& h) {
+      if (h.type != NpyType::f4 && h.type != NpyType::f8)
+        throw UsageError(a.lse + ": LSE is stored as " + npy_type_descr(h.type) + " but must be <f4 (or <f8)");
+      expect_shape(h, a.lse, "LSE", {B, Hq, Sq});
+    });
     for (double v : l.to_doubles()) out.lse.push_back(static_cast<float>(v));
   }
   oracle::BackwardInputs bw;
@@ -124,10 +142,11 @@ int run(const Args& a) {
   }
 
   if (!a.ref_o.empty()) {
-    const NpyArray ro = npy_load(a.ref_o);
-    if (ro.type == NpyType::u2 || ro.type == NpyType::i4)
-      throw UsageError(a.ref_o + ": the reference O is stored as " + npy_type_descr(ro.type) + "; use <f8 (or <f4)");
-    expect_shape(ro, a.ref_o, "reference O", {B, Sq, Hq, Dv});
+    const NpyArray ro = npy_load(a.ref_o, [&](const NpyArray& h) {
+      if (h.type == NpyType::u2 || h.type == NpyType::i4)
+        throw UsageError(a.ref_o + ": the reference O is stored as " + npy_type_descr(h.type) + "; use <f8 (or <f4)");
+      expect_shape(h, a.ref_o, "reference O", {B, Sq, Hq, Dv});
+    });
     const std::vector<double> other = ro.to_doubles();
     const oracle::Reference ref = oracle::reference(p, in);  // dense BSHD: the same index order as the NPY
     double max_abs = 0, scale = 0;
@@ -175,10 +194,64 @@ int run_mutants() {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
 }
 
+// `text` broken into lines of at most `width` characters at spaces; continuation lines get `indent`.
+std::string wrap(const std::string& text, std::size_t width, const std::string& indent) {
+  std::size_t start = text.find_first_not_of(' ');  // a leading indent is kept
+  if (start == std::string::npos) return "\n";
+  std::string out, line = text.substr(0, start);
+  while (start < text.size()) {
+    std::size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(start, end - start);
+    const bool fresh = line.find_first_not_of(' ') == std::string::npos;
+    if (!fresh && line.size() + 1 + word.size() > width) {
+      out += line + "\n";
+      line = indent;
+    }
+    line += (line.find_first_not_of(' ') == std::string::npos ? "" : " ") + word;
+    start = end + 1;
+  }
+  return out + line + "\n";
+}
+
+// check --help's closing text: every problem field (the reader's own table), how arrays are stored,
+// the diagonal convention and the exit codes.
+std::string check_footer() {
+  std::string t = "\n" + wrap("Problem JSON (--problem): an object with any of these fields (any other field, a value "
+                              "of another JSON type or an integer out of range is an error, exit 2):", 100, "");
+  for (const auto& f : problem_fields()) {
+    std::string name(f.name);
+    name.resize(std::max<std::size_t>(name.size(), 13), ' ');
+    t += wrap("  " + name + " " + std::string(f.allowed), 100, std::string(16, ' '));
+  }
+  const std::string rest = "Example: {\"batch\": 2, \"hq\": 8, \"hkv\": 2, \"sq\": 128, \"sk\": 512, \"d\": 128, \"dtype\": \"bf16\", "
+       "\"causal\": \"bottom_right\"}\n"
+       "\nDiagonal: key j is visible to query i of batch b when j <= i + diag (causal); a window keeps "
+       "i + diag - window_left <= j <= i + diag + window_right and ALiBi subtracts slope[h] * |i + diag - j|, "
+       "where diag = keys(b) - sq for bottom_right and for causal none, and diag = 0 for top_left: with "
+       "causal top_left, windows and ALiBi are measured from the top-left diagonal too. A row that sees no "
+       "key has O = 0 and LSE = -inf (docs/attention-semantics.md).\n"
+       "\nArrays (NPY, little-endian, C order, dense BSHD): Q [batch, sq, hq, d], K [batch, sk, hkv, d], "
+       "V [batch, sk, hkv, dv] in dtype; O [batch, sq, hq, dv] in out_dtype; LSE [batch, hq, sq] <f4 or <f8 "
+       "(natural log). f16 is <f2, f32 is <f4; bf16 is stored as its 16-bit patterns, <u2 or <i2 (numpy: "
+       "a.view(np.uint16); torch: t.view(torch.int16).numpy()). The header must be the one numpy writes and "
+       "the data exactly the size it declares.\n"
+       "\nExit codes: 0 the check passed; 1 the check failed (an element outside its bound, a NaN/Inf where "
+       "the reference has none, a bias, an LSE or gradient error); 2 anything else: bad usage, an unreadable or malformed "
+       "file (named, with the field or value at fault), an invalid problem, an unwritable --json (checked "
+       "before the work), or an internal error.\n";
+  std::size_t start = 0;
+  for (std::size_t end; (end = rest.find('\n', start)) != std::string::npos; start = end + 1)
+    t += end == start ? "\n" : wrap(rest.substr(start, end - start), 100, "");
+  return t;
+}
+
 CommandRegistration reg("check", [](CLI::App& app) -> RunFn {
-  auto* sub = app.add_subcommand("check", "Check a kernel's output (NPY files) against the CPU oracle; exit 0 pass, 1 fail");
+  auto* sub = app.add_subcommand("check", "Check a kernel's output (NPY files) against the CPU oracle; exit 0 pass, "
+                                          "1 fail, 2 bad input");
+  sub->footer(check_footer());
   auto a = std::make_shared<Args>();
-  sub->add_option("--problem", a->problem, "Problem JSON (fields of AttnProblem: batch, hq, hkv, sq, sk, d, dtype, ...)");
+  sub->add_option("--problem", a->problem, "Problem JSON (its fields are listed below)");
   sub->add_option("--q", a->q, "Q as NPY [B,Sq,Hq,D] in the problem's dtype");
   sub->add_option("--k", a->k, "K as NPY [B,Sk,Hkv,D]");
   sub->add_option("--v", a->v, "V as NPY [B,Sk,Hkv,Dv]");

@@ -12,6 +12,7 @@
 #include "flashprobe/core/device_info.h"
 #include "flashprobe/core/error.h"
 #include "flashprobe/core/npy.h"
+#include "flashprobe/core/problem_io.h"
 #include "flashprobe/core/record.h"
 #include "flashprobe/kernels/runner.h"
 #include "flashprobe/kernels/select.h"
@@ -33,9 +34,7 @@ struct Args {
 };
 
 int run(const Args& a) {
-  AttnProblem p;
-  from_json(read_json_file(a.problem), p);
-  require_valid(p);
+  AttnProblem p = read_problem_file(a.problem);
   if (!p.q.is_zero() || !p.k.is_zero() || !p.v.is_zero() || !p.o.is_zero())
     throw UsageError(a.problem + ": run saves dense BSHD NPY files; remove the strides/layout from the problem");
   const DeviceInfo dev = require_device();

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <new>
 
 #include "command.h"
 #include "flashprobe/core/build_info.h"
@@ -68,8 +69,11 @@ int main(int argc, char** argv) {
   } catch (const NoDevice& e) {
     std::cerr << "flashprobe: " << e.what() << "\n";
     return 2;
-  } catch (const std::exception& e) {
+  } catch (const std::bad_alloc&) {
+    std::cerr << "flashprobe: error: out of memory\n";
+    return 2;
+  } catch (const std::exception& e) {  // exit 1 is only ever a failed check
     std::cerr << "flashprobe: error: " << e.what() << "\n";
-    return 1;
+    return 2;
   }
 }

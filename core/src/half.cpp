@@ -7,9 +7,8 @@
 namespace flashprobe {
 
 std::optional<DType> parse_dtype(std::string_view s) {
-  if (s == "f16" || s == "fp16" || s == "float16" || s == "half") return DType::f16;
-  if (s == "bf16" || s == "bfloat16") return DType::bf16;
-  if (s == "f32" || s == "fp32" || s == "float32" || s == "float") return DType::f32;
+  for (DType t : {DType::f16, DType::bf16, DType::f32})
+    if (s == dtype_name(t)) return t;
   return std::nullopt;
 }
 

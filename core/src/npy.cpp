@@ -1,9 +1,12 @@
 #include "flashprobe/core/npy.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <iterator>
-#include <regex>
 
 #include "flashprobe/core/error.h"
 #include "flashprobe/core/half.h"
@@ -12,6 +15,7 @@ namespace flashprobe {
 
 namespace {
 constexpr char kMagic[] = "\x93NUMPY";
+constexpr std::size_t kMaxHeader = std::size_t{1} << 20;  // numpy writes < 64 KiB; 1 MiB bounds a bad length
 
 [[noreturn]] void bad(const std::string& name, const std::string& what) {
   throw UsageError(name + ": not a valid NPY file: " + what);
@@ -25,6 +29,185 @@ std::size_t type_size(NpyType t) {
   }
   return 0;
 }
+
+// The header dictionary, as numpy writes it: a Python dict literal with exactly the keys 'descr' (a
+// string), 'fortran_order' (True or False) and 'shape' (a tuple of non-negative decimal integers, a
+// 1-tuple with its trailing comma), in any order, then spaces and a newline. Nothing else is accepted.
+class HeaderParser {
+ public:
+  HeaderParser(const std::string& text, const std::string& name) : s_(text), name_(name) {}
+
+  NpyArray parse() {
+    ws();
+    expect('{', "the header must be a dict starting with '{'");
+    bool descr = false, order = false, shape = false;
+    NpyArray a;
+    for (ws(); !eat('}'); ws()) {
+      const std::string key = quoted("a quoted key");
+      ws();
+      expect(':', "expected ':' after '" + key + "'");
+      ws();
+      if (key == "descr") {
+        once(descr, key);
+        a.type = dtype(quoted("'descr' must be a quoted string such as '<f4'"));
+      } else if (key == "fortran_order") {
+        once(order, key);
+        if (word("True")) bad(name_, "Fortran order is not supported; save a C-contiguous array (numpy.ascontiguousarray)");
+        if (!word("False")) fail("'fortran_order' must be True or False, got " + near());
+      } else if (key == "shape") {
+        once(shape, key);
+        a.shape = tuple();
+      } else {
+        fail("unexpected key '" + key + "' (an NPY header holds exactly 'descr', 'fortran_order' and 'shape')");
+      }
+      ws();
+      if (!eat(',') && (i_ >= s_.size() || s_[i_] != '}')) fail("expected ',' or '}' at " + near());
+    }
+    ws();
+    if (i_ != s_.size()) fail("unexpected text after the header dict: " + near());
+    if (!descr) bad(name_, "header has no 'descr'");
+    if (!order) bad(name_, "header has no 'fortran_order'");
+    if (!shape) bad(name_, "header has no 'shape'");
+    return a;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) { bad(name_, "header: " + what); }
+  std::string near() const {
+    if (i_ >= s_.size()) return "the end of the header";
+    std::string t = s_.substr(i_, 24);
+    for (char& c : t)
+      if (c < 32 || c > 126) c = '?';
+    return "'" + t + "'";
+  }
+  void ws() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r')) ++i_;
+  }
+  bool eat(char c) {
+    if (i_ < s_.size() && s_[i_] == c) return ++i_, true;
+    return false;
+  }
+  void expect(char c, const std::string& what) {
+    if (!eat(c)) fail(what + ", got " + near());
+  }
+  bool word(const char* w) {
+    const std::size_t n = std::strlen(w);
+    if (s_.compare(i_, n, w) != 0) return false;
+    i_ += n;
+    return true;
+  }
+  void once(bool& seen, const std::string& key) {
+    if (seen) fail("key '" + key + "' appears twice");
+    seen = true;
+  }
+  std::string quoted(const std::string& what) {
+    if (i_ >= s_.size() || (s_[i_] != '\'' && s_[i_] != '"')) fail("expected " + what + " at " + near());
+    const char q = s_[i_++];
+    const std::size_t end = s_.find(q, i_);
+    if (end == std::string::npos) fail("unterminated string at " + near());
+    std::string v = s_.substr(i_, end - i_);
+    if (v.find('\\') != std::string::npos || v.find('\n') != std::string::npos) fail("unexpected escape in string at " + near());
+    i_ = end + 1;
+    return v;
+  }
+  NpyType dtype(const std::string& descr) {
+    if (descr == "<f2") return NpyType::f2;
+    if (descr == "<f4") return NpyType::f4;
+    if (descr == "<f8") return NpyType::f8;
+    if (descr == "<i4") return NpyType::i4;
+    if (descr == "<u2" || descr == "<i2") return NpyType::u2;
+    bad(name_, "dtype '" + descr + "' is not supported (allowed: <f2, <f4, <f8, <i4, <u2/<i2 as bf16 bits)");
+  }
+  [[noreturn]] void bad_shape(std::size_t start) {
+    const std::size_t close = s_.find(')', start);
+    const std::string text = s_.substr(start, close == std::string::npos ? 40 : std::min<std::size_t>(close - start + 1, 80));
+    fail("'shape' must be a tuple of non-negative integers such as (2, 3) or (4,), got " + text);
+  }
+  std::vector<std::int64_t> tuple() {
+    const std::size_t start = i_;
+    std::vector<std::int64_t> dims;
+    if (!eat('(')) bad_shape(start);
+    ws();
+    bool trailing_comma = false;
+    while (!eat(')')) {
+      if (i_ >= s_.size() || s_[i_] < '0' || s_[i_] > '9') bad_shape(start);
+      if (s_[i_] == '0' && i_ + 1 < s_.size() && s_[i_ + 1] >= '0' && s_[i_ + 1] <= '9') bad_shape(start);
+      std::int64_t v = 0;
+      while (i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9')
+        if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, s_[i_++] - '0', &v))
+          fail("a 'shape' dimension does not fit in 64 bits: " + s_.substr(start, 80));
+      dims.push_back(v);
+      ws();
+      trailing_comma = eat(',');
+      ws();
+      if (!trailing_comma && (i_ >= s_.size() || s_[i_] != ')')) bad_shape(start);
+    }
+    if (dims.size() == 1 && !trailing_comma) bad_shape(start);  // (3) is the number 3, not a tuple
+    return dims;
+  }
+
+  const std::string& s_;
+  const std::string& name_;
+  std::size_t i_ = 0;
+};
+
+// The array a header describes (no data) and the bytes before and of its data.
+struct Header {
+  NpyArray a;
+  std::size_t data_offset = 0, data_bytes = 0;
+};
+
+// The prefix length of the header: 0 when `n` bytes are too few to tell yet.
+std::size_t header_end(const std::uint8_t* b, std::size_t n, const std::string& name) {
+  if (n < 10 || std::memcmp(b, kMagic, 6) != 0) bad(name, "missing the \\x93NUMPY magic");
+  const int major = b[6];
+  if (major < 1 || major > 3) bad(name, "unsupported format version " + std::to_string(major));
+  if (major == 1) return 10 + (b[8] | (b[9] << 8));
+  if (n < 12) bad(name, "truncated header length");
+  const std::size_t hlen = b[8] | (b[9] << 8) | (b[10] << 16) | (static_cast<std::size_t>(b[11]) << 24);
+  if (hlen > kMaxHeader) bad(name, "header length " + std::to_string(hlen) + " is more than 1 MiB");
+  return 12 + hlen;
+}
+
+Header parse_header(const std::uint8_t* b, std::size_t n, const std::string& name) {
+  Header h;
+  h.data_offset = header_end(b, n, name);
+  if (n < h.data_offset) bad(name, "header is truncated (" + std::to_string(n) + " bytes in file)");
+  const std::size_t start = b[6] == 1 ? 10 : 12;
+  const std::string text(reinterpret_cast<const char*>(b) + start, h.data_offset - start);
+  h.a = HeaderParser(text, name).parse();
+  std::int64_t numel = 1, bytes = 0;
+  for (auto d : h.a.shape)
+    if (__builtin_mul_overflow(numel, d, &numel)) numel = -1;
+  if (numel < 0 || __builtin_mul_overflow(numel, static_cast<std::int64_t>(type_size(h.a.type)), &bytes))
+    bad(name, "'shape' declares more data than fits in 64 bits");
+  h.data_bytes = static_cast<std::size_t>(bytes);
+  return h;
+}
+
+[[noreturn]] void size_mismatch(const std::string& name, std::size_t have, std::size_t need) {
+  if (have < need)
+    bad(name, "data is truncated: " + std::to_string(have) + " bytes present, " + std::to_string(need) + " needed");
+  bad(name, "has " + std::to_string(have - need) + " trailing bytes after the data");
+}
+
+// Reads up to n bytes; fewer only at the end of the file.
+std::size_t read_some(int fd, std::uint8_t* out, std::size_t n, const std::string& path) {
+  std::size_t got = 0;
+  while (got < n) {
+    const ssize_t r = ::read(fd, out + got, n - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) throw UsageError(path + ": cannot read NPY file: " + std::strerror(errno));
+    if (r == 0) break;
+    got += static_cast<std::size_t>(r);
+  }
+  return got;
+}
+
+struct Fd {
+  int fd;
+  ~Fd() { ::close(fd); }
+};
 }  // namespace
 
 std::string npy_type_descr(NpyType t) {
@@ -62,47 +245,11 @@ std::vector<double> NpyArray::to_doubles(bool u2_is_bf16) const {
 }
 
 NpyArray npy_parse(const std::vector<std::uint8_t>& b, const std::string& name) {
-  if (b.size() < 10 || std::memcmp(b.data(), kMagic, 6) != 0) bad(name, "missing the \\x93NUMPY magic");
-  const int major = b[6];
-  if (major < 1 || major > 3) bad(name, "unsupported format version " + std::to_string(major));
-  std::size_t hlen, hstart;
-  if (major == 1) {
-    hlen = b[8] | (b[9] << 8);
-    hstart = 10;
-  } else {
-    if (b.size() < 12) bad(name, "truncated header length");
-    hlen = b[8] | (b[9] << 8) | (b[10] << 16) | (static_cast<std::size_t>(b[11]) << 24);
-    hstart = 12;
-  }
-  if (b.size() < hstart + hlen) bad(name, "header is truncated (" + std::to_string(b.size()) + " bytes in file)");
-  const std::string header(b.begin() + static_cast<std::ptrdiff_t>(hstart),
-                           b.begin() + static_cast<std::ptrdiff_t>(hstart + hlen));
-  std::smatch m;
-  if (!std::regex_search(header, m, std::regex(R"('descr'\s*:\s*'([^']*)')"))) bad(name, "header has no 'descr'");
-  const std::string descr = m[1];
-  NpyArray a;
-  if (descr == "<f2") a.type = NpyType::f2;
-  else if (descr == "<f4") a.type = NpyType::f4;
-  else if (descr == "<f8") a.type = NpyType::f8;
-  else if (descr == "<i4") a.type = NpyType::i4;
-  else if (descr == "<u2" || descr == "<i2") a.type = NpyType::u2;
-  else bad(name, "dtype '" + descr + "' is not supported (allowed: <f2, <f4, <f8, <i4, <u2/<i2 as bf16 bits)");
-  if (!std::regex_search(header, m, std::regex(R"('fortran_order'\s*:\s*(True|False))")))
-    bad(name, "header has no 'fortran_order'");
-  if (m[1] == "True") bad(name, "Fortran order is not supported; save a C-contiguous array (numpy.ascontiguousarray)");
-  if (!std::regex_search(header, m, std::regex(R"('shape'\s*:\s*\(([^)]*)\))"))) bad(name, "header has no 'shape'");
-  const std::string dims = m[1];
-  const std::regex num(R"(\s*(\d+)\s*,?)");
-  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), num); it != std::sregex_iterator(); ++it)
-    a.shape.push_back(std::stoll((*it)[1]));
-  const auto need = static_cast<std::size_t>(a.numel()) * type_size(a.type);
-  const std::size_t have = b.size() - hstart - hlen;
-  if (have < need)
-    bad(name, "data is truncated: " + std::to_string(have) + " bytes present, " + std::to_string(need) + " needed");
-  if (have > need)
-    bad(name, "has " + std::to_string(have - need) + " trailing bytes after the data");
-  a.data.assign(b.begin() + static_cast<std::ptrdiff_t>(hstart + hlen), b.end());
-  return a;
+  Header h = parse_header(b.data(), b.size(), name);
+  const std::size_t have = b.size() - h.data_offset;
+  if (have != h.data_bytes) size_mismatch(name, have, h.data_bytes);
+  h.a.data.assign(b.begin() + static_cast<std::ptrdiff_t>(h.data_offset), b.end());
+  return std::move(h.a);
 }
 
 std::vector<std::uint8_t> npy_serialize(const NpyArray& a) {
@@ -123,11 +270,45 @@ std::vector<std::uint8_t> npy_serialize(const NpyArray& a) {
   return out;
 }
 
-NpyArray npy_load(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw UsageError(path + ": cannot open NPY file");
-  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  return npy_parse(bytes, path);
+NpyArray npy_load(const std::string& path, const std::function<void(const NpyArray&)>& check_header) {
+  const int raw = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (raw < 0) throw UsageError(path + ": cannot open NPY file: " + std::strerror(errno));
+  const Fd fd{raw};
+  struct stat st{};
+  if (::fstat(fd.fd, &st) != 0) throw UsageError(path + ": cannot open NPY file: " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) throw UsageError(path + ": is a directory, not an NPY file");
+  // The header first (bounded), then exactly the data it declares: a regular file's length is
+  // compared before anything is allocated; a pipe or device is read as far as the declared size, and
+  // a byte beyond it is an error (so /dev/zero or an endless pipe ends at once).
+  std::vector<std::uint8_t> head(12);
+  head.resize(read_some(fd.fd, head.data(), head.size(), path));
+  const std::size_t end = header_end(head.data(), head.size(), path);
+  const std::size_t have_head = head.size();
+  if (end > have_head) {
+    head.resize(end);
+    head.resize(have_head + read_some(fd.fd, head.data() + have_head, end - have_head, path));
+  }
+  Header h = parse_header(head.data(), head.size(), path);
+  if (check_header) check_header(h.a);
+  std::vector<std::uint8_t>& data = h.a.data;
+  if (head.size() > h.data_offset) data.assign(head.begin() + static_cast<std::ptrdiff_t>(h.data_offset), head.end());
+  if (S_ISREG(st.st_mode)) {
+    const auto file = static_cast<std::uint64_t>(st.st_size);
+    const std::uint64_t have = file >= h.data_offset ? file - h.data_offset : 0;
+    if (have != h.data_bytes) size_mismatch(path, static_cast<std::size_t>(have), h.data_bytes);
+  }
+  constexpr std::size_t kChunk = std::size_t{1} << 24;
+  if (data.size() > h.data_bytes) size_mismatch(path, data.size(), h.data_bytes);
+  while (data.size() < h.data_bytes) {  // grows only as the data arrives
+    const std::size_t at = data.size(), want = std::min(kChunk, h.data_bytes - at);
+    data.resize(at + want);
+    const std::size_t got = read_some(fd.fd, data.data() + at, want, path);
+    if (got < want) size_mismatch(path, at + got, h.data_bytes);
+  }
+  std::uint8_t extra;
+  if (read_some(fd.fd, &extra, 1, path) != 0)
+    bad(path, "has trailing bytes after the " + std::to_string(h.data_bytes) + " bytes of data the header declares");
+  return std::move(h.a);
 }
 
 void npy_save(const std::string& path, const NpyArray& a) {

@@ -1,5 +1,6 @@
 // JSON round trip and C++ constexpr emission of layouts.
 #include <cctype>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -18,26 +19,41 @@ void to_json(nlohmann::json& j, const OperandLayout& l) {
   j = {{"rows", l.rows()}, {"cols", l.cols()}, {"lanes", l.lanes()}, {"slots", l.slots()}, {"table", table}};
 }
 
+namespace {
+[[noreturn]] void bad_layout(const std::string& what) { throw UsageError("layout JSON: " + what); }
+
+// A JSON integer (not 2.0, not true) in [lo, hi].
+int integer(const nlohmann::json& v, const std::string& where, int lo, int hi) {
+  if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi)))
+    bad_layout("\"" + where + "\" must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + v.dump());
+  const auto x = v.get<std::int64_t>();
+  if (x < lo || x > hi)
+    bad_layout("\"" + where + "\" must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + v.dump());
+  return static_cast<int>(x);
+}
+// Bounds of a matrix-instruction operand (the largest, wgmma's C, is 64 x 256 over 128 lanes x 128 slots).
+constexpr int kMaxExtent = 4096, kMaxLanes = 1024, kMaxSlots = 4096;
+}  // namespace
+
 void from_json(const nlohmann::json& j, OperandLayout& l) {
-  try {
-    OperandLayout out(j.at("rows").get<int>(), j.at("cols").get<int>(), j.at("lanes").get<int>(),
-                      j.at("slots").get<int>());
-    const auto& table = j.at("table");
-    if (!table.is_array() || static_cast<int>(table.size()) != out.size())
-      throw UsageError("layout JSON: \"table\" must hold lanes*slots = " + std::to_string(out.size()) + " entries");
-    for (int i = 0; i < out.size(); ++i) {
-      const auto& e = table[static_cast<std::size_t>(i)];
-      if (e.is_null()) continue;
-      out.set_flat(i, Coord{e.at(0).get<int>(), e.at(1).get<int>()});
-    }
-    l = std::move(out);
-  } catch (const nlohmann::json::exception& e) {
-    throw UsageError(std::string("layout JSON: ") + e.what());
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(std::string("layout JSON: ") + e.what());
-  } catch (const std::out_of_range& e) {
-    throw UsageError(std::string("layout JSON: ") + e.what());
+  if (!j.is_object()) bad_layout("an operand layout must be an object, got " + j.dump().substr(0, 80));
+  for (const char* key : {"rows", "cols", "lanes", "slots", "table"})
+    if (!j.contains(key)) bad_layout(std::string("an operand layout needs \"") + key + "\"");
+  const int rows = integer(j.at("rows"), "rows", 1, kMaxExtent), cols = integer(j.at("cols"), "cols", 1, kMaxExtent);
+  const int lanes = integer(j.at("lanes"), "lanes", 1, kMaxLanes), slots = integer(j.at("slots"), "slots", 1, kMaxSlots);
+  const auto& table = j.at("table");
+  const std::int64_t size = std::int64_t{lanes} * slots;
+  if (!table.is_array() || static_cast<std::int64_t>(table.size()) != size)  // before anything is allocated
+    bad_layout("\"table\" must hold lanes*slots = " + std::to_string(size) + " entries");
+  OperandLayout out(rows, cols, lanes, slots);
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    const auto& e = table[i];
+    if (e.is_null()) continue;
+    const std::string where = "table[" + std::to_string(i) + "]";
+    if (!e.is_array() || e.size() != 2) bad_layout("\"" + where + "\" must be [row, col] or null, got " + e.dump().substr(0, 80));
+    out.set_flat(static_cast<int>(i), Coord{integer(e[0], where + "[0]", 0, rows - 1), integer(e[1], where + "[1]", 0, cols - 1)});
   }
+  l = std::move(out);
 }
 
 void to_json(nlohmann::json& j, const MmaLayout& l) { j = {{"A", l.a}, {"B", l.b}, {"C", l.c}}; }

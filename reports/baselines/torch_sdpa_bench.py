@@ -66,7 +66,7 @@ def custom_cases(paths):
                      sq=e.get("sq", 1), sk=e.get("sk", 1), d=e.get("d", 64), dtype=e.get("dtype", "f16"), causal="none",
                      scale=e.get("scale", 0))
             for k in ("batch", "hq", "hkv", "sq", "sk", "d"):
-                if not isinstance(c[k], int) or c[k] < 1:
+                if isinstance(c[k], bool) or not isinstance(c[k], int) or c[k] < 1:
                     raise ValueError(f"{where}: '{k}'={c[k]!r} must be a positive integer")
             if e.get("dv", c["d"]) != c["d"]:
                 raise ValueError(f"{where}: dv={e['dv']} differs from d={c['d']}; SDPA's flash/cuDNN paths need dv == d here")
@@ -74,8 +74,10 @@ def custom_cases(paths):
                 raise ValueError(f"{where}: dtype={c['dtype']!r} is not one of f16, bf16")
             if c["hq"] % c["hkv"]:
                 raise ValueError(f"{where}: hq={c['hq']} is not a multiple of hkv={c['hkv']}")
-            cz = e.get("causal", False)
-            cz = {True: "bottom_right", False: "none"}.get(cz, cz) if isinstance(cz, bool) else cz
+            cz = e.get("causal", "none")
+            if isinstance(cz, bool):  # as flashprobe's reader: true is ambiguous (torch's is_causal is top_left)
+                raise ValueError(f"{where}: 'causal' = {json.dumps(cz)} is not accepted: write \"bottom_right\" (the "
+                                 "KV-cache diagonal), \"top_left\" (torch's is_causal) or \"none\"")
             if cz not in ("none", "bottom_right", "top_left"):
                 raise ValueError(f"{where}: causal={cz!r} is not one of none, bottom_right, top_left")
             # SDPA's is_causal aligns the mask top-left; bottom-right equals it only when sq == sk.

@@ -67,7 +67,7 @@ TEST(BenchGrid, CustomFlopsCountVisiblePairs) {
 TEST(BenchGrid, CustomCasesReadObjectsAndArrays) {
   const std::string one = R"({"batch": 2, "hq": 8, "hkv": 2, "sq": 128, "sk": 512, "d": 128, "dtype": "bf16"})";
   const auto a = write_file("one.json", one);
-  const auto b = write_file("sweep.json", "[" + one + R"(, {"batch": 1, "hq": 4, "hkv": 4, "sq": 1, "sk": 4096, "d": 64, "causal": true}])");
+  const auto b = write_file("sweep.json", "[" + one + R"(, {"batch": 1, "hq": 4, "hkv": 4, "sq": 1, "sk": 4096, "d": 64, "causal": "bottom_right"}])");
   const auto v = fb::custom_cases({a, b});
   ASSERT_EQ(v.size(), 3u);
   for (const auto& c : v) EXPECT_EQ(c.group, "custom");

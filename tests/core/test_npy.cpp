@@ -1,6 +1,13 @@
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
 #include <cstdio>
+#include <thread>
 #include <cstring>
 #include <fstream>
 
@@ -91,4 +98,128 @@ TEST(Npy, MalformedFilesGiveErrorsNamingTheFileAndTheProblem) {
   std::memcpy(fortran.data() + fpos, "True ", 5);
   expect_error(fortran, "Fortran");
   EXPECT_THROW(npy_load(tmp("does-not-exist.npy")), UsageError);
+}
+
+namespace {
+// An NPY file (format 1.0) with the given header dictionary and `data_bytes` zero bytes after it.
+std::vector<std::uint8_t> with_header(const std::string& dict, std::size_t data_bytes) {
+  std::string hdr = dict;
+  hdr.append((64 - (10 + hdr.size() + 1) % 64) % 64, ' ');
+  hdr += '\n';
+  std::string raw = std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(hdr.size() & 0xFF) +
+                    static_cast<char>(hdr.size() >> 8) + hdr;
+  std::vector<std::uint8_t> b(raw.begin(), raw.end());
+  b.resize(b.size() + data_bytes, 0);
+  return b;
+}
+std::string header_with_shape(const std::string& shape) {
+  return "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+}
+std::string parse_error(const std::vector<std::uint8_t>& b) {
+  try {
+    npy_parse(b, "case.npy");
+    return "";
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+}
+}  // namespace
+
+// The header is a Python dict literal; a lenient parser read (1, 4x, 2, -8) as [1, 4, 2, 8] and a
+// 30-digit dimension threw std::out_of_range (exit 1, no file named). Each malformed shape is refused,
+// naming the file and the shape; an element count that overflows is refused before any allocation.
+TEST(Npy, ShapesAndHeadersMustBeWellFormed) {
+  const std::vector<std::pair<std::string, std::size_t>> bad_shapes{
+      {"(1, 4x, 2, -8)", 64 * 4}, {"(1, -2)", 8}, {"(+3,)", 12}, {"(3 4)", 48}, {"(3,,)", 12}, {"(,)", 4},
+      {"(, 3)", 12}, {"(999999999999999999999999999999,)", 4}, {"(4611686018427387904, 4)", 0},
+      {"(4294967296, 4294967296, 4294967296)", 0}, {"[3]", 12}, {"(3", 12}, {"(0x3,)", 12}, {"(3.0,)", 12},
+      {"(3)", 12}};
+  for (const auto& [shape, bytes] : bad_shapes) {
+    const std::string e = parse_error(with_header(header_with_shape(shape), bytes));
+    EXPECT_NE(e.find("case.npy"), std::string::npos) << shape << ": " << e;
+    EXPECT_NE(e.find("shape"), std::string::npos) << shape << ": " << e;
+  }
+  for (const std::string& dict : {
+           std::string("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), 'extra': 1}"),
+           std::string("{'descr': '<f4', 'descr': '<f2', 'fortran_order': False, 'shape': (3,)}"),
+           std::string("{'descr': '<f4', 'fortran_order': False, 'shape': (3,)} garbage"),
+           std::string("{'descr': '<f4', 'fortran_order': False, 'shape': (3,)"),
+           std::string("{'descr': '<f4', 'fortran_order': Maybe, 'shape': (3,)}"),
+           std::string("{'descr': '<f4' 'fortran_order': False, 'shape': (3,)}"),
+           std::string("{'shape': (3,), 'descr': '<f4'}"),
+           std::string("x{'descr': '<f4', 'fortran_order': False, 'shape': (3,)}"),
+       }) {
+    const std::string e = parse_error(with_header(dict, 12));
+    EXPECT_NE(e.find("case.npy"), std::string::npos) << dict << ": " << e;
+  }
+  // What numpy writes (any key order, quotes, spacing, a trailing comma or none) still reads.
+  for (const auto& [dict, shape] : std::vector<std::pair<std::string, std::vector<std::int64_t>>>{
+           {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", {2, 3}},
+           {"{'shape': (6,), 'fortran_order': False, 'descr': '<f4'}", {6}},
+           {"{\"descr\":\"<f4\",\"fortran_order\":False,\"shape\":( 1 , 6 , )}", {1, 6}},
+           {"{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 3, 1)}", {1, 2, 3, 1}}}) {
+    const auto a = npy_parse(with_header(dict, 24), "ok.npy");
+    EXPECT_EQ(a.shape, shape) << dict;
+  }
+  EXPECT_EQ(npy_parse(with_header(header_with_shape("()"), 4), "ok.npy").numel(), 1);
+}
+
+// Files that are not regular: a directory is named as one; /dev/zero and a pipe that never ends are
+// read only as far as the header declares (before, /dev/zero was read until std::bad_alloc).
+TEST(Npy, NonRegularFilesAreReadWithABound) {
+  try {
+    npy_load(::testing::TempDir());
+    FAIL() << "a directory was read";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("directory"), std::string::npos) << e.what();
+  }
+  try {
+    npy_load("/dev/zero");
+    FAIL() << "/dev/zero was read";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("/dev/zero"), std::string::npos) << e.what();
+  }
+  std::signal(SIGPIPE, SIG_IGN);
+  const std::string fifo = tmp("endless.npy");
+  std::remove(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto good = with_header(header_with_shape("(4,)"), 16);
+  std::thread writer([&] {  // the header, its 16 bytes, then zeros until the reader stops reading
+    const int fd = ::open(fifo.c_str(), O_WRONLY);
+    if (fd < 0) return;
+    std::vector<std::uint8_t> buf(good);
+    buf.resize(1 << 16, 0);
+    while (::write(fd, buf.data(), buf.size()) > 0) std::fill(buf.begin(), buf.end(), 0);
+    ::close(fd);
+  });
+  try {
+    npy_load(fifo);
+    ADD_FAILURE() << "an endless pipe was read";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("trailing"), std::string::npos) << e.what();
+  }
+  writer.join();
+  std::thread exact([&] {  // a pipe that holds exactly one array reads like the file
+    const int fd = ::open(fifo.c_str(), O_WRONLY);
+    if (fd < 0) return;
+    (void)!::write(fd, good.data(), good.size());
+    ::close(fd);
+  });
+  EXPECT_EQ(npy_load(fifo).shape, (std::vector<std::int64_t>{4}));
+  exact.join();
+  std::remove(fifo.c_str());
+}
+
+// A regular file's declared size is compared with its length before the data is read.
+TEST(Npy, DeclaredSizeMustMatchTheFile) {
+  const std::string path = tmp("short.npy");
+  const auto b = with_header(header_with_shape("(1099511627776,)"), 16);
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+  try {
+    npy_load(path);
+    FAIL() << "read";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("4398046511104"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("short.npy"), std::string::npos) << e.what();
+  }
 }

@@ -7,6 +7,7 @@
 #include "flashprobe/core/error.h"
 #include "flashprobe/core/half.h"
 #include "flashprobe/core/problem.h"
+#include "flashprobe/core/problem_io.h"
 #include "flashprobe/core/tensor.h"
 
 using namespace flashprobe;
@@ -160,10 +161,91 @@ TEST(Problem, JsonReadingIsStrict) {
   EXPECT_THROW(nlohmann::json::parse(R"({"hq": "two"})").get<AttnProblem>(), UsageError);
   EXPECT_THROW(nlohmann::json::parse(R"({"dtype": "f8"})").get<AttnProblem>(), UsageError);
   EXPECT_THROW(nlohmann::json::parse(R"({"causal": "diagonal"})").get<AttnProblem>(), UsageError);
-  const auto p = nlohmann::json::parse(R"({"d": 40, "causal": true, "dtype": "bfloat16"})").get<AttnProblem>();
+  const auto p = nlohmann::json::parse(R"({"d": 40, "causal": "bottom_right", "dtype": "bf16"})").get<AttnProblem>();
   EXPECT_EQ(p.dv, 40);
   EXPECT_EQ(p.causal, Causal::bottom_right);
   EXPECT_EQ(p.out_dtype, DType::bf16);
+}
+
+namespace {
+// The UsageError of reading `text` as a problem ("" when it reads).
+std::string refusal(const std::string& text) {
+  try {
+    (void)nlohmann::json::parse(text).get<AttnProblem>();
+    return "";
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+}
+}  // namespace
+
+// A lenient reader narrowed these to 1, 4, 1, 1 and passed the check; each is refused, naming the
+// field and showing the value as written.
+TEST(Problem, JsonIntegersMustBeJsonIntegersInRange) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases{
+      {R"({"batch": 4294967297})", {"'batch'", "4294967297"}},
+      {R"({"sq": 4294967300})", {"'sq'", "4294967300"}},
+      {R"({"sk": -4294967300})", {"'sk'", "-4294967300"}},
+      {R"({"batch": 18446744073709551615})", {"'batch'", "18446744073709551615"}},
+      {R"({"batch": 1.7})", {"'batch'", "1.7", "integer"}},
+      {R"({"batch": true})", {"'batch'", "true", "integer"}},
+      {R"({"hq": 2, "hkv": 2.0})", {"'hkv'", "2.0"}},
+      {R"({"window_left": null})", {"'window_left'", "null"}},
+      {R"({"seqlens_k": [1, 1.5]})", {"'seqlens_k[1]'", "1.5"}},
+      {R"({"seqlens_k": 3})", {"'seqlens_k'", "list"}},
+      {R"({"q_strides": [1, 2, 3, true]})", {"'q_strides[3]'", "true"}},
+      {R"({"scale": true})", {"'scale'", "true", "number"}},
+      {R"({"softcap": "1"})", {"'softcap'", "\"1\""}},
+      {R"({"alibi_slopes": [false]})", {"'alibi_slopes[0]'", "false"}},
+  };
+  for (const auto& [text, needles] : cases) {
+    const std::string e = refusal(text);
+    ASSERT_FALSE(e.empty()) << text << " was read";
+    for (const auto& n : needles) EXPECT_NE(e.find(n), std::string::npos) << text << ": " << e;
+  }
+  // Integers in range, of either JSON integer kind, still read.
+  const auto p = nlohmann::json::parse(R"({"batch": 2147483647, "window_left": -1, "q_strides": [0, 0, 0, 0]})")
+                     .get<AttnProblem>();
+  EXPECT_EQ(p.batch, 2147483647);
+  EXPECT_EQ(p.window_left, -1);
+}
+
+// One spelling per value, the one to_json writes and check --help lists: aliases are refused with the
+// name to write ("causal": true is ambiguous: torch's is_causal is top_left, a KV cache bottom_right).
+TEST(Problem, JsonNamesAreTheOnesTheWriterUses) {
+  for (const char* alias : {"half", "fp16", "float16", "bfloat16", "fp32", "float32", "float"})
+    for (const char* field : {"dtype", "out_dtype"}) {
+      const std::string e = refusal(std::string(R"({")") + field + R"(": ")" + alias + R"("})");
+      EXPECT_NE(e.find(std::string("'") + field + "'='" + alias + "'"), std::string::npos) << e;
+      EXPECT_NE(e.find("write \""), std::string::npos) << e;
+    }
+  for (const char* b : {"true", "false"}) {
+    const std::string e = refusal(std::string(R"({"causal": )") + b + "}");
+    EXPECT_NE(e.find("bottom_right"), std::string::npos) << b << ": " << e;
+    EXPECT_NE(e.find("top_left"), std::string::npos) << b << ": " << e;
+  }
+  for (DType t : {DType::f16, DType::bf16, DType::f32}) {
+    AttnProblem p;
+    p.dtype = p.out_dtype = t;
+    for (Causal c : {Causal::none, Causal::bottom_right, Causal::top_left}) {
+      p.causal = c;
+      const nlohmann::json j = p;
+      EXPECT_EQ(nlohmann::json::parse(j.dump()).get<AttnProblem>(), p) << j.dump();
+    }
+  }
+}
+
+// The reader's known fields are the table the CLI's help prints: every field to_json writes is in it.
+TEST(Problem, EveryWrittenFieldIsInTheFieldTable) {
+  AttnProblem p;
+  p.with_layout(TensorLayout::bhsd);
+  const nlohmann::json j = p;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    bool listed = false;
+    for (const auto& f : problem_fields()) listed = listed || f.name == it.key();
+    EXPECT_TRUE(listed) << it.key();
+  }
+  EXPECT_EQ(problem_fields().size(), j.size() + 1);  // + "layout", which sets the strides
 }
 
 TEST(Problem, RandomInputsAreNeverZeroAndRoundedToTheDtype) {

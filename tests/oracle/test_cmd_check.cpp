@@ -4,6 +4,7 @@
 #include "../common/run_cli.h"
 
 #include <array>
+#include <cctype>
 #include <cstring>
 #include <unistd.h>
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include <string>
 
 #include "flashprobe/core/npy.h"
+#include "flashprobe/core/problem_io.h"
 #include "flashprobe/core/record.h"
 #include "flashprobe/oracle/reference.h"
 #include "flashprobe/oracle/simulated.h"
@@ -265,4 +267,83 @@ TEST_F(CheckCli, BadGradientInputsExit2) {
   r = run(args(grad_args()));
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("dk.npy: dK has shape"), std::string::npos) << r.out;
+}
+
+// Errors that are not a failed check exit 2, naming the file and what is wrong in it. Before, a
+// 30-digit NPY dimension (std::out_of_range) and /dev/zero (std::bad_alloc after reading gigabytes)
+// exited 1, the code of a failed check, naming no file.
+TEST_F(CheckCli, UnreadableInputsExit2NamingTheFile) {
+  write_case(gqa_causal(DType::f16));
+  const std::string good = args();
+  auto with = [&](const std::string& flag, const std::string& file) {
+    std::string a = good;
+    const std::string from = flag + " " + path(flag.substr(2) + ".npy");
+    a.replace(a.find(from), from.size(), flag + " " + file);
+    return run(a);
+  };
+  auto r = with("--q", dir_.string());  // a directory
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find(dir_.string() + ": is a directory"), std::string::npos) << r.out;
+  r = with("--k", "/dev/zero");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("/dev/zero: not a valid NPY file"), std::string::npos) << r.out;
+  std::string dict = "{'descr': '<f2', 'fortran_order': False, 'shape': (123456789012345678901234567890, 20, 4, 40), }";
+  dict.append(127 - 10 - dict.size(), ' ');
+  std::ofstream(path("big.npy"), std::ios::binary) << "\x93NUMPY\x01" << '\0' << static_cast<char>(dict.size() + 1)
+                                                   << '\0' << dict << '\n';
+  r = with("--v", path("big.npy"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find(path("big.npy") + ": not a valid NPY file: header: a 'shape' dimension"), std::string::npos) << r.out;
+  r = with("--o", path("absent.npy"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find(path("absent.npy") + ": cannot open NPY file: No such file"), std::string::npos) << r.out;
+}
+
+// A --json that cannot be written stops the command before the check (it printed PASS, then exit 2).
+TEST_F(CheckCli, UnwritableJsonIsRefusedBeforeTheCheck) {
+  write_case(gqa_causal(DType::f16));
+  for (const std::string& json : {path("no-such-dir/rec.json"), dir_.string()}) {
+    const auto r = run(args("--json " + json));
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_EQ(r.out.find("PASS"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(json + ": "), std::string::npos) << r.out;
+  }
+  EXPECT_FALSE(fs::exists(path("no-such-dir")));
+}
+
+// A problem JSON the reader refuses is exit 2 naming the problem file, the field and the value as
+// written (a lenient reader read "batch": 4294967297 as 1 and passed the check).
+TEST_F(CheckCli, ProblemValuesAreReadStrictly) {
+  write_case(AttnProblem{});
+  for (const auto& [field, value] : std::vector<std::pair<std::string, std::string>>{
+           {"batch", "4294967297"}, {"sq", "4294967300"}, {"batch", "1.7"}, {"batch", "true"}, {"dtype", "\"half\""},
+           {"causal", "true"}}) {
+    nlohmann::json j = p_;
+    j[field] = nlohmann::json::parse(value);
+    write_json_file(path("problem.json"), j);
+    const auto r = run(args());
+    EXPECT_EQ(r.code, 2) << field << " " << value << ": " << r.out;
+    EXPECT_NE(r.out.find(path("problem.json") + ": problem field '" + field + "'"), std::string::npos) << r.out;
+    const std::string shown = value[0] == '"' ? value.substr(1, value.size() - 2) : value;  // 'half' in the message
+    EXPECT_NE(r.out.find(shown), std::string::npos) << r.out;
+  }
+}
+
+// check --help documents every field the problem reader knows (its own table), the exit codes, how
+// bf16 is stored and the diagonal convention of windows and ALiBi under top_left.
+TEST(CheckHelp, ListsEveryProblemFieldTheExitCodesAndTheConventions) {
+  const auto r = flashprobe::testing::run_cli("check --help");
+  EXPECT_EQ(r.code, 0) << r.out;
+  std::string flat;  // lines are wrapped: compare with runs of white space as one space
+  for (char c : r.out)
+    if (!std::isspace(static_cast<unsigned char>(c))) flat += c;
+    else if (!flat.empty() && flat.back() != ' ') flat += ' ';
+  for (const auto& f : problem_fields()) {
+    EXPECT_NE(r.out.find("\n  " + std::string(f.name) + " "), std::string::npos) << f.name;
+    EXPECT_NE(flat.find(std::string(f.allowed)), std::string::npos) << f.allowed;
+  }
+  for (const char* s : {"Exit codes: 0 the check passed; 1 the check failed", "; 2 anything else",
+                        "bf16 is stored as its 16-bit patterns, <u2 or <i2",
+                        "with causal top_left, windows and ALiBi are measured from the top-left diagonal"})
+    EXPECT_NE(flat.find(s), std::string::npos) << s << "\n" << r.out;
 }

@@ -91,6 +91,36 @@ TEST(Layout, BadJsonIsAUsageError) {
   EXPECT_THROW(nlohmann::json::object().get<MmaLayout>(), flashprobe::UsageError);
 }
 
+// A record's layout is read strictly and its size checked before anything is allocated: before,
+// lanes = slots = 2^31 - 1 with an empty table threw std::length_error from the allocation (not a
+// UsageError), and 2.0, true and [row, col, extra] were read as numbers.
+TEST(Layout, RecordedLayoutsAreReadStrictlyAndBoundedByTheirTable) {
+  const nlohmann::json good = expected("SM80_16x8x8_F32F16F16F32_TN").a;
+  auto refused = [&](const std::string& key, const nlohmann::json& value) {
+    nlohmann::json j = good;
+    if (key.rfind("table", 0) == 0) j["table"][3] = value;
+    else j[key] = value;
+    try {
+      (void)j.get<OperandLayout>();
+      ADD_FAILURE() << key << " = " << value.dump() << " was read";
+    } catch (const flashprobe::UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("layout JSON"), std::string::npos) << e.what();
+    }
+  };
+  nlohmann::json huge = {{"rows", 16}, {"cols", 8}, {"lanes", 2147483647}, {"slots", 2147483647}, {"table", nlohmann::json::array()}};
+  EXPECT_THROW(huge.get<OperandLayout>(), flashprobe::UsageError);
+  huge["lanes"] = huge["slots"] = 65536;
+  EXPECT_THROW(huge.get<OperandLayout>(), flashprobe::UsageError);
+  refused("rows", 16.0);
+  refused("lanes", true);
+  refused("slots", 4294967298);
+  refused("table", nlohmann::json::array({1.5, 0}));
+  refused("table", nlohmann::json::array({1, 0, 7}));
+  refused("table", nlohmann::json::array({-1, 0}));
+  refused("table", 3);
+  EXPECT_EQ(good.get<OperandLayout>(), expected("SM80_16x8x8_F32F16F16F32_TN").a);
+}
+
 TEST(Layout, SetRejectsPositionsOutsideTheMatrix) {
   OperandLayout l(4, 4, 32, 1);
   EXPECT_THROW(l.set(0, 0, Coord{4, 0}), std::out_of_range);

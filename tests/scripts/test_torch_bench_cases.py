@@ -25,7 +25,7 @@ class CustomCases(unittest.TestCase):
         # AttnProblem::id() spellings (core/src/problem.cpp), group prefix as bench adds it.
         v = tb.custom_cases([self.write("a.json", [
             {"batch": 2, "hq": 8, "hkv": 2, "sq": 128, "sk": 512, "d": 128, "dtype": "bf16"},
-            {"batch": 1, "hq": 4, "hkv": 4, "sq": 64, "sk": 64, "d": 64, "causal": True},
+            {"batch": 1, "hq": 4, "hkv": 4, "sq": 64, "sk": 64, "d": 64, "causal": "bottom_right"},
             {"batch": 1, "hq": 4, "hkv": 4, "sq": 16, "sk": 64, "d": 64, "causal": "top_left", "scale": 0.125}])])
         self.assertEqual([tb.case_id(c) for c in v], [
             "custom:b2_hq8_hkv2_sq128_sk512_d128_bf16",
@@ -34,7 +34,7 @@ class CustomCases(unittest.TestCase):
 
     def test_flops_count_visible_pairs(self):
         c = tb.custom_cases([self.write("b.json", {"batch": 1, "hq": 3, "hkv": 3, "sq": 4, "sk": 4, "d": 64,
-                                                    "causal": True})])[0]
+                                                    "causal": "bottom_right"})])[0]
         self.assertEqual(tb.flops(c), 4.0 * 64 * 3 * 10)  # 1 + 2 + 3 + 4 pairs
         c = tb.custom_cases([self.write("c.json", {"batch": 2, "hq": 1, "sq": 3, "sk": 5, "d": 8,
                                                     "causal": "top_left"})])[0]
@@ -43,7 +43,9 @@ class CustomCases(unittest.TestCase):
     def test_refusals_name_entry_and_field(self):
         cases = [([{"batch": 1, "hq": 2, "hkv": 2, "sq": 8, "sk": 8, "d": 64}, {"sq": 8, "sk": 8, "d": 64, "window_left": 4}],
                   ["[1]", "window_left"]),
-                 ({"sq": 8, "sk": 16, "d": 64, "causal": True}, ["sq=8", "top_left"]),
+                 ({"sq": 8, "sk": 16, "d": 64, "causal": "bottom_right"}, ["sq=8", "top_left"]),
+                 ({"sq": 8, "sk": 8, "d": 64, "causal": True}, ["'causal' = true", "bottom_right", "top_left"]),
+                 ({"batch": True, "sq": 8, "sk": 8, "d": 64}, ["'batch'=True"]),
                  ({"sq": 8, "sk": 8, "d": 64, "dtype": "f32"}, ["f32", "bf16"]),
                  ({"sq": 0, "sk": 8, "d": 64}, ["'sq'=0"]),
                  ({"hq": 6, "hkv": 4, "sq": 8, "sk": 8, "d": 64}, ["hq=6", "hkv=4"]),

@@ -18,7 +18,7 @@ constexpr std::string_view dtype_name(DType t) {
   }
   return "?";
 }
-// Accepts f16/fp16/float16/half, bf16/bfloat16, f32/fp32/float32/float.
+// The names dtype_name writes, exactly (f16, bf16, f32): no aliases such as half or float16.
 std::optional<DType> parse_dtype(std::string_view s);
 // Machine epsilon (2^-mantissa bits): 2^-10, 2^-7, 2^-23.
 constexpr double dtype_eps(DType t) {

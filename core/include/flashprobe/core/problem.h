@@ -105,7 +105,7 @@ void require_valid(const AttnProblem& p);
 std::string_view causal_name(Causal c);
 
 void to_json(nlohmann::json& j, const AttnProblem& p);
-// Strict: unknown fields and wrong types raise UsageError naming the field.
+// Strict (problem_io.h): unknown fields, wrong JSON types, out-of-range integers, aliases are UsageErrors.
 void from_json(const nlohmann::json& j, AttnProblem& p);
 
 }  // namespace flashprobe

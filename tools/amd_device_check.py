@@ -14,6 +14,9 @@ For every target:
   * per kernel the resource usage is read from the code-object metadata (.amdgpu_metadata): VGPR,
     AGPR, SGPR counts, spills, LDS (group segment) and scratch (private segment) bytes, wave size,
     and the resulting waves per SIMD (see TARGETS and waves_per_simd for the rules and sources);
+  * with --require-no-calls, no call may remain (s_swappc_b64 / s_call_b64 anywhere in the unit) and no
+    kernel may use a dynamic stack: the device libraries were linked and inlined, so the figures are
+    those of a real build (each record says "calls" and "dynamic_stack");
   * the records go to --resources-out as JSON, labelled "compiled, not run".
 Exit 0 when every expectation holds, 1 otherwise (with the evidence), 2 on bad usage.
 """
@@ -55,6 +58,9 @@ TARGETS = {
     "gfx941": dict(vgprs={64: 512}, granule={64: 8}, max_waves=8, lds=65536, simds=4, max_wgs=16, family="CDNA3", unified=True, sgpr_limited=True),
     "gfx942": dict(vgprs={64: 512}, granule={64: 8}, max_waves=8, lds=65536, simds=4, max_wgs=16, family="CDNA3", unified=True, sgpr_limited=True),
 }
+
+
+CALL = re.compile(r"^s_(swappc|call)_b64\b")
 
 
 def parse_metadata(text):
@@ -203,6 +209,9 @@ def main():
     ap.add_argument("--targets", nargs="+", required=True)
     ap.add_argument("--expect", action="append", default=[])
     ap.add_argument("--resources-out")
+    ap.add_argument("--device-libs", default=None, help="device-library folder the build linked (named in the record)")
+    ap.add_argument("--require-no-calls", action="store_true",
+                    help="fail on any call instruction or dynamic stack (device libraries must be linked)")
     ap.add_argument("--compiler", default=None, help="compiler named in the record (default: clang-19, or hipcc with --objects)")
     ap.add_argument("--source-dir", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                     help="git checkout whose commit the record names")
@@ -268,6 +277,19 @@ def main():
                     else:
                         print(f"ok   {tgt:8s} {where[:70]}: {'no ' if absent else ''}'{pat}'" +
                               (f" ({len(hits)}x, e.g. {hits[0]})" if hits else ""))
+            calls = [l for l in unit if CALL.match(l)]
+            if a.require_no_calls:
+                if calls:
+                    failures.append(f"{tgt}: {len(calls)} call(s) remain in {a.name}, e.g. '{calls[0]}' "
+                                    "(device libraries not linked or not inlined)")
+                for k in kernels:
+                    if str(k.get("uses_dynamic_stack", "false")).lower() == "true":
+                        failures.append(f"{tgt}: {k.get('name')} uses a dynamic stack (a call the compiler "
+                                        "could not bound)")
+                if not calls:
+                    print(f"ok   {tgt:8s} {a.name}: no calls, {len(kernels)} kernel(s) without dynamic stack"
+                          if not any(str(k.get("uses_dynamic_stack", "false")).lower() == "true" for k in kernels)
+                          else f"..   {tgt:8s} {a.name}: no calls")
             for k in kernels:
                 w, by = waves_per_simd(tgt, k)
                 records.append({
@@ -279,6 +301,8 @@ def main():
                     "scratch_bytes": k.get("private_segment_fixed_size", 0),
                     "max_workgroup_size": k.get("max_flat_workgroup_size"),
                     "waves_per_simd": w, "occupancy_limited_by": by,
+                    "calls": sum(1 for l in bodies.get(k.get("name"), []) if CALL.match(l)),
+                    "dynamic_stack": str(k.get("uses_dynamic_stack", "false")).lower() == "true",
                     # Lets reports tell a kernel that runs its instruction on this target from the
                     # wrong-target trap copy that every multi-target build also contains.
                     "matrix_instructions": sum(1 for l in bodies.get(k.get("name"), []) if re.match(r"v_(wmma|mfma|smfmac)_", l)),
@@ -294,6 +318,7 @@ def main():
                "commit": git_commit(a.source_dir),
                "compiler": compiler_version(compiler),
                "unit": a.name, "targets": a.targets,
+               "device_libs": a.device_libs or "not linked",
                "kernels": records}
         with open(a.resources_out, "w") as f:
             json.dump(rec, f, indent=1)

@@ -176,10 +176,14 @@ Header parse_header(const std::uint8_t* b, std::size_t n, const std::string& nam
   const std::size_t start = b[6] == 1 ? 10 : 12;
   const std::string text(reinterpret_cast<const char*>(b) + start, h.data_offset - start);
   h.a = HeaderParser(text, name).parse();
-  std::int64_t numel = 1, bytes = 0;
+  // The product of the non-zero dimensions must fit, also when a zero makes the array empty: then
+  // every running product (numel(), in any order of the zero) fits as well.
+  std::int64_t nonzero = 1, bytes = 0;
+  bool empty = false;
   for (auto d : h.a.shape)
-    if (__builtin_mul_overflow(numel, d, &numel)) numel = -1;
-  if (numel < 0 || __builtin_mul_overflow(numel, static_cast<std::int64_t>(type_size(h.a.type)), &bytes))
+    if (d == 0) empty = true;
+    else if (__builtin_mul_overflow(nonzero, d, &nonzero)) bad(name, "'shape' declares more elements than fit in 64 bits");
+  if (__builtin_mul_overflow(empty ? 0 : nonzero, static_cast<std::int64_t>(type_size(h.a.type)), &bytes))
     bad(name, "'shape' declares more data than fits in 64 bits");
   h.data_bytes = static_cast<std::size_t>(bytes);
   return h;

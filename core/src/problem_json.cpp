@@ -52,17 +52,18 @@ constexpr ProblemField kFields[] = {
 
 // A JSON integer (not 1.0, not true) within [lo, hi]; `where` names the field or the list entry.
 std::int64_t integer(const std::string& where, const nlohmann::json& v, std::int64_t lo, std::int64_t hi) {
+  const auto out_of_range = [&] {
+    return UsageError("problem field '" + where + "' = " + v.dump() + " is out of range: it must be in [" +
+                      std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  };
   if (v.is_number_unsigned()) {
     const auto u = v.get<std::uint64_t>();
-    if (u > static_cast<std::uint64_t>(hi))
-      throw UsageError("problem field '" + where + "' = " + v.dump() + " is out of range: at most " + std::to_string(hi));
+    if (u > static_cast<std::uint64_t>(hi)) throw out_of_range();
     return static_cast<std::int64_t>(u);
   }
   if (!v.is_number_integer()) wrong(where, v, "an integer is needed");
   const auto s = v.get<std::int64_t>();
-  if (s < lo || s > hi)
-    throw UsageError("problem field '" + where + "' = " + v.dump() + " is out of range: it must be in [" +
-                     std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  if (s < lo || s > hi) throw out_of_range();
   return s;
 }
 

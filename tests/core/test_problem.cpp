@@ -210,6 +210,24 @@ TEST(Problem, JsonIntegersMustBeJsonIntegersInRange) {
   EXPECT_EQ(p.window_left, -1);
 }
 
+// A JSON file holds 4294967300 as an unsigned integer, Python's binding hands it over as a signed one:
+// the same value gets the same message either way (the Python package's test compares the two).
+TEST(Problem, OutOfRangeMessageDoesNotDependOnTheIntegerKind) {
+  const auto message = [](const nlohmann::json& j) {
+    try {
+      (void)j.get<AttnProblem>();
+      return std::string();
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+  };
+  const std::string from_text = message(nlohmann::json::parse(R"({"sq": 4294967300})"));
+  const std::string from_signed = message(nlohmann::json{{"sq", std::int64_t{4294967300}}});
+  ASSERT_FALSE(from_text.empty());
+  EXPECT_EQ(from_text, from_signed);
+  EXPECT_NE(from_text.find("it must be in [-2147483648, 2147483647]"), std::string::npos) << from_text;
+}
+
 // One spelling per value, the one to_json writes and check --help lists: aliases are refused with the
 // name to write ("causal": true is ambiguous: torch's is_causal is top_left, a KV cache bottom_right).
 TEST(Problem, JsonNamesAreTheOnesTheWriterUses) {

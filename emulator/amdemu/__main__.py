@@ -1,0 +1,148 @@
+"""python3 -m amdemu (run from emulator/): the AMD mma kernel in tinygrad's emulator, every case
+through the oracle's check, one record of the results. emulator/run is the command to use.
+
+    FLASHPROBE_AMD_EMULATOR=/path/to/tinygrad python3 -m amdemu --build build/off --out DIR [--quick]
+
+Exit 0: every case passed; 1: a case failed its check (or could not run); 2: bad usage (no
+emulator, missing build outputs).
+"""
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import time
+import traceback
+
+from . import attention, cases, defects, launch, probes
+from .codeobject import CodeObject
+
+FAMILY = {"gfx1100": "gfx11", "gfx1201": "gfx12", "gfx942": "cdna", "gfx90a": "cdna"}
+
+
+def git(args, cwd):
+    r = subprocess.run(["git"] + args, cwd=cwd, capture_output=True, text=True)
+    return r.stdout.strip() if r.returncode == 0 else "unknown"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", required=True, help="a build tree with flashprobe, flashprobe_amd_plan, amd_kernels_mma")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--targets", nargs="+", default=["gfx1100"], choices=sorted(FAMILY))
+    ap.add_argument("--quick", action="store_true", help="the first case of each target only")
+    ap.add_argument("--only", default=None, help="run the cases (and atoms) whose name contains this")
+    ap.add_argument("--no-probes", action="store_true", help="skip the atoms' experiment kernels")
+    ap.add_argument("--no-attention", action="store_true", help="skip the attention cases")
+    a = ap.parse_args()
+    root = os.environ.get("FLASHPROBE_AMD_EMULATOR")
+    if not root:
+        print("FLASHPROBE_AMD_EMULATOR is not set: point it at a checkout of https://github.com/tinygrad/tinygrad",
+              file=sys.stderr)
+        return 2
+    try:
+        emu = launch.load_emulator(root)
+    except launch.LaunchError as e:
+        print(e, file=sys.stderr)
+        return 2
+    tools = {"plan": os.path.join(a.build, "emulator", "flashprobe_amd_plan"), "flashprobe": os.path.join(a.build, "flashprobe")}
+    if not os.path.exists(tools["flashprobe"]):
+        tools["flashprobe"] = os.path.join(a.build, "cli", "flashprobe")
+    for t, p in tools.items():
+        if not os.path.exists(p):
+            print(f"--build {a.build}: {p} is missing (cmake --build {a.build} --target flashprobe flashprobe_amd_plan "
+                  "amd_kernels_mma)", file=sys.stderr)
+            return 2
+    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    emu_commit = git(["rev-parse", "HEAD"], root)
+    os.makedirs(a.out, exist_ok=True)
+    results, items = [], []
+    defect_results = []
+    if "gfx1100" in a.targets:
+        co_path = os.path.join(a.build, "amd", "gfx1100", "emulator_scratch.scratch_probe.co")
+        if not os.path.exists(co_path):
+            print(f"{co_path} is missing (cmake --build {a.build} --target amd_emulator_scratch)", file=sys.stderr)
+            return 2
+        r = defects.scratch_is_per_wave(emu, launch.LoadedImage(CodeObject(open(co_path, "rb").read()), co_path, "gfx1100"))
+        defect_results.append(r)
+        print(f"{'ok  ' if r['passed'] else 'DEFECT'} emulator: {r['check']}: {r['evidence']}", flush=True)
+    probe_results = []
+    for tgt in a.targets:
+        unit, atoms = cases.PROBE_ATOMS.get(tgt, (None, []))
+        if a.no_probes or not atoms:
+            continue
+        co_path = os.path.join(a.build, "amd", tgt, unit)
+        if not os.path.exists(co_path):
+            print(f"{co_path} is missing (cmake --build {a.build} --target amd_{unit.split('.')[0]})", file=sys.stderr)
+            return 2
+        img = launch.LoadedImage(CodeObject(open(co_path, "rb").read()), co_path, tgt)
+        for atom in atoms:
+            if a.only and a.only not in atom:
+                continue
+            t0 = time.time()
+            try:
+                r = probes.run_atom(emu, img, tools["flashprobe"], atom)
+                r["error"] = None
+            except Exception as e:
+                r = {"atom": atom, "passed": False, "error": f"{type(e).__name__}: {e}",
+                     "traceback": traceback.format_exc().splitlines()[-6:]}
+            r.update(target=tgt, wall_seconds=round(time.time() - t0, 1))
+            note = cases.EMULATOR_LIMITS.get(atom) if not r["passed"] else None
+            r["emulator_limit"] = note
+            probe_results.append(r)
+            items.append({"check": "Atom layout (emulated)", "subject": f"{tgt} {atom}", "vendor": "amd", "run": 1,
+                          "skipped": 0, "failed": 0 if r["passed"] else 1,
+                          "note": r.get("error") or (f"{r['slots_wrong']} of {r['slots_checked']} D slots differ"
+                                                     + (f"; {note}" if note else "") if not r["passed"]
+                                                     else f"{r['slots_checked']} D slots as declared")})
+            print(f"{'PASS' if r['passed'] else 'FAIL'} {tgt} {atom} ({r['wall_seconds']} s)"
+                  + (f": {items[-1]['note']}" if not r["passed"] else ""), flush=True)
+    for tgt in a.targets:
+        co_path = os.path.join(a.build, "amd", tgt, "kernels_mma.mma_amd_check.co")
+        if not os.path.exists(co_path):
+            print(f"{co_path} is missing (cmake --build {a.build} --target amd_kernels_mma; needs ld.lld-19)", file=sys.stderr)
+            return 2
+        img = launch.LoadedImage(CodeObject(open(co_path, "rb").read()), co_path, tgt)
+        todo = [c for c in cases.CASES.get(tgt, []) if (not a.only or a.only in c["name"]) and not a.no_attention]
+        if a.quick:
+            todo = todo[:1]
+        for c in todo:
+            case_dir = os.path.join(a.out, tgt, c["name"])
+            t0 = time.time()
+            try:
+                r = attention.run_case(emu, tools, img, FAMILY[tgt], c["problem"], c.get("seed", 1), case_dir)
+                r["error"] = None
+            except Exception as e:  # one case's failure is recorded, the run goes on
+                r = {"problem": c["problem"], "passed": False, "error": f"{type(e).__name__}: {e}",
+                     "traceback": traceback.format_exc().splitlines()[-6:]}
+            r.update(name=c["name"], target=tgt, why=c.get("why", ""), wall_seconds=round(time.time() - t0, 1))
+            shared_scratch = any(not d["passed"] and d["check"].startswith("scratch") for d in defect_results)
+            if not r["passed"] and r.get("scratch_bytes") and shared_scratch:
+                r["emulator_defect"] = (f"the kernel spills {r['scratch_bytes']} B per lane to scratch and the emulator's "
+                                        "waves share one scratch area (demonstrated: scratch_is_per_wave)")
+            results.append(r)
+            items.append({"check": "Attention vs oracle (emulated)", "subject": f"{tgt} mma {c['name']}", "vendor": "amd",
+                          "run": 1, "skipped": 0, "failed": 0 if r["passed"] else 1,
+                          "note": r.get("error") or r.get("emulator_defect") or (r.get("output") or [""])[-1][:200]})
+            print(f"{'PASS' if r['passed'] else 'FAIL'} {tgt} {c['name']} ({r['wall_seconds']} s)"
+                  + (f": {r['error']}" if r.get("error") else ""), flush=True)
+    rec = {"schema": "flashprobe.emulated/1",
+           "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+           "commit": git(["rev-parse", "HEAD"], src),
+           "device": None,
+           "evidence": "emulated",
+           "source": f"emulated (tinygrad emulator, commit {emu_commit}), not hardware",
+           "emulator": {"repository": "https://github.com/tinygrad/tinygrad", "commit": emu_commit,
+                        "module": "test/mockgpu/amd/emu.py"},
+           "summary": items, "emulator_checks": defect_results, "atoms": probe_results, "cases": results}
+    with open(os.path.join(a.out, "emulated.json"), "w") as f:
+        json.dump(rec, f, indent=1)
+    failed = sum(1 for r in results + probe_results if not r["passed"])
+    print(f"{len(probe_results)} atoms, {len(results)} cases, {failed} failed: {os.path.join(a.out, 'emulated.json')} "
+          f"(emulated, tinygrad {emu_commit[:12]}, not hardware)")
+    return 1 if failed or not (results or probe_results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

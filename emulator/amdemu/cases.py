@@ -1,0 +1,54 @@
+"""The attention cases run in the emulator, per target: every shipped head dim and dtype, several
+workgroups, GQA, sliding windows, both causal alignments, and sequence lengths that are not tile
+multiples (the kernel's tiles: 64 query rows per block on gfx11/gfx12, 64 keys per tile, 32 at
+d = 256). Small, because the emulator runs a few thousand instructions per second."""
+
+
+def P(sq, sk, d, dtype="f16", batch=1, hq=1, hkv=1, **kw):
+    return dict(batch=batch, hq=hq, hkv=hkv, sq=sq, sk=sk, d=d, dtype=dtype, **kw)
+
+
+GFX11 = [
+    dict(name="d64_f16_sq64_sk64", problem=P(64, 64, 64), why="one block, one key tile"),
+    dict(name="d64_f16_sq32_sk40", problem=P(32, 40, 64), why="partial row block and key tile"),
+    dict(name="d64_f16_causal_gqa_sq64_sk80", problem=P(64, 80, 64, hq=2, hkv=1, causal="bottom_right"),
+         why="causal (bottom-right) GQA, partial last key tile"),
+    dict(name="d64_bf16_sq70_sk50_top_left_b2", problem=P(70, 50, 64, "bf16", batch=2, hq=2, hkv=1, causal="top_left"),
+         why="bf16, causal top-left, two batches, two row blocks"),
+    dict(name="d64_f16_window_sq96_sk96", problem=P(96, 96, 64, window_left=17, window_right=5),
+         why="sliding window, two row blocks, two key tiles"),
+    dict(name="d128_f16_sq48_sk72", problem=P(48, 72, 128), why="d = 128, tails in both"),
+    dict(name="d128_bf16_causal_sq80_sk64", problem=P(80, 64, 128, "bf16", causal="bottom_right"),
+         why="d = 128 bf16, causal bottom-right, two row blocks"),
+    dict(name="d256_f16_sq20_sk40", problem=P(20, 40, 256), why="d = 256 (32-key tiles), tails"),
+    dict(name="d256_bf16_sq16_sk33", problem=P(16, 33, 256, "bf16", hq=2, hkv=2), why="d = 256 bf16, two heads"),
+    dict(name="d80_f16_sq33_sk47", problem=P(33, 47, 80), why="d = 80"),
+    dict(name="d96_bf16_sq17_sk65", problem=P(17, 65, 96, "bf16"), why="d = 96, key tail of 1"),
+]
+
+CASES = {
+    "gfx1100": GFX11,
+    "gfx1201": GFX11[:4],
+    "gfx942": [dict(name="d64_f16_sq64_sk64", problem=P(64, 64, 64), why="one block")],
+}
+
+# The atoms whose experiment kernels run per target (the emulator runs RDNA in wave32 only), and the
+# code object that holds them (cmake CODE_OBJECT units of probes/amd/CMakeLists.txt).
+_G11 = ["GFX11_WMMA_16x16x16_F32F16_W32", "GFX11_WMMA_16x16x16_F32BF16_W32"]
+_G11_OPSEL = [f"GFX11_WMMA_16x16x16_{t}_W32_OPSEL_{h}" for t in ("F16F16", "BF16BF16") for h in ("LO", "HI")]
+PROBE_ATOMS = {
+    "gfx1100": ("probes_amd_rdna3.rdna3_wmma.co", _G11 + _G11_OPSEL),
+    "gfx1201": ("probes_amd_rdna4.rdna4_wmma.co", ["GFX12_WMMA_16x16x16_F32F16_W32", "GFX12_WMMA_16x16x16_F32BF16_W32"]),
+    "gfx942": ("probes_amd_cdna.cdna_mfma.co", ["CDNA_MFMA_16x16x16_F32F16", "CDNA_MFMA_16x16x16_F32BF16_1K",
+                                                 "CDNA_MFMA_32x32x8_F32F16", "CDNA_MFMA_32x32x8_F32BF16_1K",
+                                                 "CDNA_MFMA_16x16x32_F32E4M3"]),
+}
+
+# Where the emulator is known to differ from AMD's documents (its authors' notes, and what a run here
+# showed): a failure of these atoms is recorded with this note. It still counts as failed: the
+# emulated check did not pass, and the project keeps the documented layout (AMD's calculator agrees
+# with it slot for slot, reports/data/amd-documented/2026-11-26-calculator/).
+_OPSEL = "emulator limit: its RDNA3 WMMA ignores OPSEL (the high-half forms come out in the low halves)"
+_MFMA32 = "emulator limit: its MFMA 32x32 output map differs from AMD's documentation and calculator"
+EMULATOR_LIMITS = {**{a: _OPSEL for a in _G11_OPSEL if a.endswith("_HI")},
+                   "CDNA_MFMA_32x32x8_F32F16": _MFMA32, "CDNA_MFMA_32x32x8_F32BF16_1K": _MFMA32}

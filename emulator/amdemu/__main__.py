@@ -26,6 +26,16 @@ def git(args, cwd):
     return r.stdout.strip() if r.returncode == 0 else "unknown"
 
 
+def probe_note(r):
+    u, i = r["used_slots"], r["ignored_slots"]
+    text = f"{u['checked'] - u['wrong']} of {u['checked']} D slots as declared"
+    if i["checked"]:
+        text += f", C passed through in {i['checked'] - i['wrong']} of {i['checked']} unused slots"
+    if r.get("diagnosis"):
+        text += f" ({r['diagnosis']})"
+    return text
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", required=True, help="a build tree with flashprobe, flashprobe_amd_plan, amd_kernels_mma")
@@ -93,9 +103,7 @@ def main():
             probe_results.append(r)
             items.append({"check": "Atom layout (emulated)", "subject": f"{tgt} {atom}", "vendor": "amd", "run": 1,
                           "skipped": 0, "failed": 0 if r["passed"] else 1,
-                          "note": r.get("error") or (f"{r['slots_wrong']} of {r['slots_checked']} D slots differ"
-                                                     + (f"; {note}" if note else "") if not r["passed"]
-                                                     else f"{r['slots_checked']} D slots as declared")})
+                          "note": r.get("error") or (probe_note(r) + (f"; {note}" if note else ""))})
             print(f"{'PASS' if r['passed'] else 'FAIL'} {tgt} {atom} ({r['wall_seconds']} s)"
                   + (f": {items[-1]['note']}" if not r["passed"] else ""), flush=True)
     for tgt in a.targets:
@@ -117,8 +125,14 @@ def main():
                 r = {"problem": c["problem"], "passed": False, "error": f"{type(e).__name__}: {e}",
                      "traceback": traceback.format_exc().splitlines()[-6:]}
             r.update(name=c["name"], target=tgt, why=c.get("why", ""), wall_seconds=round(time.time() - t0, 1))
+            bad_atoms = [p["atom"] for p in probe_results
+                         if p["target"] == tgt and not p["passed"] and p["atom"] in (r.get("kernel") or "")]
+            if not r["passed"] and bad_atoms:
+                r["emulator_defect"] = (f"the kernel's atom {bad_atoms[0]} already disagrees with its declared layout "
+                                        "in this emulator (its atom check above; AMD's calculator agrees with the "
+                                        "declared layout)")
             shared_scratch = any(not d["passed"] and d["check"].startswith("scratch") for d in defect_results)
-            if not r["passed"] and r.get("scratch_bytes") and shared_scratch:
+            if not r["passed"] and r.get("scratch_bytes") and shared_scratch and "emulator_defect" not in r:
                 r["emulator_defect"] = (f"the kernel spills {r['scratch_bytes']} B per lane to scratch and the emulator's "
                                         "waves share one scratch area (demonstrated: scratch_is_per_wave)")
             results.append(r)

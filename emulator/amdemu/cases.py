@@ -49,6 +49,11 @@ PROBE_ATOMS = {
 # emulated check did not pass, and the project keeps the documented layout (AMD's calculator agrees
 # with it slot for slot, reports/data/amd-documented/2026-11-26-calculator/).
 _OPSEL = "emulator limit: its RDNA3 WMMA ignores OPSEL (the high-half forms come out in the low halves)"
+_OPSEL_LO = ("emulator limit: its RDNA3 WMMA ignores OPSEL and does not pass C through in the half OPSEL "
+             "leaves alone (the low halves it computes are as declared)")
 _MFMA32 = "emulator limit: its MFMA 32x32 output map differs from AMD's documentation and calculator"
-EMULATOR_LIMITS = {**{a: _OPSEL for a in _G11_OPSEL if a.endswith("_HI")},
+_FNUZ = ("emulator limit: it reads gfx942's FNUZ e4m3 operands as OCP e4m3 (every value doubled, so D = 4*A*B + C; "
+         "the diagnosis shows it)")
+EMULATOR_LIMITS = {"CDNA_MFMA_16x16x32_F32E4M3": _FNUZ,
+                   **{a: _OPSEL if a.endswith("_HI") else _OPSEL_LO for a in _G11_OPSEL},
                    "CDNA_MFMA_32x32x8_F32F16": _MFMA32, "CDNA_MFMA_32x32x8_F32BF16_1K": _MFMA32}

@@ -1,8 +1,9 @@
 """Cache invalidates the emulator cannot decode, replaced in the loaded code image.
 
 tinygrad's emulator has no caches and does not decode buffer_gl0_inv / buffer_gl1_inv (the invalidates
-of an acquire fence, 8 bytes each on gfx11). Each is overwritten in the image with two `s_nop 0`
-(exact: without caches there is nothing to invalidate). The instructions are found by disassembling
+of an acquire fence, 8 bytes each on gfx11) nor gfx12's global_wb / global_inv (the write-back of a
+release fence and the invalidate of an acquire fence, 12 bytes). Each is overwritten in the image
+with `s_nop 0`, one per 4 bytes (exact: without caches there is nothing to write back or invalidate). The instructions are found by disassembling
 the code object (llvm-objdump), never by substituting at decode time: the emulator's handlers read
 operand fields from the bytes at the real PC, so a substituted instruction would run with the wrong
 operands (a v_mov reads as v_mov_b32 v0, s0 and corrupts a live register).
@@ -11,7 +12,7 @@ import re
 import subprocess
 
 S_NOP_0 = bytes.fromhex("000080bf")  # 0xBF800000, little-endian: SOPP s_nop 0 (gfx11, gfx12)
-PATCHED = ("buffer_gl0_inv", "buffer_gl1_inv")
+PATCHED = ("buffer_gl0_inv", "buffer_gl1_inv", "global_wb", "global_inv")
 # llvm-objdump -d: "\tbuffer_gl0_inv                                            // 000000002B94: E0AC0000 00000000"
 LINE = re.compile(r"^\s+(\w+)[^/]*//\s*([0-9A-Fa-f]+):((?:\s+[0-9A-Fa-f]{8})+)\s*$")
 

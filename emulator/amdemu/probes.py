@@ -86,17 +86,31 @@ def run_atom(emu, img, flashprobe, atom, seed=29):
     t0 = time.time()
     launch.launch(emu, img, kern, grid, block, seg)
     seconds = time.time() - t0
-    bad, checked, first = 0, 0, []
+    used = {"checked": 0, "wrong": 0}
+    ignored = {"checked": 0, "wrong": 0}  # C slots the layout leaves alone: D must pass C through
+    first = []
+    scales = set()  # (D - C) / (A*B) over the used slots: one value k means the emulator computes k*A*B + C
     for e, (am, bm, cm) in enumerate(mats):
+        ab = am @ bm
+        for l in range(lanes):
+            for s_, rc in enumerate(C[l]):
+                if rc and ab[rc] != 0:
+                    scales.add(float((d[e, l, s_] - cm[rc]) / ab[rc]))
         want = am @ bm + cm
         for l in range(lanes):
             for s, rc in enumerate(C[l]):
                 exp = want[rc] if rc else c[e, l, s]
-                checked += 1
+                kind = used if rc else ignored
+                kind["checked"] += 1
                 if d[e, l, s] != exp:
-                    bad += 1
+                    kind["wrong"] += 1
                     if len(first) < 6:
                         first.append(f"e{e} T{l}V{s} {'D' + str(list(rc)) if rc else 'ignored'}: got {d[e, l, s]}, "
                                      f"want {exp}")
-    return {"atom": atom, "kernel": kern.name, "slots_checked": checked, "slots_wrong": bad, "first_wrong": first,
-            "passed": bad == 0, "seconds": round(seconds, 2)}
+    wrong = used["wrong"] + ignored["wrong"]
+    diagnosis = None
+    if used["wrong"] and len(scales) == 1 and scales != {1.0}:
+        diagnosis = f"every used D slot is exactly {scales.pop():g} * (A*B) + C"
+    return {"atom": atom, "kernel": kern.name, "used_slots": used, "ignored_slots": ignored, "diagnosis": diagnosis,
+            "slots_checked": used["checked"] + ignored["checked"], "slots_wrong": wrong, "first_wrong": first,
+            "passed": wrong == 0, "seconds": round(seconds, 2)}

@@ -98,16 +98,18 @@ LISTING = """
 \tbuffer_gl1_inv                                             // 000000002B08: E0B80000 00000000
 \tbuffer_gl0_inv                                             // 000000002B10: E0AC0000 00000000
 \ts_nop 0                                                    // 000000002B18: BF800000
+\tglobal_wb scope:SCOPE_SE                                   // 0000000072CC: EE0B007C 00040000 00000000
 """
 
 
 class Patch(unittest.TestCase):
     def test_the_invalidates_are_found_with_their_sizes(self):
-        self.assertEqual(patch.find(LISTING), [(0x2B08, 8), (0x2B10, 8)])
+        self.assertEqual(patch.find(LISTING), [(0x2B08, 8), (0x2B10, 8), (0x72CC, 12)])
 
     def test_each_becomes_two_s_nop_and_nothing_else_moves(self):
-        img = bytearray(b"\xee" * 0x2B20)
-        self.assertEqual(patch.apply(img, patch.find(LISTING)), 2)
+        img = bytearray(b"\xee" * 0x72D8)
+        self.assertEqual(patch.apply(img, patch.find(LISTING)), 3)
+        self.assertEqual(bytes(img[0x72CC:0x72D8]), bytes.fromhex("000080bf") * 3)
         self.assertEqual(bytes(img[0x2B08:0x2B18]), bytes.fromhex("000080bf") * 4)
         self.assertEqual(bytes(img[0x2B00:0x2B08]), b"\xee" * 8)
         self.assertEqual(bytes(img[0x2B18:0x2B20]), b"\xee" * 8)

@@ -1,7 +1,7 @@
 """The attention cases run in the emulator, per target: every shipped head dim and dtype, several
 workgroups, GQA, sliding windows, both causal alignments, and sequence lengths that are not tile
 multiples (the kernel's tiles: 64 query rows per block on gfx11/gfx12, 64 keys per tile, 32 at
-d = 256). Small, because the emulator runs a few thousand instructions per second."""
+d = 256). Small, because the emulator is slow (emulator/README.md)."""
 
 
 def P(sq, sk, d, dtype="f16", batch=1, hq=1, hkv=1, **kw):

@@ -1,5 +1,5 @@
-"""The AMD atoms' experiment kernels (probes/amd/experiment.cuh, atom_experiments<Atom>) in the
-emulator, against their declared layouts.
+"""The AMD atoms' experiment kernels (atom_experiments<Atom>,
+probes/amd/include/flashprobe/probes/amd/experiment.cuh) in the emulator, against their declared layouts.
 
 For each atom the declared A, B and C/D layouts come from `flashprobe probe --simulate ATOM` (the
 registry's layout, which the engine reproduces: verdict "matches", labels "expected"). Random small

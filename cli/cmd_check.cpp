@@ -1,7 +1,7 @@
 // flashprobe check: judge a kernel's output, saved as NPY from any framework, against the oracle.
 //
 //   flashprobe check --problem p.json --q q.npy --k k.npy --v v.npy --o o.npy [--lse lse.npy]
-//                    [--json out.json] [--rows N] [--ref-o o64.npy]
+//                    [--json out.json] [--rows N] [--ref-o o64.npy] [--allow-nan-inputs]
 //                    [--do do.npy --dq dq.npy --dk dk.npy --dv dv.npy]
 // NPY arrays are dense BSHD in C order: Q [B,Sq,Hq,D], K [B,Sk,Hkv,D], V [B,Sk,Hkv,Dv],
 // O [B,Sq,Hq,Dv], LSE [B,Hq,Sq] f32. Q/K/V have the problem's dtype (f16: <f2, bf16: <u2 or <i2 bit
@@ -35,7 +35,7 @@ namespace flashprobe::cli {
 namespace {
 
 struct Args {
-  bool mutants = false;
+  bool mutants = false, allow_nan_inputs = false;
   std::string problem, q, k, v, o, lse, json, ref_o;
   std::string dout, dq, dk, dv;  // the backward's files
   int rows = 0;
@@ -135,6 +135,7 @@ int run(const Args& a) {
     oracle::CheckOptions opt;
     opt.max_rows = a.rows;
     opt.seed = a.seed;
+    opt.allow_nan_inputs = a.allow_nan_inputs;
     const oracle::CheckResult r = oracle::check(p, in, out, opt);
     std::cout << r.summary() << "\n";
     rec.update(r.to_json());
@@ -265,6 +266,9 @@ CommandRegistration reg("check", [](CLI::App& app) -> RunFn {
   sub->add_option("--dq", a->dq, "The backward kernel's dQ as NPY [B,Sq,Hq,D] in the problem's dtype");
   sub->add_option("--dk", a->dk, "The backward kernel's dK as NPY [B,Sk,Hkv,D] (summed over each GQA group)");
   sub->add_option("--dv", a->dv, "The backward kernel's dV as NPY [B,Sk,Hkv,Dv] (summed over each GQA group)");
+  sub->add_flag("--allow-nan-inputs", a->allow_nan_inputs,
+                "Accept NaN in Q/K/V and check that it propagates per IEEE (docs/attention-semantics.md); "
+                "without it a NaN input is bad input (exit 2)");
   sub->add_option("--ref-o", a->ref_o, "Another double-precision O (NPY <f8) to compare with the oracle itself");
   sub->add_option("--ref-rtol", a->ref_rtol, "Largest |oracle - ref_o| / max|O| accepted by --ref-o (default 1e-10)");
   sub->add_flag("--mutants", a->mutants,

@@ -43,6 +43,57 @@ std::string fmt(double v) {
   return s.str();
 }
 
+// The first NaN among the elements the problem reads (Q everywhere, K and V at keys < keys(b)).
+void refuse_nan_inputs(const AttnProblem& p, const AttnInputs& in) {
+  auto scan = [&](const Tensor& t, const Strides& st, const char* name, bool keys, int H, int D) {
+    const detail::ElementReader rd(t);
+    for (int b = 0; b < p.batch; ++b)
+      for (int s = 0; s < (keys ? p.keys(b) : p.sq); ++s)
+        for (int h = 0; h < H; ++h)
+          for (int x = 0; x < D; ++x)
+            if (std::isnan(rd(offset(st, b, s, h, x))))
+              throw UsageError(std::string(name) + " holds NaN at [" + std::to_string(b) + ", " + std::to_string(s) +
+                               ", " + std::to_string(h) + ", " + std::to_string(x) +
+                               "] ([b, s, h, x]); NaN inputs are refused unless allowed (CheckOptions::allow_nan_inputs, "
+                               "flashprobe check --allow-nan-inputs), which checks that NaN propagates per IEEE "
+                               "(docs/attention-semantics.md)");
+  };
+  scan(in.q, p.q_strides(), "Q", false, p.hq, p.d);
+  scan(in.k, p.k_strides(), "K", true, p.hkv, p.d);
+  scan(in.v, p.v_strides(), "V", true, p.hkv, p.dv);
+}
+
+}  // namespace
+
+double finite_v_max(const AttnProblem& p, const AttnInputs& in) {
+  const detail::ElementReader rv(in.v);
+  const Strides vs = p.v_strides();
+  double best = 0;
+  for (int b = 0; b < p.batch; ++b)
+    for (int j = 0; j < p.keys(b); ++j)
+      for (int h = 0; h < p.hkv; ++h)
+        for (int x = 0; x < p.dv; ++x) {
+          const double v = std::abs(rv(offset(vs, b, j, h, x)));
+          if (std::isfinite(v)) best = std::max(best, v);
+        }
+  return best;
+}
+
+namespace {
+
+std::string where(const AttnProblem& p, const Reference& ref, std::size_t e) {
+  const std::size_t x = e % static_cast<std::size_t>(p.dv), h = e / p.dv % static_cast<std::size_t>(p.hq);
+  const std::size_t r = e / (static_cast<std::size_t>(p.dv) * p.hq) % static_cast<std::size_t>(ref.num_rows(p));
+  const std::size_t b = e / (static_cast<std::size_t>(p.dv) * p.hq * ref.num_rows(p));
+  return "b" + std::to_string(b) + " row" + std::to_string(ref.query_row(static_cast<int>(r))) + " h" + std::to_string(h) +
+         " x" + std::to_string(x);
+}
+
+bool same_class(double a, double b) {  // both finite, both NaN, or the same Inf
+  if (std::isfinite(a) || std::isfinite(b)) return std::isfinite(a) && std::isfinite(b);
+  return std::isnan(a) ? std::isnan(b) : a == b;
+}
+
 }  // namespace
 
 std::vector<int> rows_to_check(const AttnProblem& p, const AttnInputs& in, const CheckOptions& opt) {
@@ -84,37 +135,153 @@ Reference gather_output(const AttnProblem& p, const AttnOutputs& out, const std:
   return g;
 }
 
-double o_atol_unit(const AttnProblem& p, const AttnInputs& in, double ref_max_abs) {
-  // Largest vector norms of Q and K rows, largest |V|: bounds |s| <= scale * |q| * |k|.
-  auto max_norm = [](const Tensor& t, const Strides& st, int B, int S, int H, int D) {
-    const detail::ElementReader rd(t);
-    double best = 0;
-    for (int b = 0; b < B; ++b)
-      for (int s = 0; s < S; ++s)
-        for (int h = 0; h < H; ++h) {
-          double n2 = 0;
-          for (int x = 0; x < D; ++x) n2 += rd(offset(st, b, s, h, x)) * rd(offset(st, b, s, h, x));
-          best = std::max(best, n2);
-        }
-    return std::sqrt(best);
-  };
-  const double s_max = p.effective_scale() * max_norm(in.q, p.q_strides(), p.batch, p.sq, p.hq, p.d) *
-                       max_norm(in.k, p.k_strides(), p.batch, p.sk, p.hkv, p.d);
-  double v_max = 0;
-  const detail::ElementReader rv(in.v);
-  const Strides vs = p.v_strides();
-  for (int b = 0; b < p.batch; ++b)
-    for (int j = 0; j < p.sk; ++j)
-      for (int h = 0; h < p.hkv; ++h)
-        for (int x = 0; x < p.dv; ++x) v_max = std::max(v_max, std::abs(rv(offset(vs, b, j, h, x))));
-  return std::max(dtype_eps(p.dtype), dtype_eps(p.out_dtype)) * ref_max_abs + dtype_eps(DType::f32) * s_max * v_max;
+double o_atol_unit(const AttnProblem& p, const Reference& ref, std::size_t e, double ref_max_abs) {
+  return std::max(dtype_eps(p.dtype), dtype_eps(p.out_dtype)) * ref_max_abs + dtype_eps(DType::f32) * ref.o_sens[e];
 }
 double lse_atol(double lse_ref_max_abs, const CheckOptions& opt) {
   return opt.lse_floor * dtype_eps(DType::f32) * std::max(1.0, lse_ref_max_abs);
 }
 
+namespace {
+
+void cannot_bound(Metrics& m, const std::string& what) {
+  if (m.cannot_bound++ == 0) m.cannot_bound_detail = what;
+}
+
+// Per element of O: bound = k * emulated error + o_floor * o_atol_unit. An element whose reference
+// and emulation disagree in class (finite, NaN, +-Inf: an overflow or underflow of the low precision),
+// or whose bound is not finite or exceeds every plausible output (max|O_ref| and max|V|), cannot be
+// bounded; the check then fails. Fills o_error/o_bound/o_margin (at the worst element), o_bound_max.
+void judge_o(const AttnProblem& p, const Reference& ref, const Reference& emu, const Reference& got, double v_max,
+             const CheckOptions& opt, CheckResult& res) {
+  Metrics& m = res.o_metrics;
+  double ref_max = 0;
+  for (double v : ref.o)
+    if (std::isfinite(v)) ref_max = std::max(ref_max, std::abs(v));
+  const double plausible = std::max(ref_max, v_max);
+  const double emu_err = res.emulated_metrics.max_abs;
+  res.o_margin = 0;
+  res.o_bound = res.o_bound_max = res.o_atol = 0;
+  for (std::size_t e = 0; e < ref.o.size(); ++e) {
+    const double rv = ref.o[e], rr = round_to(p.out_dtype, rv), ev = emu.o[e];
+    if (!same_class(rr, ev)) {
+      std::ostringstream s;
+      s << "O " << where(p, ref, e) << ": the reference (rounded to " << dtype_name(p.out_dtype) << ") is " << rr
+        << " but the low-precision emulation gives " << ev << " (an overflow or underflow of the kernel's precision)";
+      cannot_bound(m, s.str());
+      continue;
+    }
+    if (!std::isfinite(rr)) continue;  // the NaN/Inf pattern must match exactly (compare())
+    const double atol = opt.o_floor * o_atol_unit(p, ref, e, ref_max);
+    const double bound = opt.k * emu_err + atol;
+    if (!std::isfinite(bound) || bound > plausible) {
+      cannot_bound(m, "O " + where(p, ref, e) + ": the bound " + fmt(bound) + (std::isfinite(bound) ? " exceeds" : " is not finite against") +
+                          " every plausible output (max|O_ref| " + fmt(ref_max) + ", max|V| " + fmt(v_max) + ")");
+      continue;
+    }
+    res.o_bound_max = std::max(res.o_bound_max, bound);
+    const double xv = got.o[e];
+    if (!std::isfinite(xv)) continue;  // a pattern mismatch (compare())
+    const double err = std::abs(xv - rv);
+    const double margin = bound > 0 ? err / bound : (err > 0 ? INFINITY : 0.0);
+    if (margin > res.o_margin || res.o_where.empty()) {
+      res.o_margin = margin;
+      res.o_error = err;
+      res.o_bound = bound;
+      res.o_atol = atol;
+      res.o_where = where(p, ref, e);
+    }
+  }
+  // LSE: the same class rule (the emulation's LSE is the yardstick of the LSE bound).
+  if (!got.lse.empty())
+    for (std::size_t e = 0; e < ref.lse.size(); ++e)
+      if (!same_class(ref.lse[e], emu.lse[e])) {
+        std::ostringstream s;
+        s << "LSE element " << e << ": the reference is " << ref.lse[e] << " but the low-precision emulation gives "
+          << emu.lse[e];
+        cannot_bound(m, s.str());
+      }
+}
+
+}  // namespace
+
+namespace {
+
+// pass and reason from the verdict's numbers.
+void decide(CheckResult& res) {
+  const AttnProblem& p = res.problem;
+  const CheckOptions& opt = res.options;
+  const Metrics& m = res.o_metrics;
+  std::vector<std::string> why;
+  if (!m.nonfinite_pattern_ok) why.push_back("NaN/Inf pattern differs from the reference: " + m.nonfinite_detail);
+  if (m.cannot_bound)
+    why.push_back("cannot bound " + std::to_string(m.cannot_bound) + " element(s), first " + m.cannot_bound_detail);
+  if (!(res.o_margin <= 1.0))
+    why.push_back("O error " + fmt(res.o_error) + " at " + res.o_where + " exceeds the bound " + fmt(res.o_bound) + " = " +
+                  fmt(opt.k) + " * emulated " + fmt(res.emulated_metrics.max_abs) + " + atol " + fmt(res.o_atol) +
+                  " (max_abs " + fmt(m.max_abs) + " at " + m.worst + ")");
+  if (res.lse_checked && !(res.lse_margin <= 1.0))
+    why.push_back("LSE max_abs " + fmt(m.lse_max_abs) + " exceeds the bound " + fmt(res.lse_bound) + " = " +
+                  fmt(opt.lse_k) + " * emulated " + fmt(res.emulated_metrics.lse_max_abs) + " + atol " +
+                  fmt(lse_atol(m.lse_ref_max_abs, opt)));
+  // Rounding bias (16-bit outputs only: an f32 output's own arithmetic error dwarfs its ulp).
+  res.bias_checked = false;
+  res.bias_skipped.clear();
+  if (p.out_dtype == DType::f32) res.bias_skipped = "f32 output";
+  else if (m.bias_elements < opt.bias_min_elements)
+    res.bias_skipped = std::to_string(m.bias_elements) + " elements < " + std::to_string(opt.bias_min_elements);
+  if (res.bias_skipped.empty()) {
+    res.bias_checked = true;
+    const Metrics& em = res.emulated_metrics;
+    const double floor = opt.bias_floor_ulp + (m.bias_rows < opt.bias_min_rows ? opt.bias_row_common_ulp : 0.0);
+    res.bias_limit = floor + opt.k * std::abs(em.bias_ulp) + opt.bias_z * m.bias_ulp_se;
+    res.bias_up_limit = floor + opt.k * std::abs(em.bias_up_ulp) + opt.bias_z * m.bias_up_ulp_se;
+    auto over = [&](double v, double se, double emu, double limit, const char* way) {
+      why.push_back("O is biased by " + fmt(v) + " ulp " + way + " on average over " + std::to_string(m.bias_rows) +
+                    " rows (limit " + fmt(limit) + " = " + fmt(opt.bias_floor_ulp) + " + " + fmt(opt.k) + " * emulated " +
+                    fmt(emu) + " + " + fmt(opt.bias_z) + " * standard error " + fmt(se) +
+                    (m.bias_rows < opt.bias_min_rows ? " + " + fmt(opt.bias_row_common_ulp) + " for fewer than " +
+                                                           std::to_string(opt.bias_min_rows) + " rows"
+                                                     : std::string()) + ")");
+    };
+    if (std::abs(m.bias_ulp) > res.bias_limit)
+      over(m.bias_ulp, m.bias_ulp_se, em.bias_ulp, res.bias_limit,
+           m.bias_ulp < 0 ? "toward zero (rounding by truncation?)" : "away from zero");
+    if (std::abs(m.bias_up_ulp) > res.bias_up_limit)
+      over(m.bias_up_ulp, m.bias_up_ulp_se, em.bias_up_ulp, res.bias_up_limit, m.bias_up_ulp > 0 ? "toward +inf" : "toward -inf");
+  }
+  res.pass = why.empty();
+  res.reason.clear();
+  for (std::size_t i = 0; i < why.size(); ++i) res.reason += (i ? "; " : "") + why[i];
+}
+
+}  // namespace
+
+CheckResult judge(const AttnProblem& p, const Reference& ref, const Reference& emu, const Reference& got, double v_max,
+                  const CheckOptions& opt) {
+  CheckResult res;
+  res.problem = p;
+  res.case_id = p.id();
+  res.options = opt;
+  res.o_metrics = compare(p, ref, got);
+  res.emulated_metrics = compare(p, ref, emu);
+  res.rows_total = res.rows_checked = ref.num_rows(p);
+  Metrics& m = res.o_metrics;
+  judge_o(p, ref, emu, got, v_max, opt, res);
+  res.lse_checked = !got.lse.empty();
+  if (res.lse_checked) {
+    res.lse_bound = opt.lse_k * res.emulated_metrics.lse_max_abs + lse_atol(m.lse_ref_max_abs, opt);
+    res.lse_margin = res.lse_bound > 0 ? m.lse_max_abs / res.lse_bound : (m.lse_max_abs > 0 ? INFINITY : 0.0);
+    if (!std::isfinite(res.lse_bound)) cannot_bound(m, "LSE: the bound " + fmt(res.lse_bound) + " is not finite");
+  }
+
+  decide(res);
+  return res;
+}
+
 CheckResult check(const AttnProblem& p, const AttnInputs& in, const AttnOutputs& out, const CheckOptions& opt) {
   require_inputs_fit(p, in);
+  if (!opt.allow_nan_inputs) refuse_nan_inputs(p, in);
   if (out.o.dtype != p.out_dtype)
     throw UsageError("the kernel's O has dtype " + std::string(dtype_name(out.o.dtype)) + " but the problem's out_dtype is " +
                      std::string(dtype_name(p.out_dtype)));
@@ -125,20 +292,13 @@ CheckResult check(const AttnProblem& p, const AttnInputs& in, const AttnOutputs&
     throw UsageError("the kernel's LSE holds " + std::to_string(out.lse.size()) + " values but [B, Hq, Sq] is " +
                      std::to_string(p.lse_size()));
 
-  CheckResult res;
-  res.problem = p;
-  res.case_id = p.id();
-  res.options = opt;
   const std::vector<int> rows = rows_to_check(p, in, opt);
   const Reference ref = rows.empty() ? reference(p, in) : reference_rows(p, in, rows);
   const Reference emu = rows.empty() ? emulate_low_precision(p, in) : emulate_low_precision_rows(p, in, rows);
   Reference got = gather_output(p, out, rows);
   if (!opt.check_lse) got.lse.clear();
-  res.o_metrics = compare(p, ref, got);
-  res.emulated_metrics = compare(p, ref, emu);
+  CheckResult res = judge(p, ref, emu, got, finite_v_max(p, in), opt);
   res.rows_total = p.sq;
-  res.rows_checked = ref.num_rows(p);
-
   Metrics& m = res.o_metrics;
   if (!rows.empty()) {
     // Rows not compared are still scanned: with finite inputs their reference is finite (O is a
@@ -172,48 +332,26 @@ CheckResult check(const AttnProblem& p, const AttnInputs& in, const AttnOutputs&
           }
         }
       }
+    decide(res);
   }
-
-  res.o_atol = opt.o_floor * o_atol_unit(p, in, m.ref_max_abs);
-  res.o_bound = opt.k * res.emulated_metrics.max_abs + res.o_atol;
-  res.o_margin = res.o_bound > 0 ? m.max_abs / res.o_bound : (m.max_abs > 0 ? INFINITY : 0.0);
-  res.lse_checked = !got.lse.empty();
-  if (res.lse_checked) {
-    res.lse_bound = opt.lse_k * res.emulated_metrics.lse_max_abs + lse_atol(m.lse_ref_max_abs, opt);
-    res.lse_margin = res.lse_bound > 0 ? m.lse_max_abs / res.lse_bound : (m.lse_max_abs > 0 ? INFINITY : 0.0);
-  }
-
-  std::vector<std::string> why;
-  if (!m.nonfinite_pattern_ok) why.push_back("NaN/Inf pattern differs from the reference: " + m.nonfinite_detail);
-  if (!(res.o_margin <= 1.0))
-    why.push_back("O max_abs " + fmt(m.max_abs) + " at " + m.worst + " exceeds the bound " + fmt(res.o_bound) + " = " +
-                  fmt(opt.k) + " * emulated " + fmt(res.emulated_metrics.max_abs) + " + atol " +
-                  fmt(res.o_atol));
-  if (res.lse_checked && !(res.lse_margin <= 1.0))
-    why.push_back("LSE max_abs " + fmt(m.lse_max_abs) + " exceeds the bound " + fmt(res.lse_bound) + " = " +
-                  fmt(opt.lse_k) + " * emulated " + fmt(res.emulated_metrics.lse_max_abs) + " + atol " +
-                  fmt(lse_atol(m.lse_ref_max_abs, opt)));
-  // Rounding bias (16-bit outputs only: an f32 output's own arithmetic error dwarfs its ulp).
-  if (p.out_dtype != DType::f32 && m.compared >= opt.bias_min_elements) {
-    const double limit = opt.bias_floor_ulp + opt.k * std::abs(res.emulated_metrics.bias_ulp);
-    if (std::abs(m.bias_ulp) > limit)
-      why.push_back("O is biased by " + fmt(m.bias_ulp) + " ulp on average over " + std::to_string(m.compared) +
-                    " elements (limit " + fmt(limit) + " = " + fmt(opt.bias_floor_ulp) + " + " + fmt(opt.k) +
-                    " * emulated " + fmt(res.emulated_metrics.bias_ulp) + "): rounding toward zero?");
-  }
-  res.pass = why.empty();
-  for (std::size_t i = 0; i < why.size(); ++i) res.reason += (i ? "; " : "") + why[i];
   return res;
 }
 
 std::string CheckResult::summary() const {
   std::ostringstream s;
   s << (pass ? "PASS " : "FAIL ") << case_id << "  O max_abs " << fmt(o_metrics.max_abs) << " bound " << fmt(o_bound)
-    << " (margin " << std::fixed << std::setprecision(2) << o_margin << ")";
+    << " (margin " << std::fixed << std::setprecision(2) << o_margin << (o_where.empty() ? "" : " at " + o_where) << ")";
   s.unsetf(std::ios::floatfield);
+  if (o_metrics.cannot_bound) s << "  cannot bound " << o_metrics.cannot_bound;
   if (lse_checked)
     s << "  LSE max_abs " << fmt(o_metrics.lse_max_abs) << " bound " << fmt(lse_bound) << " (margin " << std::fixed
       << std::setprecision(2) << lse_margin << ")";
+  s.unsetf(std::ios::floatfield);
+  if (bias_checked)
+    s << "  bias(ulp) to-zero " << std::showpos << std::fixed << std::setprecision(2) << o_metrics.bias_ulp << " up "
+      << o_metrics.bias_up_ulp << std::noshowpos << " (" << o_metrics.bias_rows << " rows)";
+  else
+    s << "  bias skipped (" << bias_skipped << ")";
   s.unsetf(std::ios::floatfield);
   s << "  nmse " << fmt(o_metrics.nmse) << "  rows " << rows_checked << "/" << rows_total;
   if (o_metrics.nan_count || o_metrics.inf_count) s << "  nan " << o_metrics.nan_count << " inf " << o_metrics.inf_count;
@@ -234,17 +372,29 @@ nlohmann::json CheckResult::to_json() const {
   j["problem"] = problem;
   j["metrics"] = o_metrics;
   j["emulated_metrics"] = emulated_metrics;
-  j["o"] = {{"error", num(o_metrics.max_abs)}, {"bound", num(o_bound)}, {"margin", num(o_margin)},
-            {"atol", num(o_atol)}};
+  j["o"] = {{"error", num(o_error)},         {"bound", num(o_bound)},       {"margin", num(o_margin)},
+            {"atol", num(o_atol)},           {"where", o_where},            {"bound_max", num(o_bound_max)},
+            {"max_abs", num(o_metrics.max_abs)}, {"cannot_bound", o_metrics.cannot_bound}};
   if (lse_checked)
     j["lse"] = {{"error", num(o_metrics.lse_max_abs)}, {"bound", num(lse_bound)}, {"margin", num(lse_margin)},
                 {"atol", num(lse_atol(o_metrics.lse_ref_max_abs, options))}};
   else
     j["lse"] = nullptr;
+  if (bias_checked)
+    j["bias"] = {{"checked", true},
+                 {"toward_zero_ulp", num(o_metrics.bias_ulp)},     {"toward_zero_limit", num(bias_limit)},
+                 {"toward_plus_inf_ulp", num(o_metrics.bias_up_ulp)}, {"toward_plus_inf_limit", num(bias_up_limit)},
+                 {"rows", o_metrics.bias_rows}};
+  else
+    j["bias"] = {{"checked", false}, {"skipped", bias_skipped}};
   j["rows_checked"] = rows_checked;
   j["rows_total"] = rows_total;
   j["tolerance"] = {{"k", options.k}, {"o_floor", options.o_floor}, {"lse_k", options.lse_k},
-                    {"lse_floor", options.lse_floor}, {"max_rows", options.max_rows}, {"seed", options.seed}};
+                    {"lse_floor", options.lse_floor}, {"max_rows", options.max_rows}, {"seed", options.seed},
+                    {"allow_nan_inputs", options.allow_nan_inputs}, {"bias_floor_ulp", options.bias_floor_ulp},
+                    {"bias_z", options.bias_z}, {"bias_min_rows", options.bias_min_rows},
+                    {"bias_row_common_ulp", options.bias_row_common_ulp},
+                    {"bias_min_elements", options.bias_min_elements}};
   return j;
 }
 

@@ -17,6 +17,56 @@ double ulp(DType t, double x) {
 }
 
 namespace {
+
+// Rounding bias, with the query row (b, i, h) as the unit: a correct kernel may carry a common error
+// per row (a row's O scaled by up to half an ulp of P), so elements of one row are not independent
+// and a problem of 2 rows cannot tell such an error from a bias. Per row with at least
+// kMinRowElements counted elements (|ref| >= rms(row) / 2: near zero, unbiased noise inflates |x| by
+// many ulps of the tiny |ref|), the mean error in ulps of ref, signed (toward +inf) and against
+// sign(ref) (toward zero when < 0); the statistics are the means over rows, with their standard errors.
+constexpr int kMinRowElements = 8;
+class RowBias {
+ public:
+  void add_row(DType t, const std::vector<std::pair<double, double>>& row) {
+    double r2 = 0;
+    for (const auto& [r, x] : row) r2 += r * r;
+    const double rms = row.empty() ? 0 : std::sqrt(r2 / static_cast<double>(row.size()));
+    double up = 0, zero = 0;
+    int n = 0;
+    for (const auto& [r, x] : row) {
+      if (r == 0 || std::abs(r) < 0.5 * rms) continue;
+      const double e = (x - r) / ulp(t, r);
+      up += e;
+      zero += r > 0 ? e : -e;
+      ++n;
+    }
+    if (n < kMinRowElements) return;
+    up_.push_back(up / n);
+    zero_.push_back(zero / n);
+    elements_ += n;
+  }
+  void finish(Metrics& m) const {
+    auto mean_se = [](const std::vector<double>& v, double& mean, double& se) {
+      mean = se = 0;
+      if (v.empty()) return;
+      for (double x : v) mean += x;
+      mean /= static_cast<double>(v.size());
+      if (v.size() < 2) return;
+      double ss = 0;
+      for (double x : v) ss += (x - mean) * (x - mean);
+      se = std::sqrt(ss / static_cast<double>(v.size() - 1) / static_cast<double>(v.size()));
+    };
+    mean_se(zero_, m.bias_ulp, m.bias_ulp_se);
+    mean_se(up_, m.bias_up_ulp, m.bias_up_ulp_se);
+    m.bias_rows = static_cast<long long>(up_.size());
+    m.bias_elements = elements_;
+  }
+
+ private:
+  std::vector<double> up_, zero_;
+  long long elements_ = 0;
+};
+
 // Nonfinite values agree when both are NaN or both are the same Inf.
 bool nonfinite_match(double x, double r) {
   if (std::isnan(x) || std::isnan(r)) return std::isnan(x) && std::isnan(r);
@@ -27,16 +77,19 @@ bool nonfinite_match(double x, double r) {
 Metrics compare(const AttnProblem& p, const Reference& ref, const Reference& x) {
   Metrics m;
   const int R = ref.num_rows(p);
-  double sum_e2 = 0, sum_r2 = 0, sum_x2 = 0, sum_xr = 0, sum_bias = 0;
-  long long n_bias = 0;
-  std::vector<double> rel_num, rel_den, toward_ref;  // toward_ref: (x - ref) * sign(ref)
+  double sum_e2 = 0, sum_r2 = 0, sum_x2 = 0, sum_xr = 0;
+  std::vector<double> rel_num, rel_den;
+  RowBias bias;
+  std::vector<std::pair<double, double>> row;  // (ref, x) of the current row, both finite
   auto note = [&](const std::string& what) {
     m.nonfinite_pattern_ok = false;
     if (m.nonfinite_detail.empty()) m.nonfinite_detail = what;
   };
   for (int b = 0; b < p.batch; ++b)
     for (int r = 0; r < R; ++r)
-      for (int h = 0; h < p.hq; ++h)
+      for (int h = 0; h < p.hq; ++h) {
+        bias.add_row(p.out_dtype, row);
+        row.clear();
         for (int d = 0; d < p.dv; ++d) {
           const std::size_t i = ref.o_index(p, b, r, h, d);
           const double rv = ref.o[i], xv = x.o[i];
@@ -61,7 +114,7 @@ Metrics compare(const AttnProblem& p, const Reference& ref, const Reference& x) 
           }
           m.ref_max_abs = std::max(m.ref_max_abs, std::abs(rv));
           m.max_ulp = std::max(m.max_ulp, e / ulp(p.out_dtype, rv));
-          toward_ref.push_back((xv - rv) * (rv > 0 ? 1.0 : -1.0));
+          row.emplace_back(rv, xv);
           sum_e2 += e * e;
           sum_r2 += rv * rv;
           sum_x2 += xv * xv;
@@ -70,20 +123,15 @@ Metrics compare(const AttnProblem& p, const Reference& ref, const Reference& x) 
           rel_den.push_back(std::abs(rv));
           ++m.compared;
         }
+      }
+  bias.add_row(p.out_dtype, row);
+  bias.finish(m);
   const double rms = m.compared ? std::sqrt(sum_r2 / static_cast<double>(m.compared)) : 0;
   for (std::size_t i = 0; i < rel_num.size(); ++i) {
     const double den = std::max(rel_den[i], 1e-2 * rms);
     if (den > 0) m.max_rel = std::max(m.max_rel, rel_num[i] / den);
     else if (rel_num[i] > 0) m.max_rel = INFINITY;
-    // Rounding bias, counted only where the reference is at least half the rms: near zero, any
-    // unbiased noise inflates |x| (E|r + e| > |r|) by many ulps of the tiny |r|, which would drown
-    // the half-ulp shift of rounding toward zero that this metric exists to see.
-    if (rel_den[i] >= 0.5 * rms && rel_den[i] > 0) {
-      sum_bias += toward_ref[i] / ulp(p.out_dtype, rel_den[i]);
-      ++n_bias;
-    }
   }
-  m.bias_ulp = n_bias ? sum_bias / static_cast<double>(n_bias) : 0.0;
   m.nmse = sum_r2 > 0 ? sum_e2 / sum_r2 : (sum_e2 > 0 ? INFINITY : 0.0);
   m.cosine = (sum_x2 == 0 && sum_r2 == 0) ? 1.0 : (sum_x2 == 0 || sum_r2 == 0) ? 0.0 : sum_xr / std::sqrt(sum_x2 * sum_r2);
 
@@ -122,6 +170,11 @@ void to_json(nlohmann::json& j, const Metrics& m) {
                      {"cosine", num(m.cosine)},
                      {"max_ulp", num(m.max_ulp)},
                      {"bias_ulp", num(m.bias_ulp)},
+                     {"bias_ulp_se", num(m.bias_ulp_se)},
+                     {"bias_up_ulp", num(m.bias_up_ulp)},
+                     {"bias_up_ulp_se", num(m.bias_up_ulp_se)},
+                     {"bias_rows", m.bias_rows},
+                     {"bias_elements", m.bias_elements},
                      {"ref_max_abs", num(m.ref_max_abs)},
                      {"lse_max_abs", num(m.lse_max_abs)},
                      {"lse_ref_max_abs", num(m.lse_ref_max_abs)},
@@ -131,6 +184,8 @@ void to_json(nlohmann::json& j, const Metrics& m) {
                      {"lse_nan_count", m.lse_nan_count},
                      {"lse_inf_count", m.lse_inf_count},
                      {"nonfinite_pattern_ok", m.nonfinite_pattern_ok},
+                     {"cannot_bound", m.cannot_bound},
+                     {"cannot_bound_detail", m.cannot_bound_detail},
                      {"worst", m.worst},
                      {"nonfinite_detail", m.nonfinite_detail}};
 }

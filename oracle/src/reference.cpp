@@ -25,6 +25,13 @@ using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 // that causal blocks do not compute many masked scores.
 constexpr int kRowBlock = 64;
 
+// o_sens counts this many fp32 roundings at a score's magnitude on its way into the softmax weights:
+// the dot product's last one, the scale, a split's LSE (m + log l) and the split merge's exp argument.
+constexpr double kScoreRoundings = 4;
+// ... and this many at the row's |LSE| for a split-KV merge's common weight error: exp(lse_t - lse)
+// is not renormalised, so the rounding of the merged lse scales the whole row.
+constexpr double kLseRoundings = 1;
+
 using detail::parallel_for;
 using detail::threads_for;
 
@@ -43,47 +50,80 @@ class Engine {
     const int threads = threads_for(flops, groups * p_.group() * blocks);
     if (threads == 1 || groups >= 2 * threads) {
       parallel_for(groups, std::min<std::int64_t>(threads, groups), [&](std::int64_t g) {
-        Mat<T> K, V;
-        load_kv(static_cast<int>(g / p_.hkv), static_cast<int>(g % p_.hkv), K, V);
+        KV kv;
+        load_kv(static_cast<int>(g / p_.hkv), static_cast<int>(g % p_.hkv), kv);
         for (int hh = 0; hh < p_.group(); ++hh)
           for (int blk = 0; blk < blocks; ++blk)
-            unit(static_cast<int>(g / p_.hkv), static_cast<int>(g % p_.hkv) * p_.group() + hh, blk, K, V);
+            unit(static_cast<int>(g / p_.hkv), static_cast<int>(g % p_.hkv) * p_.group() + hh, blk, kv);
       });
       return;
     }
     // Few (batch, kv head) groups: share one group's K/V among all threads, split its rows.
     for (std::int64_t g = 0; g < groups; ++g) {
       const int b = static_cast<int>(g / p_.hkv), kvh = static_cast<int>(g % p_.hkv);
-      Mat<T> K, V;
-      load_kv(b, kvh, K, V);
+      KV kv;
+      load_kv(b, kvh, kv);
       parallel_for(std::int64_t{p_.group()} * blocks, threads, [&](std::int64_t u) {
-        unit(b, kvh * p_.group() + static_cast<int>(u / blocks), static_cast<int>(u % blocks), K, V);
+        unit(b, kvh * p_.group() + static_cast<int>(u / blocks), static_cast<int>(u % blocks), kv);
       });
     }
   }
 
  private:
-  void load_kv(int b, int kvh, Mat<T>& K, Mat<T>& V) const {
+  struct KV {
+    Mat<T> K, V, V2;                 // V2 = V * V elementwise (sensitivity only)
+    std::vector<T> knorm;            // |k_j| (sensitivity only)
+    std::vector<int> vbad;           // vbad[j] = number of keys before j with a non-finite V element
+  };
+
+  bool sens() const { return !emulate_; }
+
+  void load_kv(int b, int kvh, KV& kv) const {
     const int n = p_.keys(b);
     const Strides ks = p_.k_strides(), vs = p_.v_strides();
     const detail::ElementReader rk(in_.k), rv(in_.v);
-    K.resize(n, p_.d);
-    V.resize(n, p_.dv);
+    kv.K.resize(n, p_.d);
+    kv.V.resize(n, p_.dv);
+    kv.vbad.assign(static_cast<std::size_t>(n) + 1, 0);
     for (int j = 0; j < n; ++j) {
-      for (int x = 0; x < p_.d; ++x) K(j, x) = static_cast<T>(rk(offset(ks, b, j, kvh, x)));
-      for (int x = 0; x < p_.dv; ++x) V(j, x) = static_cast<T>(rv(offset(vs, b, j, kvh, x)));
+      for (int x = 0; x < p_.d; ++x) kv.K(j, x) = static_cast<T>(rk(offset(ks, b, j, kvh, x)));
+      for (int x = 0; x < p_.dv; ++x) kv.V(j, x) = static_cast<T>(rv(offset(vs, b, j, kvh, x)));
+      kv.vbad[static_cast<std::size_t>(j) + 1] = kv.vbad[static_cast<std::size_t>(j)] + !kv.V.row(j).allFinite();
+    }
+    if (sens()) {
+      kv.V2 = kv.V.cwiseProduct(kv.V);
+      kv.knorm.resize(static_cast<std::size_t>(n));
+      for (int j = 0; j < n; ++j) kv.knorm[static_cast<std::size_t>(j)] = kv.K.row(j).norm();
     }
   }
 
-  void unit(int b, int h, int blk, const Mat<T>& K, const Mat<T>& V) {
+  void unit(int b, int h, int blk, const KV& kv) {
     const int R = static_cast<int>(qrows_.size());
-    block(b, h, blk * kRowBlock, std::min(kRowBlock, R - blk * kRowBlock), K, V);
+    block(b, h, blk * kRowBlock, std::min(kRowBlock, R - blk * kRowBlock), kv);
+  }
+
+  // P (rows of S over [L, L + len)) times W: one product, or row by row over each row's own visible
+  // keys when a V row in the range is non-finite (a masked key's 0 must not meet its Inf or NaN).
+  void times(const Mat<T>& S, const Mat<T>& W, const KV& kv, std::int64_t L, Eigen::Index len,
+             const std::vector<std::int64_t>& lo, const std::vector<std::int64_t>& hi, const std::vector<char>& live,
+             Mat<T>& out) const {
+    out.resize(S.rows(), W.cols());
+    if (kv.vbad[static_cast<std::size_t>(L + len)] == kv.vbad[static_cast<std::size_t>(L)]) {
+      out.noalias() = S * W.middleRows(L, len);
+      return;
+    }
+    out.setZero();
+    for (Eigen::Index r = 0; r < S.rows(); ++r)
+      if (live[static_cast<std::size_t>(r)]) {
+        const Eigen::Index a = lo[r] - L, w = hi[r] - lo[r] + 1;
+        out.row(r).noalias() = S.row(r).segment(a, w) * W.middleRows(lo[r], w);
+      }
   }
 
   // Result rows [r0, r0 + n) of batch b, query head h, as one pair of products over the union of
   // their visible ranges. When that union is mostly masked (sampled rows far apart under a causal
   // mask), the block is halved: rows come sorted, so halves have tighter unions.
-  void block(int b, int h, int r0, int n, const Mat<T>& K, const Mat<T>& V) {
+  void block(int b, int h, int r0, int n, const KV& kv) {
     std::vector<std::int64_t> lo(static_cast<std::size_t>(n)), hi(static_cast<std::size_t>(n));
     std::int64_t L = std::numeric_limits<std::int64_t>::max(), H = -1;
     for (int r = 0; r < n; ++r) {
@@ -102,8 +142,8 @@ class Engine {
       double visible = 0;
       for (int r = 0; r < n; ++r) visible += static_cast<double>(std::max<std::int64_t>(0, hi[r] - lo[r] + 1));
       if (visible < 0.6 * static_cast<double>(n) * static_cast<double>(len)) {
-        block(b, h, r0, n / 2, K, V);
-        block(b, h, r0 + n / 2, n - n / 2, K, V);
+        block(b, h, r0, n / 2, kv);
+        block(b, h, r0 + n / 2, n - n / 2, kv);
         return;
       }
     }
@@ -115,53 +155,94 @@ class Engine {
       for (int x = 0; x < p_.d; ++x) Q(r, x) = static_cast<T>(rq(offset(qs, b, qrows_[static_cast<std::size_t>(r0 + r)], h, x)));
 
     Mat<T> S(n, len);
-    S.noalias() = Q * K.middleRows(L, len).transpose();
+    S.noalias() = Q * kv.K.middleRows(L, len).transpose();
 
-    std::vector<T> m(static_cast<std::size_t>(n)), l(static_cast<std::size_t>(n));
+    enum Row : char { kEmpty = 0, kLive = 1, kNan = 2 };
+    std::vector<char> state(static_cast<std::size_t>(n), kEmpty);
+    std::vector<T> m(static_cast<std::size_t>(n)), l(static_cast<std::size_t>(n)), smax(static_cast<std::size_t>(n), T(0));  // o_sens: a_max + ln n
     const T cap = static_cast<T>(p_.softcap);
     const bool alibi = !p_.alibi_slopes.empty();
     const T slope = alibi ? static_cast<T>(p_.alibi_slopes[static_cast<std::size_t>(h)]) : T(0);
+    const T inf = std::numeric_limits<T>::infinity();
     for (int r = 0; r < n; ++r) {
       if (lo[r] > hi[r]) {
         S.row(r).setZero();
         continue;
       }
       const Eigen::Index a = lo[r] - L, w = hi[r] - lo[r] + 1;
+      const std::int64_t diag = qrows_[r0 + r] + p_.diag_offset(b);
       auto s = S.row(r).segment(a, w).array();
       s *= scale_;
       if (cap != T(0)) s = cap * (s / cap).tanh();
-      if (alibi) {
-        const std::int64_t diag = qrows_[r0 + r] + p_.diag_offset(b);
-        for (Eigen::Index t = 0; t < w; ++t)
-          s(t) -= slope * static_cast<T>(std::abs(diag - (lo[r] + t)));
+      if (alibi)
+        for (Eigen::Index t = 0; t < w; ++t) s(t) -= slope * static_cast<T>(std::abs(diag - (lo[r] + t)));
+      // IEEE per element: a NaN or +inf score makes the row NaN (+inf - +inf in the softmax); a row
+      // of -inf scores sees no key; a -inf score is a key of probability exactly 0.
+      bool poisoned = false;
+      T mx = -inf;
+      for (Eigen::Index t = 0; t < w; ++t) {
+        if (std::isnan(s(t)) || s(t) == inf) poisoned = true;
+        else mx = std::max(mx, s(t));
       }
-      m[r] = s.maxCoeff();
-      s = (s - m[r]).exp();
+      if (poisoned || mx == -inf) {
+        state[static_cast<std::size_t>(r)] = poisoned ? kNan : kEmpty;
+        S.row(r).setZero();
+        continue;
+      }
+      state[static_cast<std::size_t>(r)] = kLive;
+      m[r] = mx;
+      s = (s == -inf).select(T(0), (s - m[r]).exp());  // Eigen's vectorised exp clamps -inf to a tiny positive
       l[r] = s.sum();  // from the unrounded probabilities, as FlashAttention kernels do
       if (emulate_ && p_.dtype != DType::f32)
         for (Eigen::Index t = 0; t < w; ++t) s(t) = static_cast<T>(round_to(p_.dtype, static_cast<double>(s(t))));
+      if (sens()) {  // the largest score magnitude among keys of positive probability, plus ln(keys)
+        const T qn = Q.row(r).norm();
+        T amax = 0;
+        for (Eigen::Index t = 0; t < w; ++t) {
+          if (s(t) == T(0)) continue;
+          const std::int64_t j = lo[r] + t;
+          amax = std::max(amax, std::abs(scale_) * qn * kv.knorm[static_cast<std::size_t>(j)] +
+                                    std::abs(slope) * static_cast<T>(std::abs(diag - j)));
+        }
+        smax[r] = kScoreRoundings * (amax + std::log(static_cast<T>(w)));
+      }
       S.row(r).segment(0, a).setZero();
       S.row(r).segment(a + w, len - a - w).setZero();
     }
 
-    Mat<T> O(n, p_.dv);
-    O.noalias() = S * V.middleRows(L, len);
+    std::vector<char> live(static_cast<std::size_t>(n));
+    for (int r = 0; r < n; ++r) live[static_cast<std::size_t>(r)] = state[static_cast<std::size_t>(r)] == kLive;
+    Mat<T> O, O2;
+    times(S, kv.V, kv, L, len, lo, hi, live, O);
+    if (sens()) times(S, kv.V2, kv, L, len, lo, hi, live, O2);
 
+    const T nan = std::numeric_limits<T>::quiet_NaN();
     for (int r = 0; r < n; ++r) {
-      if (lo[r] > hi[r]) {
+      if (state[static_cast<std::size_t>(r)] == kEmpty) {
         write_empty(b, h, r0 + r);
         continue;
       }
+      const bool poisoned = state[static_cast<std::size_t>(r)] == kNan;
       for (int x = 0; x < p_.dv; ++x) {
-        const T v = O(r, x) / l[r];
-        out_.o[out_.o_index(p_, b, r0 + r, h, x)] = emulate_ ? round_to(p_.out_dtype, static_cast<double>(v)) : v;
+        const std::size_t at = out_.o_index(p_, b, r0 + r, h, x);
+        const T v = poisoned ? nan : O(r, x) / l[r];
+        out_.o[at] = emulate_ ? round_to(p_.out_dtype, static_cast<double>(v)) : v;
+        if (sens()) {
+          const T var = poisoned ? nan : O2(r, x) / l[r] - v * v;
+          out_.o_sens[at] = smax[r] * std::sqrt(std::max(T(0), var)) +
+                            kLseRoundings * std::abs(m[r] + std::log(l[r])) * std::abs(v);
+          if (std::isnan(var)) out_.o_sens[at] = nan;
+        }
       }
-      out_.lse[out_.lse_index(p_, b, h, r0 + r)] = static_cast<double>(m[r] + std::log(l[r]));
+      out_.lse[out_.lse_index(p_, b, h, r0 + r)] = poisoned ? nan : static_cast<double>(m[r] + std::log(l[r]));
     }
   }
 
   void write_empty(int b, int h, int r) {
-    for (int x = 0; x < p_.dv; ++x) out_.o[out_.o_index(p_, b, r, h, x)] = 0.0;
+    for (int x = 0; x < p_.dv; ++x) {
+      out_.o[out_.o_index(p_, b, r, h, x)] = 0.0;
+      if (sens()) out_.o_sens[out_.o_index(p_, b, r, h, x)] = 0.0;
+    }
     out_.lse[out_.lse_index(p_, b, h, r)] = -std::numeric_limits<double>::infinity();
   }
 
@@ -192,6 +273,7 @@ Reference compute(const AttnProblem& p, const AttnInputs& in, const std::vector<
   const std::size_t R = qrows.size();
   out.o.assign(static_cast<std::size_t>(p.batch) * R * p.hq * p.dv, 0.0);
   out.lse.assign(static_cast<std::size_t>(p.batch) * p.hq * R, 0.0);
+  if (!emulate) out.o_sens.assign(out.o.size(), 0.0);
   if (R == 0) return out;
   if (emulate) Engine<float>(p, in, qrows, out, true).run();
   else Engine<double>(p, in, qrows, out, false).run();

@@ -19,6 +19,15 @@ constexpr float kLn2 = 0.6931471805599453f;
 
 using detail::round_toward_zero;
 
+// The next value of type t above x (x representable in t).
+double one_ulp_up(DType t, double x) {
+  if (!std::isfinite(x)) return x;
+  if (t == DType::f32) return std::nextafter(static_cast<float>(x), INFINITY);
+  if (x == 0) return from_bits16(t, 1);  // the smallest subnormal, from +0 and -0
+  const std::uint16_t bits = to_bits16(t, x);
+  return from_bits16(t, static_cast<std::uint16_t>(x > 0 ? bits + 1 : bits - 1));  // sign-magnitude
+}
+
 struct Row {
   std::vector<float> acc;  // unnormalised P·V
   float m = -std::numeric_limits<float>::infinity();
@@ -49,7 +58,9 @@ class Sim {
           float lse;
           std::vector<float> o = row(b, h, i, q, lse);
           for (int x = 0; x < p_.dv; ++x) {
-            const double v = c_.truncate ? round_toward_zero(p_.out_dtype, o[x]) : round_to(p_.out_dtype, o[x]);
+            double v = c_.truncate ? round_toward_zero(p_.out_dtype, o[x]) : round_to(p_.out_dtype, o[x]);
+            if (c_.out_via_f16 && p_.out_dtype == DType::f32) v = round_to(DType::f16, o[x]);
+            if (c_.ulp_up) v = one_ulp_up(p_.out_dtype, v);
             out.o.set(offset(os, b, i, h, x), v);
           }
           out.lse[(static_cast<std::size_t>(b) * p_.hq + h) * p_.sq + i] = lse;
@@ -208,6 +219,9 @@ std::vector<SimulatedKernel> make_catalogue() {
   bug("bf16_truncation", "P and O rounded toward zero instead of to nearest", {.truncate = true});
   bug("dropped_last_key", "the last visible key of every row is skipped", {.drop_last_key = true});
   bug("wrong_gqa_head", "query head h reads kv head h % hkv", {.wrong_gqa = true});
+  bug("f32_out_via_f16", "an f32 O rounded to f16 on its way out (observable with f32 outputs only)",
+      {.out_via_f16 = true});
+  bug("one_ulp_up", "O rounded to nearest, then one ulp up (toward +inf) everywhere", {.ulp_up = true});
   bug("pad_pow2_softmax", "power-of-two padding of the row reduction contributes score 0 (the Sk = 3 bug)",
       {.block_k = 1 << 20, .pad_pow2 = true});
   return v;

@@ -51,8 +51,21 @@ NaiveResult naive_attention(const AttnProblem& p, const NaiveInputs& in) {
           keys.push_back(j);
         }
         if (s.empty()) continue;
-        long double m = s[0];
-        for (auto v : s) m = std::max(m, v);
+        // docs/attention-semantics.md: a NaN or +inf score poisons the row, all -inf sees no key.
+        const long double inf = std::numeric_limits<long double>::infinity();
+        bool poisoned = false, any = false;
+        long double m = -inf;
+        for (auto v : s) {
+          if (std::isnan(v) || v == inf) poisoned = true;
+          else if (v > -inf) { any = true; m = std::max(m, v); }
+        }
+        const std::size_t row = (static_cast<std::size_t>(b) * p.sq + i) * p.hq + h;
+        if (poisoned) {
+          for (int x = 0; x < p.dv; ++x) r.o[row * p.dv + x] = std::numeric_limits<long double>::quiet_NaN();
+          r.lse[(static_cast<std::size_t>(b) * p.hq + h) * p.sq + i] = std::numeric_limits<long double>::quiet_NaN();
+          continue;
+        }
+        if (!any) continue;
         long double l = 0;
         for (auto& v : s) l += (v = std::exp(v - m));
         for (int x = 0; x < p.dv; ++x) {

@@ -347,3 +347,24 @@ TEST(CheckHelp, ListsEveryProblemFieldTheExitCodesAndTheConventions) {
                         "with causal top_left, windows and ALiBi are measured from the top-left diagonal"})
     EXPECT_NE(flat.find(s), std::string::npos) << s << "\n" << r.out;
 }
+
+// A NaN in an input is bad input (exit 2) named by file, tensor and position, unless
+// --allow-nan-inputs, which checks IEEE propagation instead (a correct output passes).
+TEST_F(CheckCli, NanInAnInputIsNamedAndAllowedOnRequest) {
+  write_case(gqa_causal(DType::f16));
+  in_.k.set(offset(p_.k_strides(), 1, 33, 0, 7), NAN);
+  npy_save(path("k.npy"), npy_of(in_.k, {p_.batch, p_.sk, p_.hkv, p_.d}));
+  out_ = oracle::run_simulated(oracle::simulated_kernel("flash_bk64_exp2"), p_, in_);
+  save_o(out_.o);
+  std::remove(path("lse.npy").c_str());
+  const std::string base = "check --problem " + path("problem.json") + " --q " + path("q.npy") + " --k " + path("k.npy") +
+                           " --v " + path("v.npy") + " --o " + path("o.npy") + " --json " + path("rec.json");
+  auto r = run(base);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("K holds NaN at [1, 33, 0, 7]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--allow-nan-inputs"), std::string::npos) << r.out;
+  r = run(base + " --allow-nan-inputs");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("nan "), std::string::npos) << r.out;  // the rows that read key 33 are NaN
+  EXPECT_EQ(read_json_file(path("rec.json"))["tolerance"]["allow_nan_inputs"], true);
+}

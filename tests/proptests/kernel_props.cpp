@@ -241,9 +241,9 @@ void prop_chunked_append_equals_prefill(const KernelInfo& k, const DeviceInfo& d
     for (int b = 0; b < full.batch; ++b)
       for (int i = 0; i < len; ++i) {
         const double diff = max_row_diff(step, got.out, i, full, ref.out, start + i, b, b);
-        if (diff > chk.o_bound + ref_chk.o_bound)
+        if (diff > chk.o_bound_max + ref_chk.o_bound_max)
           RC_FAIL(c.id() + ": chunked row " + std::to_string(start + i) + " differs from prefill by " + std::to_string(diff) +
-                  " (bounds " + std::to_string(chk.o_bound) + " + " + std::to_string(ref_chk.o_bound) + ")");
+                  " (bounds " + std::to_string(chk.o_bound_max) + " + " + std::to_string(ref_chk.o_bound_max) + ")");
       }
   }
 }
@@ -274,7 +274,7 @@ void prop_decode_last_row_equals_prefill(const KernelInfo& k, const DeviceInfo& 
   RC_ASSERT(co.pass);
   for (int b = 0; b < p.batch; ++b) {
     const double diff = max_row_diff(p, full.out, p.sq - 1, last, one.out, 0, b, b);
-    if (diff > cf.o_bound + co.o_bound)
+    if (diff > cf.o_bound_max + co.o_bound_max)
       RC_FAIL(c.id() + ": decode of the last row differs from " + k.name + "'s by " + std::to_string(diff));
   }
 }
@@ -292,7 +292,7 @@ void prop_decode_splits_agree(const KernelInfo& k, const DeviceInfo& dev) {
   for (int bb = 0; bb < c.problem.batch; ++bb)
     for (int i = 0; i < c.problem.sq; ++i) {
       const double diff = max_row_diff(c.problem, a.out, i, c.problem, b.out, i, bb, bb);
-      if (diff > ca.o_bound + cb.o_bound)
+      if (diff > ca.o_bound_max + cb.o_bound_max)
         RC_FAIL(c.id() + ": " + std::to_string(splits) + " split(s) differ from the default by " + std::to_string(diff));
     }
 }

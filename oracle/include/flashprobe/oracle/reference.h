@@ -14,6 +14,10 @@
 // were asked for (row r of the result is query row rows[r]) and R = Sq otherwise. A row that sees no
 // key has O = 0 and LSE = -inf.
 //
+// Non-finite inputs follow IEEE rules per element (docs/attention-semantics.md): a row with a NaN or
+// +inf score is NaN (O and LSE), a row whose scores are all -inf sees no key, a -inf score is a key of
+// probability 0, and only the visible keys of a row are read (NaN/Inf elsewhere have no effect).
+//
 // Example: check one query row of a long causal problem against a kernel's output.
 //   AttnProblem p; p.hq = 16; p.sq = p.sk = 16384; p.d = p.dv = 128; p.causal = Causal::bottom_right;
 //   AttnInputs in = random_inputs(p, 7);
@@ -31,6 +35,15 @@ struct Reference {
   std::vector<double> o;    // [B, R, Hq, Dv] contiguous (BSHD), double
   std::vector<double> lse;  // [B, Hq, R], natural log; -inf for rows with no visible key
   std::vector<int> rows;    // the query rows computed (empty = all rows)
+  // reference() only (empty from the emulation), same layout as o: how far O moves per unit of fp32
+  // rounding of the scores, 4 (a_max + ln n) sd_P(v_x) + |LSE| |O_x|. sd_P(v_x) is the standard
+  // deviation of column x of V under the row's probabilities, n the row's visible keys, a_max the
+  // largest a_j = scale |q_i| |k_j| + |ALiBi_j| among keys of positive probability. The first term
+  // bounds |sum_j p_j ds_j (v_jx - O_x)| (Cauchy-Schwarz) when every score errs by |ds_j| <= 4 u
+  // (a_max + ln n) (the dot product's last rounding, the scale, a split's m + log l, the merge's exp
+  // argument); the second is a split-KV merge's common weight error, exp(lse_t - lse) with lse
+  // rounded once, which scales the whole row.
+  std::vector<double> o_sens;
 
   int num_rows(const AttnProblem& p) const { return rows.empty() ? p.sq : static_cast<int>(rows.size()); }
   // The query row that result row r holds.

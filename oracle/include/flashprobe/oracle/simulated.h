@@ -35,6 +35,8 @@ struct SimConfig {
   bool drop_last_key = false;     // the last visible key of each row is skipped (tail-tile off by one)
   bool wrong_gqa = false;         // query head h reads kv head h % hkv instead of h / (hq / hkv)
   bool pad_pow2 = false;          // the row reduction pads to a power of two with score 0 instead of -inf
+  bool out_via_f16 = false;       // an f32 O rounded to f16 on its way out (no effect on 16-bit outputs)
+  bool ulp_up = false;            // O rounded to nearest, then one ulp up (toward +inf)
 };
 
 struct SimulatedKernel {

@@ -66,6 +66,18 @@ Plugin Plugin::load(const std::string& path) {
     throw UsageError("plug-in '" + path + "' descriptor lacks a name, supports() or launch()");
   pl.name_ = pl.desc_->name;
   pl.description_ = pl.desc_->description ? pl.desc_->description : "";
+  if (auto bwd = reinterpret_cast<fp_plugin_backward_entry_v1>(dlsym(h, FLASHPROBE_PLUGIN_BACKWARD_ENTRY_V1))) {
+    pl.bwd_ = bwd();
+    const std::string what = "plug-in '" + path + "': " FLASHPROBE_PLUGIN_BACKWARD_ENTRY_V1 "()";
+    if (!pl.bwd_) throw UsageError(what + " returned NULL");
+    if (pl.bwd_->abi_version != FLASHPROBE_PLUGIN_ABI_VERSION)
+      throw UsageError(what + " has ABI version " + std::to_string(pl.bwd_->abi_version) + "; this flashprobe accepts version " +
+                       std::to_string(FLASHPROBE_PLUGIN_ABI_VERSION));
+    if (pl.bwd_->struct_size < sizeof(fp_plugin_backward_v1))
+      throw UsageError(what + " descriptor is " + std::to_string(pl.bwd_->struct_size) + " bytes; at least " +
+                       std::to_string(sizeof(fp_plugin_backward_v1)) + " expected");
+    if (!pl.bwd_->supports || !pl.bwd_->launch) throw UsageError(what + " descriptor lacks supports() or launch()");
+  }
   return pl;
 }
 
@@ -81,6 +93,22 @@ void Plugin::launch(const AttnProblem& p, const fp_tensors_v1& t) const {
   char err[512] = {0};
   if (desc_->launch(&pp.c, &t, err, sizeof err) != 0)
     throw std::runtime_error("plug-in " + name_ + " launch failed: " + (err[0] ? err : "(no message)"));
+}
+
+std::string Plugin::supports_backward(const AttnProblem& p) const {
+  if (!bwd_) return "plug-in " + name_ + " has no backward (it does not export " FLASHPROBE_PLUGIN_BACKWARD_ENTRY_V1 ")";
+  PluginProblem pp(p);
+  char why[512] = {0};
+  if (bwd_->supports(&pp.c, why, sizeof why)) return "";
+  return why[0] ? why : "refused by plug-in " + name_ + "'s backward (no reason given)";
+}
+
+void Plugin::launch_backward(const AttnProblem& p, const fp_backward_tensors_v1& t) const {
+  if (!bwd_) throw UsageError("plug-in " + name_ + " has no backward (it does not export " FLASHPROBE_PLUGIN_BACKWARD_ENTRY_V1 ")");
+  PluginProblem pp(p);
+  char err[512] = {0};
+  if (bwd_->launch(&pp.c, &t, err, sizeof err) != 0)
+    throw std::runtime_error("plug-in " + name_ + " backward launch failed: " + (err[0] ? err : "(no message)"));
 }
 
 }  // namespace flashprobe

@@ -65,8 +65,10 @@ TEST(PluginLoader, ProblemIsTranslatedFieldByField) {
 TEST(PluginLoader, ExamplePluginLoadsAndRefusesWhatItLacksWithAReason) {
   const auto pl = Plugin::load(plugin_dir() + "/libfp_naive_plugin.so");
   EXPECT_EQ(pl.name(), "naive");
+  EXPECT_FALSE(pl.has_backward());
   AttnProblem p;
   EXPECT_EQ(pl.supports(p), "");
+  EXPECT_NE(pl.supports_backward(p).find("has no backward"), std::string::npos);
   p.softcap = 10;
   EXPECT_NE(pl.supports(p).find("softcap"), std::string::npos);
   p.softcap = 0;
@@ -74,3 +76,22 @@ TEST(PluginLoader, ExamplePluginLoadsAndRefusesWhatItLacksWithAReason) {
   EXPECT_NE(pl.supports(p).find("window"), std::string::npos);
 }
 #endif
+
+TEST(PluginLoader, TheOptionalBackwardEntryPointIsLoadedWhereExported) {
+  const auto pl = Plugin::load(plugin_dir() + "/libfp_backward_stub_plugin.so");
+  ASSERT_TRUE(pl.has_backward());
+  AttnProblem p;
+  p.batch = 2;
+  p.hq = 3;
+  p.d = p.dv = 64;
+  EXPECT_EQ(pl.supports_backward(p), "");
+  fp_backward_tensors_v1 t{};
+  try {
+    pl.launch_backward(p, t);
+    ADD_FAILURE() << "the stub's backward launch reports an error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("stub backward: no device code (asked for b2 hq3)"), std::string::npos) << e.what();
+  }
+  p.d = p.dv = 128;
+  EXPECT_EQ(pl.supports_backward(p), "d=128: the stub's backward takes d <= 64");
+}

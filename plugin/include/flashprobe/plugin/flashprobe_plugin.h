@@ -79,6 +79,39 @@ typedef struct fp_plugin_v1 {
 typedef const fp_plugin_v1* (*fp_plugin_entry_v1)(void);
 #define FLASHPROBE_PLUGIN_ENTRY_V1 "flashprobe_plugin_v1"
 
+/* Optional, appended: a backward kernel. A plug-in that has one also exports
+ *
+ *     const fp_plugin_backward_v1* flashprobe_plugin_backward_v1(void);
+ *
+ * (same abi_version and struct_size rules). `launch` computes dQ, dK, dV of L = sum(dO * O) for the
+ * problem (flashprobe's oracle/backward.h defines them) from Q, K, V, the forward's O and LSE and dO. */
+typedef struct fp_backward_tensors_v1 {
+  const void* q;
+  const void* k;
+  const void* v;
+  const void* o;     /* the forward's O (out_dtype, o_strides) */
+  const float* lse;  /* the forward's LSE, f32 [batch, hq, sq] contiguous, natural log */
+  const void* dout;  /* dO: out_dtype at o_strides */
+  void* dq;          /* dtype at q_strides */
+  void* dk;          /* dtype at k_strides, summed over the query heads of each kv head's group */
+  void* dv;          /* dtype at v_strides, summed likewise */
+  const int32_t* seqlens_k;  /* device copy of problem->seqlens_k, or NULL */
+  const float* alibi_slopes; /* device copy as f32, or NULL */
+  void* stream;              /* cudaStream_t / hipStream_t */
+} fp_backward_tensors_v1;
+
+typedef struct fp_plugin_backward_v1 {
+  uint32_t abi_version; /* FLASHPROBE_PLUGIN_ABI_VERSION */
+  uint32_t struct_size; /* sizeof(fp_plugin_backward_v1) */
+  const char* name;
+  const char* description;
+  int (*supports)(const fp_problem_v1* p, char* why, size_t why_len);
+  int (*launch)(const fp_problem_v1* p, const fp_backward_tensors_v1* t, char* err, size_t err_len);
+} fp_plugin_backward_v1;
+
+typedef const fp_plugin_backward_v1* (*fp_plugin_backward_entry_v1)(void);
+#define FLASHPROBE_PLUGIN_BACKWARD_ENTRY_V1 "flashprobe_plugin_backward_v1"
+
 #ifdef __cplusplus
 }
 #endif

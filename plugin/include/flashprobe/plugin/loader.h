@@ -35,9 +35,17 @@ class Plugin {
   // Throws std::runtime_error with the plug-in's message on failure.
   void launch(const AttnProblem& p, const fp_tensors_v1& t) const;
 
+  // The optional backward entry point (flashprobe_plugin_backward_v1): absent unless exported.
+  bool has_backward() const { return bwd_ != nullptr; }
+  // Empty if supported, else the plug-in's reason (or that it has no backward).
+  std::string supports_backward(const AttnProblem& p) const;
+  // Throws std::runtime_error with the plug-in's message on failure, UsageError without a backward.
+  void launch_backward(const AttnProblem& p, const fp_backward_tensors_v1& t) const;
+
  private:
   std::shared_ptr<void> handle_;
   const fp_plugin_v1* desc_ = nullptr;
+  const fp_plugin_backward_v1* bwd_ = nullptr;
   std::string name_, description_, path_;
 };
 

@@ -4,6 +4,7 @@
 //
 //   flashprobe select problem.json                  # this GPU
 //   flashprobe select problem.json --arch gfx1100   # what an AMD RDNA3 build would need
+//   flashprobe select problem.json --backward [--deterministic]   # the backward kernel instead
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -11,6 +12,7 @@
 #include "command.h"
 #include "flashprobe/core/error.h"
 #include "flashprobe/core/record.h"
+#include "flashprobe/kernels/backward.h"
 #include "flashprobe/kernels/mutant_catalogue.h"
 #include "flashprobe/kernels/registry.h"
 #include "flashprobe/kernels/select.h"
@@ -21,6 +23,7 @@ namespace {
 ListSectionRegistration kernels_section("kernels", [] {
   std::vector<std::string> v;
   for (auto& k : kernels::kernels()) v.push_back(k.name + ": " + k.description);
+  for (auto& k : kernels::backward_kernels()) v.push_back(k.name + " (backward): " + k.description);
   return v;
 });
 
@@ -35,9 +38,13 @@ CommandRegistration reg("select", [](CLI::App& app) -> RunFn {
   auto* sub = app.add_subcommand("select", "Show which kernel the dispatcher picks for a problem, and why");
   auto file = std::make_shared<std::string>();
   auto arch = std::make_shared<std::string>();
+  auto backward = std::make_shared<bool>(false), deterministic = std::make_shared<bool>(false);
   sub->add_option("problem", *file, "Problem JSON file (the AttnProblem fields)")->required();
   sub->add_option("--arch", *arch, "Judge for this architecture (sm_90, gfx1100, ...) instead of this machine's GPU");
-  return [file, arch] {
+  sub->add_flag("--backward", *backward, "Pick the backward kernel (dQ, dK, dV) instead of the forward's");
+  sub->add_flag("--deterministic", *deterministic, "With --backward: only a deterministic kernel (no float atomics)");
+  return [file, arch, backward, deterministic] {
+    if (*deterministic && !*backward) throw UsageError("--deterministic applies to --backward only");
     AttnProblem p;
     from_json(read_json_file(*file), p);
     DeviceInfo dev;
@@ -50,6 +57,11 @@ CommandRegistration reg("select", [](CLI::App& app) -> RunFn {
       dev.vendor = nv ? "nvidia" : "amd";
       // wave32 for NVIDIA and RDNA (gfx10+), wave64 for CDNA/GCN.
       dev.wave_size = nv || arch->rfind("gfx1", 0) == 0 ? 32 : 64;
+    }
+    if (*backward) {
+      const kernels::BackwardSelection s = kernels::select_backward(dev, p, *deterministic);
+      std::cout << p.id() << " on " << dev.arch << " (backward):\n" << s.describe() << "\n";
+      return s ? 0 : 1;
     }
     const kernels::Selection s = kernels::select(dev, p);
     std::cout << p.id() << " on " << dev.arch << ":\n" << s.describe() << "\n";

@@ -3,6 +3,7 @@
 #include "flashprobe/kernels/mutants.h"
 
 #include "flashprobe/core/error.h"
+#include "src/bwd_params.h"
 #include "src/launchers.h"
 
 namespace flashprobe::kernels {
@@ -73,12 +74,56 @@ Mutant make(const MutantMeta& m) {
   return {m, std::move(k)};
 }
 
+
+#ifdef FP_HAVE_GPU_RUNTIME
+using BwdFn = void (*)(const BwdParams&, bool, Stream);
+BwdFn backward_launcher(Bug b) {
+  switch (b) {
+    case Bug::bwd_no_rowsum_d: return detail::launch_backward<Bug::bwd_no_rowsum_d>;
+    case Bug::bwd_gqa_unsummed: return detail::launch_backward<Bug::bwd_gqa_unsummed>;
+    case Bug::bwd_softcap_grad_missing: return detail::launch_backward<Bug::bwd_softcap_grad_missing>;
+    case Bug::bwd_causal_missing: return detail::launch_backward<Bug::bwd_causal_missing>;
+    default: return nullptr;
+  }
+}
+#endif
+
+BackwardMutant make_backward(const MutantMeta& m) {
+  const BackwardKernelInfo* base = find_backward_kernel(m.kernel);
+  if (!base) throw std::logic_error("mutant " + m.name + " names unknown backward kernel " + m.kernel);
+  BackwardKernelInfo k = *base;
+  k.name = "mutant/" + m.name;
+  k.description = m.description;
+  const bool det = base->deterministic;
+  k.launch = [bug = m.bug, det, name = k.name](const AttnProblem& p, const BwdDeviceTensors& t, void* ws, Stream s) {
+#ifdef FP_HAVE_GPU_RUNTIME
+    (void)name;
+    backward_launcher(bug)(make_bwd_params(p, t, ws, det), det, s);
+#else
+    (void)bug, (void)det, (void)p, (void)t, (void)ws, (void)s;
+    throw NoDevice("no GPU device: this build has no GPU backend, " + name + " cannot launch");
+#endif
+  };
+  return {m, std::move(k)};
+}
+
 }  // namespace
 
 const std::vector<Mutant>& mutants() {
   static const std::vector<Mutant> table = [] {
     std::vector<Mutant> v;
-    for (auto& m : mutant_catalogue()) v.push_back(make(m));
+    for (auto& m : mutant_catalogue())
+      if (!find_backward_kernel(m.kernel)) v.push_back(make(m));
+    return v;
+  }();
+  return table;
+}
+
+const std::vector<BackwardMutant>& backward_mutants() {
+  static const std::vector<BackwardMutant> table = [] {
+    std::vector<BackwardMutant> v;
+    for (auto& m : mutant_catalogue())
+      if (find_backward_kernel(m.kernel)) v.push_back(make_backward(m));
     return v;
   }();
   return table;

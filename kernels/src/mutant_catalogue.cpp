@@ -51,6 +51,21 @@ const std::vector<MutantMeta>& mutant_catalogue() {
       {"rowsum_f16", Bug::rowsum_f16, "tiled", "the softmax row sum accumulated in fp16",
        "half-precision accumulators for the softmax denominator",
        "oracle agreement with long rows (sk >= 1000)"},
+      {"bwd_no_rowsum_d", Bug::bwd_no_rowsum_d, "tiled_bwd", "dS = P dP: the row term rowsum(dO ∘ O) is not subtracted",
+       "backward kernels that dropped the softmax Jacobian's diagonal correction (D = rowsum(dO ∘ O))",
+       "gradient agreement with the oracle (dQ, dK on any problem)"},
+      {"bwd_gqa_unsummed", Bug::bwd_gqa_unsummed, "tiled_bwd",
+       "dK and dV of a kv head come from the last query head of its group only (overwritten, not summed)",
+       "GQA backward ports that wrote dK/dV per query head instead of reducing over the group",
+       "gradient agreement, GQA with group >= 2; GQA = summed MHA"},
+      {"bwd_softcap_grad_missing", Bug::bwd_softcap_grad_missing, "tiled_bwd",
+       "the soft-cap derivative 1 - tanh²(s / cap) is left out of dS",
+       "soft-capped (Gemma-2 style) attention whose backward differentiated the uncapped scores",
+       "gradient agreement with a small soft-cap (cap <= 5 over logits of order 1)"},
+      {"bwd_causal_missing", Bug::bwd_causal_missing, "tiled_bwd",
+       "the backward recomputes P without the causal mask (the forward applied it)",
+       "backward kernels whose mask code path diverged from the forward's",
+       "gradient agreement, causal problems"},
   };
   return c;
 }

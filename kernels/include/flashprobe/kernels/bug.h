@@ -19,6 +19,12 @@ enum class Bug {
   bf16_truncate,           // ref3pass: f32 -> bf16 output by truncation instead of round-to-nearest-even
   lse_scale_twice,         // tiled: the softmax scale applied again when forming the LSE
   rowsum_f16,              // tiled: the softmax row sum accumulated in fp16
+  bwd_no_rowsum_d,         // tiled_bwd: dS = P dP, rowsum(dO ∘ O) not subtracted
+  bwd_gqa_unsummed,        // tiled_bwd: dK, dV of a kv head from the last query head of its group only
+  bwd_softcap_grad_missing,  // tiled_bwd: the soft-cap's 1 - tanh² factor left out of dS
+  bwd_causal_missing,      // tiled_bwd: the backward ignores the causal mask
 };
+// The last Bug value (the catalogue has one entry per value after none).
+inline constexpr Bug kLastBug = Bug::bwd_causal_missing;
 
 }  // namespace flashprobe::kernels

@@ -8,6 +8,7 @@
 //     if (m.kernel.supports(dev, p)) { auto r = run_kernel(m.kernel, p, in); ... }
 #include <vector>
 
+#include "flashprobe/kernels/backward.h"
 #include "flashprobe/kernels/mutant_catalogue.h"
 #include "flashprobe/kernels/registry.h"
 
@@ -18,8 +19,16 @@ struct Mutant {
   KernelInfo kernel;
 };
 
-// One entry per catalogue entry, in catalogue order.
+// One entry per forward catalogue entry, in catalogue order (the backward entries, whose kernel is a
+// backward kernel, are in backward_mutants()).
 const std::vector<Mutant>& mutants();
+
+// The backward kernels' mutants: each a BackwardKernelInfo named "mutant/<name>" (atomic dQ mode).
+struct BackwardMutant {
+  MutantMeta meta;
+  BackwardKernelInfo kernel;
+};
+const std::vector<BackwardMutant>& backward_mutants();
 
 // Tiled mutants are instantiated for this head dim only (compile time); decode and ref3pass
 // mutants support what their production kernel supports.

@@ -1,0 +1,125 @@
+// The backward kernels' table, their parameters and the backward dispatcher (host code, every backend).
+#include <sstream>
+
+#include "flashprobe/core/error.h"
+#include "flashprobe/kernels/backward.h"
+#include "src/bwd_params.h"
+
+namespace flashprobe::kernels {
+
+std::size_t backward_workspace_bytes(const AttnProblem& p, bool deterministic) {
+  const std::size_t rows = static_cast<std::size_t>(p.batch) * p.hq * p.sq;
+  return rows * sizeof(float) * (deterministic ? 1 : 1 + static_cast<std::size_t>(p.d));
+}
+
+BwdParams make_bwd_params(const AttnProblem& p, const BwdDeviceTensors& t, void* workspace, bool deterministic) {
+  BwdParams r{};
+  r.f = make_params(p, t.fwd);
+  if (!t.fwd.o || !t.fwd.lse) throw UsageError("a backward kernel reads the forward's O and LSE: BwdDeviceTensors::fwd.o/lse are null");
+  if (!t.dout) throw UsageError("BwdDeviceTensors::dout (dO) is null");
+  if (!t.dq || !t.dk || !t.dv) throw UsageError("BwdDeviceTensors::dq, dk and dv must all be set");
+  if (!workspace && backward_workspace_bytes(p, deterministic) > 0)
+    throw UsageError("the backward kernel needs " + std::to_string(backward_workspace_bytes(p, deterministic)) +
+                     " bytes of workspace");
+  r.dout = t.dout;
+  r.dq = t.dq;
+  r.dk = t.dk;
+  r.dv = t.dv;
+  r.dvec = static_cast<float*>(workspace);
+  r.dq_acc = deterministic ? nullptr : r.dvec + static_cast<std::size_t>(p.batch) * p.hq * p.sq;
+  return r;
+}
+
+namespace {
+
+Support bwd_supports(const DeviceInfo&, const AttnProblem& p) {
+  if (Support s = Support::valid(p); !s) return s;
+  if (p.d > kBwdMaxDim || p.dv > kBwdMaxDim)
+    return Support::no("d=" + std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + ": the scalar backward kernels take d, dv <= " +
+                       std::to_string(kBwdMaxDim));
+  if (p.hkv > kMaxGridYZ || p.batch > kMaxGridYZ || p.hq > kMaxGridYZ)
+    return Support::no("batch=" + std::to_string(p.batch) + ", hq=" + std::to_string(p.hq) + ": grid.y/z limit " +
+                       std::to_string(kMaxGridYZ));
+  return Support::yes();
+}
+
+BackwardKernelInfo make(const char* name, bool deterministic, const char* what) {
+  BackwardKernelInfo k;
+  k.name = name;
+  k.description = what;
+  k.deterministic = deterministic;
+  k.supports = bwd_supports;
+  k.workspace_bytes = [deterministic](const AttnProblem& p) { return backward_workspace_bytes(p, deterministic); };
+  k.launch = [deterministic, n = k.name](const AttnProblem& p, const BwdDeviceTensors& t, void* ws, Stream s) {
+#ifdef FP_HAVE_GPU_RUNTIME
+    (void)n;
+    detail::launch_backward<Bug::none>(make_bwd_params(p, t, ws, deterministic), deterministic, s);
+#else
+    (void)p, (void)t, (void)ws, (void)s;
+    throw NoDevice("no GPU device: this build has no GPU backend, " + n + " cannot launch");
+#endif
+  };
+  return k;
+}
+
+}  // namespace
+
+const std::vector<BackwardKernelInfo>& backward_kernels() {
+  static const std::vector<BackwardKernelInfo> table{
+      make("tiled_bwd", false,
+           "scalar FlashAttention-2 backward: dK/dV per key block, dQ added across key blocks with fp32 atomics"),
+      make("tiled_bwd_det", true,
+           "scalar FlashAttention-2 backward, deterministic: dQ per query row over the key blocks in order, no atomics"),
+  };
+  return table;
+}
+
+const BackwardKernelInfo* find_backward_kernel(const std::string& name) {
+  for (auto& k : backward_kernels())
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+std::string backward_kernel_names() {
+  std::string s;
+  for (auto& k : backward_kernels()) s += (s.empty() ? "" : ", ") + k.name;
+  return s;
+}
+
+std::string BackwardSelection::describe() const {
+  std::ostringstream s;
+  s << (kernel ? kernel->name + ": " : std::string("none: ")) << reason;
+  for (auto& r : rejected) s << "\n  not " << r.kernel << ": " << r.reason;
+  return s.str();
+}
+
+BackwardSelection select_backward(const DeviceInfo& dev, const AttnProblem& p, bool deterministic) {
+  return select_backward(dev, p, deterministic, binary_targets(), backward_kernels());
+}
+
+BackwardSelection select_backward(const DeviceInfo& dev, const AttnProblem& p, bool deterministic,
+                                  const BinaryTargets& bin, const std::vector<BackwardKernelInfo>& table) {
+  BackwardSelection sel;
+  if (auto why = binary_runs_on(bin, dev); !why.empty()) {
+    sel.reason = why;
+    return sel;
+  }
+  for (const auto& k : table) {
+    if (deterministic && !k.deterministic) {
+      sel.rejected.push_back({k.name, "not deterministic (dQ is added with floating-point atomics)"});
+      continue;
+    }
+    if (Support s = k.supports(dev, p); !s) {
+      sel.rejected.push_back({k.name, s.reason});
+      continue;
+    }
+    sel.kernel = &k;
+    sel.reason = deterministic ? "deterministic backward asked for: a fixed dQ reduction order"
+                               : "first backward kernel in the order of preference that supports the problem";
+    return sel;
+  }
+  sel.reason = "no backward kernel supports the problem";
+  return sel;
+}
+
+}  // namespace flashprobe::kernels

@@ -11,21 +11,13 @@
 namespace flashprobe::kernels {
 namespace {
 
-bool poison_at(const Tensor& t, std::int64_t i) {
-  const std::size_t n = dtype_size(t.dtype);
-  const std::uint8_t* p = t.bytes.data() + static_cast<std::size_t>(i) * n;
-  for (std::size_t k = 0; k < n; ++k)
-    if (p[k] != kPoisonByte) return false;
-  return true;
-}
-
 std::int64_t count_one(const char* name, const Tensor& t, const Strides& st, int B, int S, int H, int D, std::string* first) {
   std::int64_t n = 0;
   for (int b = 0; b < B; ++b)
     for (int s = 0; s < S; ++s)
       for (int h = 0; h < H; ++h)
         for (int x = 0; x < D; ++x)
-          if (poison_at(t, offset(st, b, s, h, x)) && n++ == 0 && first && first->empty())
+          if (is_poison(t, offset(st, b, s, h, x)) && n++ == 0 && first && first->empty())
             *first = std::string(name) + "[b=" + std::to_string(b) + ",s=" + std::to_string(s) + ",h=" + std::to_string(h) +
                      ",x=" + std::to_string(x) + "]";
   return n;

@@ -11,14 +11,6 @@
 namespace flashprobe::kernels {
 namespace {
 
-bool is_poison(const Tensor& t, std::int64_t i) {
-  const std::size_t n = dtype_size(t.dtype);
-  const std::uint8_t* p = t.bytes.data() + static_cast<std::size_t>(i) * n;
-  for (std::size_t k = 0; k < n; ++k)
-    if (p[k] != kPoisonByte) return false;
-  return true;
-}
-
 #ifdef FP_HAVE_GPU_RUNTIME
 void note_damage(RunResult& r, const char* name, const DeviceBuffer& b) {
   if (b.bytes() == 0 && !b.data()) return;
@@ -47,6 +39,14 @@ DeviceBuffer upload(const std::vector<std::uint8_t>& bytes) {
 #endif
 
 }  // namespace
+
+bool is_poison(const Tensor& t, std::int64_t i) {
+  const std::size_t n = dtype_size(t.dtype);
+  const std::uint8_t* p = t.bytes.data() + static_cast<std::size_t>(i) * n;
+  for (std::size_t k = 0; k < n; ++k)
+    if (p[k] != kPoisonByte) return false;
+  return true;
+}
 
 std::int64_t count_unwritten_o(const AttnProblem& p, const Tensor& o, std::string* first) {
   const Strides s = p.o_strides();

@@ -61,6 +61,8 @@ struct MaskInputs {
 MaskInputs upload_mask_inputs(const AttnProblem& p);
 
 // Poison-pattern helpers (host, CPU-tested): how many logical elements of O / LSE still hold 0xFF bits.
+// Whether element i of t still holds the poison bytes.
+bool is_poison(const Tensor& t, std::int64_t i);
 std::int64_t count_unwritten_o(const AttnProblem& p, const Tensor& o, std::string* first = nullptr);
 std::int64_t count_unwritten_lse(const AttnProblem& p, const std::vector<float>& lse, std::string* first = nullptr);
 

@@ -60,17 +60,35 @@ Mutant make(const MutantMeta& m) {
   }
   const Bug bug = m.bug;
   const std::string kernel = m.kernel;
-  k.launch = [bug, kernel, name = k.name](const AttnProblem& p, const DeviceTensors& t, void* ws, Stream s) {
+  // forced > 0: a decode mutant with exactly that many key splits (with_splits); 0: the default count.
+  auto launch_with = [bug, kernel, name = k.name](int forced) {
+    return [bug, kernel, name, forced](const AttnProblem& p, const DeviceTensors& t, void* ws, Stream s) {
 #ifdef FP_HAVE_GPU_RUNTIME
-    (void)name;
-    const Params prm = make_params(p, t);
-    if (kernel == "decode") decode_launcher(bug)(prm, decode_default_splits(p), ws, s);
-    else launcher(bug)(prm, ws, s);
+      (void)name;
+      const Params prm = make_params(p, t);
+      if (kernel == "decode") decode_launcher(bug)(prm, forced > 0 ? forced : decode_default_splits(p), ws, s);
+      else launcher(bug)(prm, ws, s);
 #else
-    (void)bug, (void)kernel, (void)p, (void)t, (void)ws, (void)s;
-    throw NoDevice("no GPU device: this build has no GPU backend, " + name + " cannot launch");
+      (void)bug, (void)kernel, (void)forced, (void)p, (void)t, (void)ws, (void)s;
+      throw NoDevice("no GPU device: this build has no GPU backend, " + name + " cannot launch");
 #endif
+    };
   };
+  k.launch = launch_with(0);
+  // The production kernel's forced-split variants are not this mutant's: a decode mutant forces its
+  // own split counts, every other mutant has none.
+  k.with_splits = {};
+  if (kernel == "decode") {
+    k.with_splits = [k, launch_with](int n) {
+      if (n < 1) throw UsageError("decode splits=" + std::to_string(n) + " is not allowed: use >= 1");
+      KernelInfo f = k;
+      f.name = k.name + "/splits=" + std::to_string(n);
+      f.workspace_bytes = [n](const AttnProblem& p) { return detail::decode_workspace_bytes(p, n); };
+      f.launch = launch_with(n);
+      f.with_splits = {};
+      return f;
+    };
+  }
   return {m, std::move(k)};
 }
 

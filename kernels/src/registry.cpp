@@ -93,7 +93,7 @@ void tiled_launch(const Params& prm, Stream s) {
 
 KernelInfo make_decode(const std::string& name, int forced_splits) {
   auto splits_of = [forced_splits](const AttnProblem& p) { return forced_splits > 0 ? forced_splits : decode_default_splits(p); };
-  return {name,
+  KernelInfo k{name,
           forced_splits > 0 ? "decode with exactly " + std::to_string(forced_splits) + " key split(s) (tests)"
                             : "split-K decode for sq <= 8: key splits merged through their LSE",
           decode_supports,
@@ -107,6 +107,8 @@ KernelInfo make_decode(const std::string& name, int forced_splits) {
             no_backend(name);
 #endif
           }};
+  k.with_splits = [](int n) { return decode_with_splits(n); };
+  return k;
 }
 
 std::vector<KernelInfo> make_table() {

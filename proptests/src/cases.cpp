@@ -70,18 +70,49 @@ std::pair<int, int> draw_heads(const Domain& d, Choices& c) {
 
 int pick_dim(const Domain& d, int idx) { return d.head_dims[static_cast<std::size_t>(idx) % d.head_dims.size()]; }
 
+// One tensor's strides, drawn apart from the other tensors': BSHD or BHSD, rows padded by a few
+// elements (8 and 24 keep 16-byte rows; 3 does not, which TMA-fed kernels refuse), and room for
+// more positions than the problem has (a cache of capacity seq + extra).
+Strides draw_tensor_strides(Choices& c, int seq, int heads, int dim) {
+  const bool bhsd = c.pick(2) == 1;
+  const int pad = pick(c, {0, 8, 24, 3});
+  const int extra = pick(c, {0, 16, 37});
+  Strides st;
+  st.d = 1;
+  if (bhsd) {
+    st.s = dim + pad;
+    st.h = std::int64_t{seq + extra} * st.s;
+    st.b = heads * st.h;
+  } else {
+    st.h = dim + pad;
+    st.s = heads * st.h;
+    st.b = std::int64_t{seq + extra} * st.s;
+  }
+  return st;
+}
+
 }  // namespace
 
 AttnProblem draw_problem(const Domain& d, Choices& c) {
   if (d.head_dims.empty()) throw UsageError("the domain lists no head dim (head_dims is empty)");
   if (d.dtypes.empty()) throw UsageError("the domain lists no dtype (dtypes is empty)");
   AttnProblem p;
+  // Long rows at every size (a pick, not scaled): the last option, so that a shrink tries short first.
+  const bool long_row = d.long_row_odds > 0 && d.long_sk_max >= d.long_sk_min &&
+                        c.pick(d.long_row_odds) == d.long_row_odds - 1;
   p.batch = c.in_range(1, d.max_batch + 1);
   const auto [hq, hkv] = draw_heads(d, c);
   p.hq = hq;
   p.hkv = hkv;
   p.sq = draw_sq(d, c);
   p.sk = draw_len(c, d.tile_n, d.max_sk, d.sk_zero);
+  if (long_row) {
+    p.batch = 1;
+    p.hkv = 1;
+    p.hq = pick(c, {1, 2});
+    p.sq = std::min(p.sq, std::max(1, std::min(d.long_row_max_sq, d.max_sq)));
+    p.sk = d.long_sk_min + c.pick(d.long_sk_max - d.long_sk_min + 1);
+  }
   if (d.any_head_dim && rarely(c, 4)) p.d = pick(c, {40, 59, 80, 96, 111, 8, 24});
   else p.d = pick_dim(d, c.in_range(0, static_cast<int>(d.head_dims.size())));
   p.dv = p.d;
@@ -120,7 +151,14 @@ AttnProblem draw_problem(const Domain& d, Choices& c) {
       l = k == 0 ? 0 : k == 1 ? p.sk : c.in_range(0, p.sk + 1);
     }
   }
-  if (d.strides) {
+  if (d.strides && d.tensor_layouts && c.pick(4) == 3) {
+    // Every tensor its own layout, padding and capacity (K in BSHD and V in BHSD, say): a kernel
+    // that reads one tensor with another's strides is wrong here and nowhere else.
+    p.q = draw_tensor_strides(c, p.sq, p.hq, p.d);
+    p.k = draw_tensor_strides(c, p.sk, p.hkv, p.d);
+    p.v = draw_tensor_strides(c, p.sk, p.hkv, p.dv);
+    p.o = draw_tensor_strides(c, p.sq, p.hq, p.dv);
+  } else if (d.strides) {
     switch (c.in_range(0, 4)) {  // 0, 1: contiguous BSHD (what a failing case shrinks to)
       case 2: p.with_layout(TensorLayout::bhsd); break;
       case 3:
@@ -143,11 +181,26 @@ bool accepts(const Domain& d, const AttnProblem& p) { return !has_errors(validat
 
 void draw_inputs(Case& c, Choices& ch) {
   c.seed = ch.any_u64();
-  c.inputs = all_input_kinds()[static_cast<std::size_t>(weighted(ch, {6, 1, 1, 1}))];
+  c.inputs = all_input_kinds()[static_cast<std::size_t>(weighted(ch, {6, 1, 1, 1, 1}))];
 }
 
+void draw_splits(const Domain& d, Case& c, Choices& ch) {
+  c.splits = 0;
+  if (!d.key_splits) return;
+  switch (weighted(ch, {2, 1, 1, 2, 1})) {
+    case 0: c.splits = 0; break;  // the kernel's own count
+    case 1: c.splits = 1; break;
+    case 2: c.splits = 2; break;
+    case 3: c.splits = pick(ch, {3, 5, 7, 9}); break;
+    default: c.splits = c.problem.sk + 1 + ch.pick(4); break;  // more splits than keys: empty ones last
+  }
+}
+
+bool is_long_row(const AttnProblem& p, const Domain& d) { return d.long_row_odds > 0 && p.sk >= d.long_sk_min; }
+
 std::vector<InputKind> all_input_kinds() {
-  return {InputKind::normal, InputKind::large_magnitude, InputKind::near_identical_keys, InputKind::rising_keys};
+  return {InputKind::normal, InputKind::large_magnitude, InputKind::near_identical_keys, InputKind::rising_keys,
+          InputKind::large_logits};
 }
 
 std::string_view input_kind_name(InputKind k) {
@@ -156,6 +209,7 @@ std::string_view input_kind_name(InputKind k) {
     case InputKind::large_magnitude: return "large";
     case InputKind::near_identical_keys: return "nearkeys";
     case InputKind::rising_keys: return "rising";
+    case InputKind::large_logits: return "logits";
   }
   return "?";
 }
@@ -167,7 +221,8 @@ std::optional<InputKind> parse_input_kind(std::string_view name) {
 }
 
 std::string Case::id() const {
-  return problem.id() + "_in-" + std::string(input_kind_name(inputs)) + "_seed" + std::to_string(seed);
+  return problem.id() + "_in-" + std::string(input_kind_name(inputs)) + "_seed" + std::to_string(seed) +
+         (splits > 0 ? "_splits" + std::to_string(splits) : "");
 }
 
 AttnInputs Case::make_inputs() const {
@@ -178,6 +233,8 @@ AttnInputs Case::make_inputs() const {
     // Rising: key j scaled by 1 + j / 32, so a 64-key tile's max exceeds the last one's by hundreds
     // (in base-2 exponent units) and a stale max would overflow exp2 even in fp32.
     if (inputs == InputKind::rising_keys) dist.key_ramp = 1.0 / 32;
+  } else if (inputs == InputKind::large_logits) {
+    dist.magnitude = kLargeLogitsMagnitude;
   } else if (inputs == InputKind::near_identical_keys) {
     dist.key_jitter = 1.0 / 64;
   }
@@ -186,13 +243,14 @@ AttnInputs Case::make_inputs() const {
 
 void to_json(nlohmann::json& j, const Case& c) {
   j = nlohmann::json{{"problem", c.problem}, {"seed", c.seed}, {"inputs", std::string(input_kind_name(c.inputs))}};
+  if (c.splits > 0) j["splits"] = c.splits;
 }
 
 void from_json(const nlohmann::json& j, Case& c) {
   if (!j.is_object()) throw UsageError("a case must be a JSON object {\"problem\", \"seed\", \"inputs\"}, got: " + j.dump());
   for (auto it = j.begin(); it != j.end(); ++it)
-    if (it.key() != "problem" && it.key() != "seed" && it.key() != "inputs")
-      throw UsageError("unknown case field '" + it.key() + "' (known: problem, seed, inputs)");
+    if (it.key() != "problem" && it.key() != "seed" && it.key() != "inputs" && it.key() != "splits")
+      throw UsageError("unknown case field '" + it.key() + "' (known: problem, seed, inputs, splits)");
   if (!j.contains("problem")) throw UsageError("a case needs a \"problem\"");
   Case out;
   from_json(j.at("problem"), out.problem);
@@ -209,6 +267,12 @@ void from_json(const nlohmann::json& j, Case& c) {
     const auto k = s.is_string() ? parse_input_kind(s.get<std::string>()) : std::nullopt;
     if (!k) throw UsageError("case field 'inputs' = " + s.dump() + " is not one of " + allowed);
     out.inputs = *k;
+  }
+  if (j.contains("splits")) {
+    const auto& s = j.at("splits");
+    if (!s.is_number_integer() || s.get<std::int64_t>() < 0 || s.get<std::int64_t>() > 1000000)
+      throw UsageError("case field 'splits' must be an integer in [0, 1000000] (0: the kernel's own count), got: " + s.dump());
+    out.splits = s.get<int>();
   }
   c = std::move(out);
 }
@@ -249,6 +313,7 @@ Case generate_case(const Domain& d, std::uint64_t seed, int size) {
     if (accepts(d, out.problem)) break;
   }
   draw_inputs(out, c);
+  draw_splits(d, out, c);
   return out;
 }
 

@@ -38,6 +38,7 @@ rc::Gen<Case> gen_case(const Domain& d) {
     c.problem = *gen_problem(d);
     RcChoices ch;
     draw_inputs(c, ch);
+    draw_splits(d, c, ch);
     return c;
   });
 }

@@ -56,7 +56,7 @@ class Case:
 
     @property
     def inputs(self) -> str:
-        """The input kind: normal, large (scores near the fp16 range), nearkeys, rising."""
+        """The input kind: normal, large (scores near the fp16 range), nearkeys, rising, logits (past it)."""
         return self._c.inputs
 
     @property

@@ -76,7 +76,7 @@ def _cases(draw, problem_strategy, array: str, device: Any) -> Case:
 
 
 def inputs(problem: Problem, *, array: str = "numpy", device: Any = None):
-    """Inputs (q, k, v) for this problem: a seed and an input kind (normal, large, nearkeys, rising)
+    """Inputs (q, k, v) for this problem: a seed and an input kind (normal, large, nearkeys, rising, logits)
     drawn with the C++ generator's weights, the arrays made from them by the C++ side."""
     return _cases(problem, array, device).map(lambda c: Inputs(c, array, device))
 

@@ -35,7 +35,7 @@ PLANTED = {
     "ignore_seqlens": lambda p, c: p.seqlens_k and min(p.seqlens_k) < p.sk,
     "top_left_always": lambda p, c: p.causal == "bottom_right" and p.sq != p.sk,
     "window_off_by_one": lambda p, c: p.window_left >= 0,
-    "no_max_subtraction": lambda p, c: c.inputs in ("large", "rising"),
+    "no_max_subtraction": lambda p, c: c.inputs in ("large", "rising", "logits"),
     "drop_last_key": lambda p, c: p.sk >= 1,
     "lse_log2": lambda p, c: True,
     "default_scale": lambda p, c: p.scale != 0,

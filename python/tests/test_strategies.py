@@ -110,7 +110,7 @@ def test_generate_case_is_the_cpp_seeded_generator():
 
 
 def test_case_json_names_bad_fields():
-    with pytest.raises(UsageError, match="case field 'inputs' = \"huge\" is not one of normal, large, nearkeys, rising"):
+    with pytest.raises(UsageError, match="case field 'inputs' = \"huge\" is not one of normal, large, nearkeys, rising, logits"):
         Case.from_json('{"problem": {}, "seed": 1, "inputs": "huge"}')
     with pytest.raises(UsageError, match="input kind 'huge'"):
         Case(Problem(), 1, "huge")

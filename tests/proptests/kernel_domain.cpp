@@ -38,6 +38,12 @@ Domain kernel_domain(const KernelInfo& k, const DeviceInfo& dev) {
     d.tile_m = 64;
     d.tile_n = 64;
   }
+  // What the gate adds to the plain generator: long rows (O or row sums accumulated in fp16 show
+  // over thousands of keys), a layout per tensor (a kernel reading V with K's strides), and for
+  // split-K kernels a forced split count per case.
+  d.long_row_odds = 10;
+  d.tensor_layouts = true;
+  d.key_splits = static_cast<bool>(k.with_splits);
   d.supports = [&k, dev](const AttnProblem& p) { return static_cast<bool>(k.supports(dev, p)); };
   return d;
 }

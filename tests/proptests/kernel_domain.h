@@ -16,6 +16,12 @@
 
 namespace flashprobe::proptests {
 
+// Long rows (Sk >= kSampledRowsFromKeys, Domain::long_row_odds) are checked on kSampledRows sampled
+// query rows (the first, the last and the rows that see no key among them): thousands of keys over
+// a few rows keep the gate fast.
+inline constexpr int kSampledRowsFromKeys = 1024;
+inline constexpr int kSampledRows = 8;
+
 // The generator domain of a kernel: its own supports() as the last word, tile sizes for the edge
 // bias. Every dtype the kernel takes (FLASHPROBE_PROP_DTYPE is domain_for's, kernel_props.h).
 Domain kernel_domain(const kernels::KernelInfo& k, const DeviceInfo& dev);

@@ -21,6 +21,17 @@ Domain domain_for(const KernelInfo& k, const DeviceInfo& dev) {
   return d;
 }
 
+KernelInfo as_drawn(const KernelInfo& k, const Case& c) { return c.splits > 0 && k.with_splits ? k.with_splits(c.splits) : k; }
+
+oracle::CheckOptions check_options(const AttnProblem& p) {
+  oracle::CheckOptions o;
+  if (p.sk >= kSampledRowsFromKeys) {
+    o.max_rows = kSampledRows;
+    o.seed = static_cast<std::uint64_t>(p.sk);
+  }
+  return o;
+}
+
 namespace {
 
 RunResult run(const KernelInfo& k, const AttnProblem& p, const AttnInputs& in) {
@@ -33,7 +44,7 @@ RunResult run(const KernelInfo& k, const AttnProblem& p, const AttnInputs& in) {
 
 oracle::CheckResult timed_check(const AttnProblem& p, const AttnInputs& in, const AttnOutputs& out) {
   const Timed t(Phase::oracle);
-  return oracle::check(p, in, out);
+  return oracle::check(p, in, out, check_options(p));
 }
 
 AttnInputs inputs_of(const Case& c) {
@@ -71,7 +82,7 @@ void prop_agrees_with_oracle(const KernelInfo& k, const DeviceInfo& dev) {
   RC_CLASSIFY(c.problem.hq != c.problem.hkv, "GQA");
   RC_CLASSIFY(c.problem.causal != Causal::none, "causal");
   const AttnInputs in = inputs_of(c);
-  const RunResult r = run(k, c.problem, in);
+  const RunResult r = run(as_drawn(k, c), c.problem, in);
   const oracle::CheckResult chk = timed_check(c.problem, in, r.out);
   if (!chk.pass) RC_FAIL(c.id() + ": " + chk.summary());
 }
@@ -91,14 +102,14 @@ void prop_windows_agree_with_oracle(const KernelInfo& k, const DeviceInfo& dev) 
   RC_TAG(dtype_name(c.problem.dtype));
   RC_CLASSIFY(c.problem.window_left >= 0, "left window");
   const AttnInputs in = inputs_of(c);
-  const RunResult r = run(k, c.problem, in);
+  const RunResult r = run(as_drawn(k, c), c.problem, in);
   const oracle::CheckResult chk = timed_check(c.problem, in, r.out);
   if (!chk.pass) RC_FAIL(c.id() + ": " + chk.summary());
 }
 
 void prop_every_output_written(const KernelInfo& k, const DeviceInfo& dev) {
   const Case c = *gen_case(domain_for(k, dev));
-  const RunResult r = run(k, c.problem, inputs_of(c));
+  const RunResult r = run(as_drawn(k, c), c.problem, inputs_of(c));
   if (r.o_unwritten || r.lse_unwritten || !r.inputs_modified.empty())
     RC_FAIL(c.id() + ": " + std::to_string(r.o_unwritten) + " O and " + std::to_string(r.lse_unwritten) +
             " LSE element(s) never written (first " + r.first_unwritten + ")" +
@@ -107,14 +118,14 @@ void prop_every_output_written(const KernelInfo& k, const DeviceInfo& dev) {
 
 void prop_guard_bands_intact(const KernelInfo& k, const DeviceInfo& dev) {
   const Case c = *gen_case(domain_for(k, dev));
-  const RunResult r = run(k, c.problem, inputs_of(c));
+  const RunResult r = run(as_drawn(k, c), c.problem, inputs_of(c));
   if (!r.guard_damage.empty()) RC_FAIL(c.id() + ": " + r.guard_damage.front());
 }
 
 void prop_finite_where_oracle_is(const KernelInfo& k, const DeviceInfo& dev) {
   const Case c = *gen_case(domain_for(k, dev));
   const AttnInputs in = inputs_of(c);
-  const RunResult r = run(k, c.problem, in);
+  const RunResult r = run(as_drawn(k, c), c.problem, in);
   const oracle::CheckResult chk = timed_check(c.problem, in, r.out);
   if (!chk.o_metrics.nonfinite_pattern_ok)
     RC_FAIL(c.id() + ": NaN/Inf pattern differs from the oracle: " + chk.o_metrics.nonfinite_detail);
@@ -123,7 +134,8 @@ void prop_finite_where_oracle_is(const KernelInfo& k, const DeviceInfo& dev) {
 void prop_deterministic(const KernelInfo& k, const DeviceInfo& dev) {
   const Case c = *gen_case(domain_for(k, dev));
   const AttnInputs in = inputs_of(c);
-  const RunResult a = run(k, c.problem, in), b = run(k, c.problem, in);
+  const KernelInfo kc = as_drawn(k, c);
+  const RunResult a = run(kc, c.problem, in), b = run(kc, c.problem, in);
   const std::string d = bytes_diff(a.out.o.bytes, b.out.o.bytes);
   if (!d.empty()) RC_FAIL(c.id() + ": O differs between two runs: " + d);
   if (std::memcmp(a.out.lse.data(), b.out.lse.data(), a.out.lse.size() * sizeof(float)) != 0)
@@ -153,7 +165,8 @@ void prop_batch_invariant(const KernelInfo& k, const DeviceInfo& dev) {
       for (int x = 0; x < p.d; ++x) solo.k.set(offset(one.k_strides(), 0, j, h, x), in.k.get(offset(p.k_strides(), b, j, h, x)));
       for (int x = 0; x < p.dv; ++x) solo.v.set(offset(one.v_strides(), 0, j, h, x), in.v.get(offset(p.v_strides(), b, j, h, x)));
     }
-  const RunResult all = run(k, p, in), alone = run(k, one, solo);
+  const KernelInfo kc = as_drawn(k, c);
+  const RunResult all = run(kc, p, in), alone = run(kc, one, solo);
   for (int i = 0; i < p.sq; ++i) {
     const double diff = max_row_diff(p, all.out, i, one, alone.out, i, b, 0);
     if (diff != 0) RC_FAIL(c.id() + ": batch element " + std::to_string(b) + " row " + std::to_string(i) +
@@ -180,7 +193,8 @@ void prop_chunked_append_equals_prefill(const KernelInfo& k, const DeviceInfo& d
   const AttnProblem full = c.problem;  // sq new tokens at the end of sk keys
   const int off = full.sk - full.sq;
   const AttnInputs in = inputs_of(c);
-  const RunResult ref = run(k, full, in);
+  const KernelInfo kd = as_drawn(k, c);
+  const RunResult ref = run(kd, full, in);
   const oracle::CheckResult ref_chk = timed_check(full, in, ref.out);
   RC_ASSERT(ref_chk.pass);
   const int chunk = *rc::gen::inRange(1, full.sq + 1);
@@ -235,7 +249,7 @@ void prop_chunked_append_equals_prefill(const KernelInfo& k, const DeviceInfo& d
           for (int x = 0; x < full.d; ++x)
             sin.q.set(offset(step.q_strides(), b, i, h, x), in.q.get(offset(full.q_strides(), b, start + i, h, x)));
     RC_PRE(static_cast<bool>(k.supports(dev, step)));
-    const RunResult got = run(k, step, sin);
+    const RunResult got = run(kd, step, sin);
     const oracle::CheckResult chk = timed_check(step, sin, got.out);
     if (!chk.pass) RC_FAIL(c.id() + ": chunk at " + std::to_string(start) + " (len " + std::to_string(len) + "): " + chk.summary());
     for (int b = 0; b < full.batch; ++b)

@@ -9,6 +9,7 @@
 
 #include "flashprobe/core/device_info.h"
 #include "flashprobe/kernels/registry.h"
+#include "flashprobe/oracle/check.h"
 #include "flashprobe/proptests/generators.h"
 #include "kernel_domain.h"
 
@@ -16,6 +17,10 @@ namespace flashprobe::proptests {
 
 // kernel_domain(k, dev) with the dtypes that FLASHPROBE_PROP_DTYPE keeps (restrict_dtypes_from_env).
 Domain domain_for(const kernels::KernelInfo& k, const DeviceInfo& dev);
+
+// The oracle's options for a property's check: long rows (kSampledRowsFromKeys, kernel_domain.h) on
+// kSampledRows sampled query rows.
+oracle::CheckOptions check_options(const AttnProblem& p);
 
 using Property = std::function<void(const kernels::KernelInfo& k, const DeviceInfo& dev)>;
 struct NamedProperty {
@@ -44,5 +49,9 @@ void prop_decode_splits_agree(const kernels::KernelInfo& k, const DeviceInfo& de
 
 // The properties that apply to a kernel (the decode-specific ones only to decode, ...).
 std::vector<NamedProperty> properties_for(const std::string& kernel_name);
+
+// The kernel as the case runs it: a split-K kernel (decode) with the case's forced split count
+// (Case::splits, KernelInfo::with_splits); any other kernel as it is.
+kernels::KernelInfo as_drawn(const kernels::KernelInfo& k, const Case& c);
 
 }  // namespace flashprobe::proptests

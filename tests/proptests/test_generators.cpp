@@ -91,6 +91,7 @@ TEST_P(EdgeCases, TheEdgeCasesThatBrokeRealKernelsAreDrawn) {
     if (c.inputs == InputKind::large_magnitude) ++seen["large inputs"];
     if (c.inputs == InputKind::near_identical_keys) ++seen["near keys"];
     if (c.inputs == InputKind::rising_keys) ++seen["rising keys"];
+    if (c.inputs == InputKind::large_logits) ++seen["large logits"];
     if (p.window_left >= 0 && has_errors(validate(p)) == false) {
       for (auto& i : validate(p))
         if (i.field == "mask") ++seen["empty rows"];
@@ -98,7 +99,7 @@ TEST_P(EdgeCases, TheEdgeCasesThatBrokeRealKernelsAreDrawn) {
     ratios.insert(p.hq / p.hkv);
   }
   for (const char* k : {"sk3", "sk0", "sk tail", "sq1", "sq gap", "causal sq>sk", "causal sq<sk", "odd d", "dv != d",
-                        "kv_offset", "zero length", "fused qkv", "bf16", "large inputs", "near keys", "rising keys", "empty rows"})
+                        "kv_offset", "zero length", "fused qkv", "bf16", "large inputs", "near keys", "rising keys", "large logits", "empty rows"})
     EXPECT_GE(seen[k], 10) << k << " drawn only " << seen[k] << " times in " << n;
   for (int r : {1, 2, 3, 5, 6, 8}) EXPECT_TRUE(ratios.count(r)) << "GQA ratio " << r << " never drawn";
 }
@@ -292,8 +293,8 @@ TEST(Generators, SmallSizesStillDrawEveryWeightedOption) {
     rc_dtypes.insert(a.problem.dtype);
     seeded_kinds.insert(std::string(input_kind_name(generate_case(d, static_cast<std::uint64_t>(i), 10).inputs)));
   }
-  EXPECT_EQ(rc_kinds.size(), 4u);
-  EXPECT_EQ(seeded_kinds.size(), 4u);
+  EXPECT_EQ(rc_kinds.size(), all_input_kinds().size());
+  EXPECT_EQ(seeded_kinds.size(), all_input_kinds().size());
   EXPECT_EQ(rc_dtypes.size(), 2u);
 }
 
@@ -329,4 +330,29 @@ TEST(Generators, CasesRoundTripThroughJsonAndBadFieldsAreNamed) {
   EXPECT_NE(message(R"({"problem": {}, "sed": 3})").find("unknown case field 'sed'"), std::string::npos);
   EXPECT_NE(message(R"({"seed": 3})").find("needs a \"problem\""), std::string::npos);
   EXPECT_NE(message(R"({"problem": {"sq": "x"}})").find("'sq'"), std::string::npos);
+}
+
+// A forced split count travels with the case: in its id, its JSON and back; bad counts are named.
+TEST(Generators, SplitCountsRoundTripAndStayOffWhereTheDomainHasNone) {
+  Domain d;
+  for (std::uint64_t seed = 0; seed < 50; ++seed) EXPECT_EQ(generate_case(d, seed).splits, 0);
+  d.key_splits = true;
+  d.head_dims = {64};
+  int forced = 0;
+  for (std::uint64_t seed = 0; seed < 50; ++seed) {
+    const Case c = generate_case(d, seed);
+    if (c.splits == 0) continue;
+    ++forced;
+    EXPECT_NE(c.id().find("_splits" + std::to_string(c.splits)), std::string::npos) << c.id();
+    EXPECT_EQ(nlohmann::json(c).get<Case>(), c);
+  }
+  EXPECT_GT(forced, 20);
+  nlohmann::json j = generate_case(d, 1);
+  j["splits"] = -2;
+  try {
+    (void)j.get<Case>();
+    FAIL() << "a negative split count must be refused";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("'splits'"), std::string::npos) << e.what();
+  }
 }

@@ -126,3 +126,130 @@ TEST(GateVerdict, ASkipIsADeviceRefusalAndZeroCasesIsAFailure) {
   EXPECT_EQ(gate_status_name(GateStatus::passed), "passed");
 }
 
+// ---- What the gate's default budget (150 cases per property, RapidCheck's sizes 0..100) draws ----
+
+namespace {
+
+// The cases one gate property draws: RapidCheck's own run of 150 cases over the kernel's domain.
+std::vector<Case> gate_draws(const Domain& d, std::uint64_t seed, int n = 150) {
+  std::vector<Case> out;
+  rc::detail::TestMetadata md;
+  md.id = "gate_draws";
+  rc::detail::TestParams params;
+  params.seed = seed;
+  params.maxSuccess = n;
+  params.maxSize = 100;
+  const auto r = rc::detail::checkTestable([&] { out.push_back(*gen_case(d)); }, md, params);
+  EXPECT_TRUE(r.template is<rc::detail::SuccessResult>());
+  if (out.size() > static_cast<std::size_t>(n)) out.erase(out.begin(), out.end() - n);  // (no shrinking: all pass)
+  return out;
+}
+
+bool bshd_tensor(const Strides& s) { return !s.is_zero() && s.h < s.s; }
+bool bhsd_tensor(const Strides& s) { return !s.is_zero() && s.s < s.h; }
+
+// The largest |score| a visible key reaches (scale * q.k; soft-cap and ALiBi left out: the scores a
+// kernel forms before them).
+double max_visible_score(const Case& c) {
+  const AttnProblem& p = c.problem;
+  const AttnInputs in = c.make_inputs();
+  const Strides qs = p.q_strides(), ks = p.k_strides();
+  double m = 0;
+  for (int b = 0; b < p.batch; ++b)
+    for (int h = 0; h < p.hq; ++h)
+      for (int i = 0; i < p.sq; ++i)
+        for (int j = 0; j < p.keys(b); ++j) {
+          if (!p.visible(b, i, j)) continue;
+          double dot = 0;
+          for (int x = 0; x < p.d; ++x) dot += in.q.get(offset(qs, b, i, h, x)) * in.k.get(offset(ks, b, j, p.kv_head(h), x));
+          m = std::max(m, std::fabs(dot * p.effective_scale()));
+        }
+  return m;
+}
+
+}  // namespace
+
+TEST(GateDraws, LongRowsWithFewRowsAreAShareOfEveryKernelsCases) {
+  for (const auto& k : kernels::kernels()) {
+    if (!device_refusal(k, h100()).empty()) continue;  // wgmma in a build without sm_90a code
+    const Domain d = kernel_domain(k, h100());
+    int longs = 0, f16_longs = 0, many_thousands = 0;
+    for (const Case& c : gate_draws(d, 11)) {
+      if (c.problem.sk < 1024) continue;
+      ++longs;
+      f16_longs += c.problem.dtype == DType::f16;
+      many_thousands += c.problem.sk >= 2048;
+      EXPECT_EQ(c.problem.batch, 1) << c.id();
+      EXPECT_LE(c.problem.hq, 2) << c.id();
+      EXPECT_LE(std::int64_t{c.problem.sq}, std::max<std::int64_t>(16, 3 * d.tile_n + 1)) << c.id();  // edge windows may add rows
+      EXPECT_GE(c.problem.sk, kSampledRowsFromKeys) << c.id();  // checked on sampled rows
+    }
+    EXPECT_GE(longs, 6) << k.name << ": long rows (Sk >= 1024) among 150 cases";
+    EXPECT_GE(f16_longs, 2) << k.name << ": f16 long rows (an O accumulated in fp16 shows there)";
+    EXPECT_GE(many_thousands, 3) << k.name << ": rows of 2k keys or more";
+  }
+}
+
+TEST(GateDraws, EveryStridedKernelGetsIndependentLayoutsPerTensor) {
+  for (const auto& k : kernels::kernels()) {
+    if (!device_refusal(k, h100()).empty()) continue;
+    int k_bshd_v_bhsd = 0, padded = 0, cache_room = 0, v_unlike_k = 0;
+    for (const Case& c : gate_draws(kernel_domain(k, h100()), 12)) {
+      const AttnProblem& p = c.problem;
+      if (bshd_tensor(p.k) && bhsd_tensor(p.v)) ++k_bshd_v_bhsd;
+      if (!p.k.is_zero() && (bshd_tensor(p.k) ? p.k.h : p.k.s) > p.d) ++padded;
+      if (!p.v.is_zero() && p.v.b > contiguous_strides(bshd_tensor(p.v) ? TensorLayout::bshd : TensorLayout::bhsd, p.sk, p.hkv, p.dv).b)
+        ++cache_room;
+      if (p.k_strides() != p.v_strides()) ++v_unlike_k;
+    }
+    EXPECT_GE(k_bshd_v_bhsd, 2) << k.name << ": K in BSHD with V in BHSD";
+    EXPECT_GE(padded, 3) << k.name << ": padded K rows";
+    EXPECT_GE(cache_room, 3) << k.name << ": V caches with room past the keys";
+    EXPECT_GE(v_unlike_k, 10) << k.name << ": V strides unlike K's";
+  }
+}
+
+TEST(GateDraws, DecodesOwnCasesForceEverySplitCountAndCacheSteps) {
+  const kernels::KernelInfo* dec = kernels::find_kernel("decode");
+  const Domain d = kernel_domain(*dec, h100());
+  ASSERT_TRUE(d.key_splits);
+  std::map<std::string, int> seen;
+  for (const Case& c : gate_draws(d, 13)) {
+    const AttnProblem& p = c.problem;
+    if (c.splits == 0) ++seen["default"];
+    if (c.splits == 1) ++seen["1"];
+    if (c.splits == 2) ++seen["2"];
+    if (c.splits >= 3 && c.splits % 2 == 1 && c.splits <= 9) ++seen["odd"];
+    if (c.splits > p.sk) ++seen["more splits than keys"];
+    if (p.sq >= 2 && p.sq <= 8 && p.kv_offset > 0) ++seen["sq 2-8 with kv_offset"];
+    EXPECT_LE(p.sq, kernels::kDecodeMaxSq);
+  }
+  for (const char* what : {"default", "1", "2", "odd", "more splits than keys", "sq 2-8 with kv_offset"})
+    EXPECT_GE(seen[what], 3) << what;
+  // Only split-K kernels draw a split count.
+  for (const char* other : {"tiled", "mma", "ref3pass"})
+    for (const Case& c : gate_draws(kernel_domain(*kernels::find_kernel(other), h100()), 14, 40)) EXPECT_EQ(c.splits, 0) << other;
+}
+
+// Scores past 65504 (the fp16 range) inside the visible keys, for every dtype a kernel takes: a
+// kernel that rounds scores to fp16 before its max turns them into Inf there.
+TEST(GateDraws, LargeLogitsPassTheFp16RangeForEveryDtype) {
+  for (const char* name : {"ref3pass", "decode", "tiled", "mma"}) {
+    const Domain d = kernel_domain(*kernels::find_kernel(name), h100());
+    std::map<DType, int> logits, past;
+    for (const Case& c : gate_draws(d, 15)) {
+      if (c.inputs != InputKind::large_logits) continue;
+      const AttnProblem& p = c.problem;
+      if (std::int64_t{p.batch} * p.hq * p.sq * p.sk * p.d > 50'000'000) continue;  // keep the test fast
+      ++logits[p.dtype];
+      past[p.dtype] += max_visible_score(c) > 65504;
+    }
+    for (DType t : d.dtypes) {
+      EXPECT_GE(logits[t], 2) << name << " " << dtype_name(t) << ": large-logits cases";
+      EXPECT_GE(past[t], 1) << name << " " << dtype_name(t) << ": cases with a visible score past 65504";
+    }
+    int total = 0, over = 0;
+    for (auto [t, n] : logits) total += n, over += past[t];
+    EXPECT_GE(over * 2, total) << name << ": most large-logits cases pass the fp16 range";
+  }
+}

@@ -50,6 +50,9 @@ struct KernelInfo {
   // @pre supports(device, p); workspace holds workspace_bytes(p) bytes (any content: kernels never
   //      read workspace they did not write in the same call).
   std::function<void(const AttnProblem&, const DeviceTensors&, void* workspace, Stream)> launch;
+  // Kernels that split a row's keys over blocks (decode): the same kernel with exactly `splits`
+  // splits (>= 1), so that tests force 1, odd and more-splits-than-keys counts. Empty otherwise.
+  std::function<KernelInfo(int splits)> with_splits{};
 };
 
 // Every production kernel of this build (the dispatcher's order of preference is select.h's, not

@@ -7,8 +7,12 @@
 //   Sq: 1 (decode), the gap 2..tile-1 (partial query tiles), Sq > Sk and Sq < Sk under causal masks
 //   D:  the domain's dims, plus odd ones (40, 59, 111) where the kernel claims any D
 //   GQA ratios 1, 2, 3, 5, 6, 8 and MQA; kv_offset > 0; per-batch key lengths with zeros;
-//   fused-QKV strides and BHSD; windows that leave rows empty; scores near the fp16 range
-//   (large-magnitude inputs); nearly identical keys.
+//   fused-QKV strides and BHSD; independent layouts per tensor (K in BSHD and V in BHSD, padded
+//   rows, caches with room past the keys); windows that leave rows empty; scores near the fp16
+//   range (large-magnitude inputs) and past it (large logits); nearly identical keys.
+//   Long rows: 1 in long_row_odds problems has Sk in the thousands with few query rows (an O or row
+//   sum accumulated in fp16 shows only over thousands of keys; check them on sampled rows).
+//   Key splits (split-K kernels): the kernel's default, 1, 2, odd counts, more splits than keys.
 //
 // Every random decision goes through a Choices object, so one definition of the distribution serves
 // every driver: RapidCheck in the C++ gate (generators.h), Hypothesis in the Python package, and a
@@ -50,7 +54,18 @@ struct Domain {
   int window_odds = 5;  // a sliding window in 1 of window_odds problems (1: every problem)
   bool edge_windows = false;  // half the windows put their bounds on key-tile edges (cases.cpp)
   bool seqlens = true, strides = true, kv_offset = true;
+  // With strides: 1 in 4 problems gives every tensor its own layout, row padding and capacity
+  // (draw_problem); for kernels that take any strides (the Python package's arrays do not).
+  bool tensor_layouts = false;
   bool sk_zero = true;
+  // 1 in long_row_odds problems (at every size; 0: never) is a long row: batch 1, at most 2 query
+  // heads and long_row_max_sq query rows, Sk in [long_sk_min, long_sk_max]. The kernel gate's
+  // domains (tests/proptests/kernel_domain.h) turn it on.
+  int long_row_odds = 0;
+  int long_sk_min = 1024, long_sk_max = 4096, long_row_max_sq = 16;
+  // The kernel splits the keys of a row over blocks (decode): each case also draws a split count
+  // (Case::splits) that the property forces through KernelInfo::with_splits.
+  bool key_splits = false;
   // Last word: the kernel's own predicate (e.g. its select()/supports()); problems it refuses are
   // re-drawn (a domain that rarely satisfies it makes the driver give up, which fails loudly).
   std::function<bool(const AttnProblem&)> supports;
@@ -58,8 +73,13 @@ struct Domain {
 
 // large_magnitude: scores of order 1e2-1e3 before the softmax; rising_keys: the same with keys that
 // grow along the sequence (InputDist::key_ramp), so that every key tile raises a row's max by far
-// more than 2^8 (a kernel that keeps a stale max, mma's conditional rescale, must rescale there).
-enum class InputKind { normal, large_magnitude, near_identical_keys, rising_keys };
+// more than 2^8 (a kernel that keeps a stale max, mma's conditional rescale, must rescale there);
+// large_logits: scores of order 1e5, past the fp16 range (65504) in most rows for every dtype, so a
+// kernel that rounds scores to fp16 before its max or exp overflows there (kLargeLogitsMagnitude).
+enum class InputKind { normal, large_magnitude, near_identical_keys, rising_keys, large_logits };
+// Input scale of large_logits: q, k ~ N(0, m^2), so scale * q.k has standard deviation m^2 = 65536
+// with the default scale.
+inline constexpr double kLargeLogitsMagnitude = 256.0;
 std::string_view input_kind_name(InputKind k);
 std::optional<InputKind> parse_input_kind(std::string_view name);
 std::vector<InputKind> all_input_kinds();
@@ -68,11 +88,12 @@ struct Case {
   AttnProblem problem;
   std::uint64_t seed = 0;
   InputKind inputs = InputKind::normal;
+  int splits = 0;  // key splits forced on a split-K kernel (Domain::key_splits); 0: the kernel's own
   std::string id() const;
   AttnInputs make_inputs() const;
   bool operator==(const Case&) const = default;
 };
-// {"problem": {...}, "seed": N, "inputs": "rising"}: what a failure prints and a replay reads.
+// {"problem": {...}, "seed": N, "inputs": "rising"[, "splits": 3]}: what a failure prints and a replay reads.
 void to_json(nlohmann::json& j, const Case& c);
 void from_json(const nlohmann::json& j, Case& c);
 
@@ -98,6 +119,12 @@ AttnProblem draw_problem(const Domain& d, Choices& c);
 bool accepts(const Domain& d, const AttnProblem& p);
 // The input seed and kind of a case (its problem drawn before).
 void draw_inputs(Case& c, Choices& ch);
+// The case's key split count when d.key_splits (else leaves 0): the kernel's default, 1, 2, an odd
+// count (3..9), or more splits than keys (sk + 1 .. sk + 4, so every key has its own split and the
+// last ones hold none).
+void draw_splits(const Domain& d, Case& c, Choices& ch);
+// A long-row case (Domain::long_row_odds): the oracle checks it on sampled rows.
+bool is_long_row(const AttnProblem& p, const Domain& d);
 
 // Choices from a seeded 64-bit generator, uniform like RapidCheck's at this size (each in_range
 // scaled to size/100 of its width, as RapidCheck scales inRange; pick never scaled).

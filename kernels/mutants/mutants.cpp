@@ -31,6 +31,9 @@ LaunchFn launcher(Bug b) {
     case Bug::missing_barrier: return tiled_mutant<Bug::missing_barrier>;
     case Bug::lse_scale_twice: return tiled_mutant<Bug::lse_scale_twice>;
     case Bug::rowsum_f16: return tiled_mutant<Bug::rowsum_f16>;
+    case Bug::o_accum_f16: return tiled_mutant<Bug::o_accum_f16>;
+    case Bug::v_reads_k_strides: return tiled_mutant<Bug::v_reads_k_strides>;
+    case Bug::offset_32bit: return tiled_mutant<Bug::offset_32bit>;
     default: return nullptr;  // decode mutants take a split count: see decode_launcher
   }
 }
@@ -39,6 +42,7 @@ DecodeFn decode_launcher(Bug b) {
   switch (b) {
     case Bug::kv_offset_ignored: return decode_mutant_splits<Bug::kv_offset_ignored>;
     case Bug::combine_skips_empty: return decode_mutant_splits<Bug::combine_skips_empty>;
+    case Bug::split_odd_dropped: return decode_mutant_splits<Bug::split_odd_dropped>;
     default: return nullptr;
   }
 }

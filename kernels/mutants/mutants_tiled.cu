@@ -12,4 +12,7 @@ template void launch_tiled<Bug::masked_row_nan, kMutantTiledDim>(const Params&, 
 template void launch_tiled<Bug::missing_barrier, kMutantTiledDim>(const Params&, Stream);
 template void launch_tiled<Bug::lse_scale_twice, kMutantTiledDim>(const Params&, Stream);
 template void launch_tiled<Bug::rowsum_f16, kMutantTiledDim>(const Params&, Stream);
+template void launch_tiled<Bug::o_accum_f16, kMutantTiledDim>(const Params&, Stream);
+template void launch_tiled<Bug::v_reads_k_strides, kMutantTiledDim>(const Params&, Stream);
+template void launch_tiled<Bug::offset_32bit, kMutantTiledDim>(const Params&, Stream);
 }

@@ -343,22 +343,24 @@ __global__ __launch_bounds__(kCombineThreads) void decode_combine(Params p, int 
   const int h = static_cast<int>((row / p.sq) % p.hq);
   const int b = static_cast<int>(row / (std::int64_t{p.sq} * p.hq));
   const float* lse = ws.lse + row * splits;
+  // The odd-split mutant merges pairs of splits and forgets the odd one out.
+  const int merged = bug == Bug::split_odd_dropped ? splits - splits % 2 : splits;
   float mx = kNegInf;
-  for (int s = 0; s < splits; ++s) {
+  for (int s = 0; s < merged; ++s) {
     // The mutant treats an empty split as the end of the row's keys; later splits are lost.
     if (bug == Bug::combine_skips_empty && lse[s] == kNegInf) break;
     mx = fmaxf(mx, lse[s]);
   }
   float sum = 0.f;
   if (mx != kNegInf)
-    for (int s = 0; s < splits; ++s) {
+    for (int s = 0; s < merged; ++s) {
       if (bug == Bug::combine_skips_empty && lse[s] == kNegInf) break;
       sum += expf(lse[s] - mx);  // an empty split adds exp(-inf) = 0
     }
   for (int x = static_cast<int>(threadIdx.x); x < p.dv; x += kCombineThreads) {
     float acc = 0.f;
     if (mx != kNegInf)
-      for (int s = 0; s < splits; ++s) {
+      for (int s = 0; s < merged; ++s) {
         if (bug == Bug::combine_skips_empty && lse[s] == kNegInf) break;
         acc += expf(lse[s] - mx) * ws.o[(row * splits + s) * p.dv + x];
       }
@@ -404,7 +406,7 @@ void launch_decode(const Params& p, int splits, void* workspace, Stream s) {
   const DecodeGeometry g = decode_geometry(p.d, p.dv, p.group, p.sq, p.softcap > 0.f || p.alibi != nullptr);
   const int chunk = decode_chunk(p.sk, splits, g.keys_per_step);
   // The combine mutant's split kernel is the production one (fewer instantiations to compile).
-  constexpr Bug split_bug = bug == Bug::combine_skips_empty ? Bug::none : bug;
+  constexpr Bug split_bug = bug == Bug::combine_skips_empty || bug == Bug::split_odd_dropped ? Bug::none : bug;
   if (p.dtype == DType::bf16) dev::launch_split<dev::BF16, split_bug>(p, g, splits, chunk, ws, s);
   else dev::launch_split<dev::F16, split_bug>(p, g, splits, chunk, ws, s);
   FP_CHECK_LAUNCH("decode_split");

@@ -51,6 +51,24 @@ const std::vector<MutantMeta>& mutant_catalogue() {
       {"rowsum_f16", Bug::rowsum_f16, "tiled", "the softmax row sum accumulated in fp16",
        "half-precision accumulators for the softmax denominator",
        "oracle agreement with long rows (sk >= 1000)"},
+      {"o_accum_f16", Bug::o_accum_f16, "tiled", "the output accumulator O rounded to fp16 after every key tile",
+       "kernels that keep the O accumulator in half precision (registers or shared memory) to save space: "
+       "invisible on short rows, it drifts over thousands of keys",
+       "oracle agreement with f16 inputs and long rows (Sk in the thousands: Domain::long_row_odds)", false},
+      {"v_reads_k_strides", Bug::v_reads_k_strides, "tiled", "V addressed with K's strides (the load of V tiles reuses K's)",
+       "kernels tested only on K and V of one layout: a KV cache with V transposed (BHSD) or padded differently "
+       "reads garbage; the outside mutation test of the H100 gate left this one alive in the mma kernel",
+       "oracle agreement with independent layouts per tensor (K in BSHD, V in BHSD, padded rows, caches with room)"},
+      {"offset_32bit", Bug::offset_32bit, "tiled",
+       "element offsets of Q, K, V and O kept in 31 bits (a signed 32-bit index, wrapped back inside the tensor so "
+       "that the mutant reads wrong rows instead of faulting)",
+       "int32 offset arithmetic (b * stride_b in int) that overflows once a tensor passes 2^31 elements: large "
+       "batches, long caches, paged KV pools",
+       "LargeOffsetsAgree (batch strides past 2^31 elements; no other property comes near 2^31)", false},
+      {"split_odd_dropped", Bug::split_odd_dropped, "decode",
+       "the split-K combine merges splits in pairs and drops the last split when the count is odd",
+       "pairwise (tree) reductions of split-KV partials written for even split counts",
+       "oracle agreement with a forced odd split count (1, 3, 5, ...: decode's own generator, Case::splits)", false},
       {"bwd_no_rowsum_d", Bug::bwd_no_rowsum_d, "tiled_bwd", "dS = P dP: the row term rowsum(dO ∘ O) is not subtracted",
        "backward kernels that dropped the softmax Jacobian's diagonal correction (D = rowsum(dO ∘ O))",
        "gradient agreement with the oracle (dQ, dK on any problem)"},

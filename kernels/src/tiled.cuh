@@ -81,6 +81,22 @@ __global__ __launch_bounds__(kTiledThreads) void tiled_fwd(Params p) {
   const bool row_ok = i < p.sq;
   const int hk = kv_head<bug>(p, h);
   const int keys = keys_of(p, b);
+  // Element offsets. The 32-bit mutant keeps them in 31 bits (a signed 32-bit index that wraps past
+  // 2^31 elements), masked back inside the tensor so that it reads wrong rows instead of faulting.
+  const auto at = [](std::int64_t off) {
+    if constexpr (bug == Bug::offset_32bit) return off & 0x7fffffff;
+    else return off;
+  };
+  // The V-strides mutant addresses V with K's strides, clamped to V's extent (no fault, wrong rows).
+  const DevStrides& vs = bug == Bug::v_reads_k_strides ? p.ks : p.vs;
+  const auto v_at = [&p](std::int64_t off) {
+    if constexpr (bug == Bug::v_reads_k_strides) {
+      const std::int64_t last = (p.batch - 1) * p.vs.b + (std::int64_t{p.sk} - 1) * p.vs.s + (p.hkv - 1) * p.vs.h + (p.dv - 1) * p.vs.d;
+      return off < last ? off : last;
+    } else {
+      return off;
+    }
+  };
 
   std::int64_t lo = 0, hi = -1;
   if (row_ok) visible_range<bug>(p, b, i, lo, hi, /*cap_at_keys=*/bug != Bug::tail_unmasked);
@@ -95,7 +111,7 @@ __global__ __launch_bounds__(kTiledThreads) void tiled_fwd(Params p) {
   float q[kDpt], o[kDpt];
 #pragma unroll
   for (int x = 0; x < kDpt; ++x) {
-    q[x] = row_ok ? load<E>(p.q, offset4(p.qs, b, i, h, c + x * kTpr)) : 0.f;
+    q[x] = row_ok ? load<E>(p.q, at(offset4(p.qs, b, i, h, c + x * kTpr))) : 0.f;
     o[x] = 0.f;
   }
   float m = kNegInf;  // running max, in log2 units
@@ -108,8 +124,8 @@ __global__ __launch_bounds__(kTiledThreads) void tiled_fwd(Params p) {
       const int jj = e / D, x = e % D;
       const std::int64_t j = j0 + jj;
       const bool in = j < keys;
-      k_tile[e] = in ? load<E>(p.k, offset4(p.ks, b, j, hk, x)) : 0.f;
-      v_tile[e] = in ? load<E>(p.v, offset4(p.vs, b, j, hk, x)) : 0.f;
+      k_tile[e] = in ? load<E>(p.k, at(offset4(p.ks, b, j, hk, x))) : 0.f;
+      v_tile[e] = in ? load<E>(p.v, at(v_at(offset4(vs, b, j, hk, x)))) : 0.f;
     }
     if constexpr (bug != Bug::missing_barrier) fp_dev::barrier();  // tile written -> tile read
 
@@ -149,6 +165,9 @@ __global__ __launch_bounds__(kTiledThreads) void tiled_fwd(Params p) {
 #pragma unroll
       for (int x = 0; x < kDpt; ++x) o[x] += pj * v_tile[jj * D + c + x * kTpr];
     }
+    if constexpr (bug == Bug::o_accum_f16)
+#pragma unroll
+      for (int x = 0; x < kDpt; ++x) o[x] = round_f16(o[x]);
     m = m_new;
     fp_dev::barrier();  // tile read -> next tile written
   }
@@ -157,7 +176,7 @@ __global__ __launch_bounds__(kTiledThreads) void tiled_fwd(Params p) {
   // l == 0: the row saw no key: O = 0, LSE = -inf (docs/attention-semantics.md).
   const float inv = l == 0.f ? 0.f : 1.f / l;
 #pragma unroll
-  for (int x = 0; x < kDpt; ++x) store(p.o, offset4(p.os, b, i, h, c + x * kTpr), p.out_dtype, o[x] * inv);
+  for (int x = 0; x < kDpt; ++x) store(p.o, at(offset4(p.os, b, i, h, c + x * kTpr)), p.out_dtype, o[x] * inv);
   if (c == 0) {
     float lse = kNegInf;
     if (l != 0.f) lse = (bug == Bug::lse_scale_twice ? (m * p.scale + log2f(l)) : (m + log2f(l))) * kLn2;

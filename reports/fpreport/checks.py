@@ -216,8 +216,9 @@ def soak_items(rec):
 @reader("mutants")
 def mutant_items(rec):
     for m in rec.data.get("mutants", []):
+        after = f" after {m['cases']} cases" if isinstance(m.get("cases"), int) and m.get("killed") else ""
         yield Item("mutants", str(m.get("name")), 1, 0, 0 if m.get("killed") else 1, rec,
-                   f"killed by {m.get('killed_by')}" if m.get("killed") else "survived")
+                   f"killed by {m.get('killed_by')}{after}" if m.get("killed") else "survived")
 
 
 @reader("sanitizer")

@@ -186,6 +186,12 @@ std::vector<GridCase> build() {
     AttnProblem o = make_problem(1, 2, 1, sq, 70, 64);
     o.o = Strides{std::int64_t{sq} * 2 * 80, 2 * 80, 80, 1};  // head stride 80 > dv: gaps in O
     add("padded_o", o);
+    // K and V of different layouts: K in BSHD with padded rows, V in BHSD in a cache with room for
+    // 16 more keys (a kernel that addresses V with K's strides reads other rows).
+    AttnProblem kv = make_problem(2, 2, 2, sq, 70, 64);
+    kv.k = Strides{70LL * 2 * 72, 2 * 72, 72, 1};
+    kv.v = Strides{2LL * 86 * 64, 64, 86 * 64, 1};
+    add("kv_layouts", kv);
   }
   // Long rows: the row sum gets large (fp16 accumulation shows), many tiles pass through shared memory.
   for (int sq : {1, 64}) {

@@ -372,6 +372,8 @@ TEST(Mutants, EveryMutantIsKilledByTheGrid) {
     // (scripts/gpu/run-all sanitize asserts that), and are not counted as survivors here.
     if (killer.empty() && m.meta.killed_by.find("racecheck") != std::string::npos)
       std::cout << "  -> delegated to compute-sanitizer racecheck (test_kernels_sanitize SanitizeMutant.*)\n";
+    else if (killer.empty() && !m.meta.grid_kills)
+      std::cout << "  -> no grid case shows it: the property gate must kill it (test_mutation, " << m.meta.killed_by << ")\n";
     else if (killer.empty())
       survivors.push_back(m.meta.name);
   }

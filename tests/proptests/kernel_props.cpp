@@ -8,6 +8,7 @@
 #include "flashprobe/kernels/kv_append.h"
 #include "flashprobe/kernels/runner.h"
 #include "flashprobe/oracle/check.h"
+#include "large_offsets.h"
 #include "time_ledger.h"
 
 namespace flashprobe::proptests {
@@ -322,7 +323,13 @@ std::vector<NamedProperty> properties_for(const std::string& name) {
                                {"ChunkedAppendEqualsPrefill", prop_chunked_append_equals_prefill}};
   if (name == "decode" || name.find("decode") != std::string::npos) v.push_back({"SplitsAgree", prop_decode_splits_agree});
   else v.push_back({"DecodeLastRowEqualsPrefill", prop_decode_last_row_equals_prefill});
+  // Last: it holds four tensors of 2^31 elements (skipped, naming the memory, on smaller devices).
+  v.push_back({"LargeOffsetsAgree", prop_large_offsets_agree});
   return v;
+}
+
+std::string property_device_refusal(const std::string& property, const KernelInfo& k, const DeviceInfo& dev) {
+  return property == "LargeOffsetsAgree" ? large_offsets_refusal(k, dev) : std::string();
 }
 
 }  // namespace flashprobe::proptests

@@ -49,6 +49,8 @@ void prop_decode_splits_agree(const kernels::KernelInfo& k, const DeviceInfo& de
 
 // The properties that apply to a kernel (the decode-specific ones only to decode, ...).
 std::vector<NamedProperty> properties_for(const std::string& kernel_name);
+// Empty when the property can run on dev; else the device's reason (LargeOffsetsAgree: memory).
+std::string property_device_refusal(const std::string& property, const kernels::KernelInfo& k, const DeviceInfo& dev);
 
 // The kernel as the case runs it: a split-K kernel (decode) with the case's forced split count
 // (Case::splits, KernelInfo::with_splits); any other kernel as it is.

@@ -1,6 +1,8 @@
 // Mutation testing: the property suite must kill every mutant of the catalogue. For each
 // mutant, the properties of its production kernel run in order until one fails; the record names the
-// property that killed it and RapidCheck's shrunk counterexample. A surviving mutant fails the run.
+// property that killed it, the cases run until then (over every property tried, the killing case
+// included) and RapidCheck's shrunk counterexample. A property the device cannot run
+// (LargeOffsetsAgree without the memory) is listed as not run. A surviving mutant fails the run.
 // Labels gpu + mutation; `flashprobe check --mutants` runs this binary. Skips without a GPU.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
@@ -22,11 +24,16 @@ struct Outcome {
   bool killed = false;
   std::string property, counterexample, description;
   int cases = 0;
+  std::vector<std::string> skipped;  // properties the device could not run, with the reason
 };
 
 Outcome hunt(const kernels::Mutant& m, const DeviceInfo& dev) {
   Outcome o;
   for (const auto& p : properties_for(m.meta.kernel)) {
+    if (!property_device_refusal(p.name, m.kernel, dev).empty()) {
+      o.skipped.push_back(p.name + " (" + property_device_refusal(p.name, m.kernel, dev) + ")");
+      continue;
+    }
     rc::detail::TestMetadata md;
     md.id = "mutant/" + m.meta.name + "/" + p.name;
     md.description = md.id;
@@ -64,12 +71,13 @@ TEST(Mutation, EveryMutantIsKilledWithAShrunkCounterexample) {
     std::cout << (o.killed ? "KILLED   " : delegated ? "RACECHECK" : "SURVIVED ") << " " << m.meta.name
               << (o.killed ? " by " + o.property : "") << " after " << o.cases << " case(s)\n";
     if (o.killed) std::cout << "  shrunk: " << o.counterexample.substr(0, 400) << "\n";
+    for (const auto& sk : o.skipped) std::cout << "  not run on this device: " << sk << "\n";
     if (!o.killed && !delegated) ++survived;
     rec["mutants"].push_back({{"name", m.meta.name}, {"kernel", m.meta.kernel}, {"description", m.meta.description},
                               {"mirrors", m.meta.mirrors}, {"expected_killer", m.meta.killed_by}, {"killed", o.killed},
                               {"killed_by", o.killed ? o.property : delegated ? "compute-sanitizer racecheck (sanitize stage)" : ""},
                               {"cases", o.cases}, {"counterexample", o.counterexample},
-                              {"failure", o.description.substr(0, 2000)}});
+                              {"failure", o.description.substr(0, 2000)}, {"skipped_properties", o.skipped}});
     if (m.meta.name == "softmax_block_not_pow2" && o.killed) {
       std::smatch sm;
       const std::string& ce = o.counterexample;

@@ -23,8 +23,12 @@ enum class Bug {
   bwd_gqa_unsummed,        // tiled_bwd: dK, dV of a kv head from the last query head of its group only
   bwd_softcap_grad_missing,  // tiled_bwd: the soft-cap's 1 - tanh² factor left out of dS
   bwd_causal_missing,      // tiled_bwd: the backward ignores the causal mask
+  o_accum_f16,             // tiled: the O accumulator rounded to fp16 after every key tile
+  v_reads_k_strides,       // tiled: V addressed with K's strides
+  offset_32bit,            // tiled: element offsets kept in 32-bit signed range (wrap past 2^31)
+  split_odd_dropped,       // decode: the combine drops the last split when the count is odd
 };
 // The last Bug value (the catalogue has one entry per value after none).
-inline constexpr Bug kLastBug = Bug::bwd_causal_missing;
+inline constexpr Bug kLastBug = Bug::split_odd_dropped;
 
 }  // namespace flashprobe::kernels

@@ -22,6 +22,10 @@ struct MutantMeta {
   std::string description;  // one line: what the code does wrong
   std::string mirrors;      // the public bug class it re-creates
   std::string killed_by;    // the property / case that must catch it
+  // Whether the kernel grid (tests/kernels/kernel_grid.h) has a case that shows it. False where only
+  // the property gate reaches the bug (offsets past 2^31, forced split counts, rows of thousands of
+  // keys with f16 inputs): test_mutation must kill it there.
+  bool grid_kills = true;
 };
 
 const std::vector<MutantMeta>& mutant_catalogue();

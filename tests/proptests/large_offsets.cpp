@@ -1,0 +1,143 @@
+#include "large_offsets.h"
+
+#include <rapidcheck.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "flashprobe/core/buffer.h"
+#include "flashprobe/core/vendor.h"
+#include "flashprobe/kernels/runner.h"
+#include "flashprobe/oracle/check.h"
+#include "kernel_props.h"
+#include "time_ledger.h"
+
+namespace flashprobe::proptests {
+
+using kernels::KernelInfo;
+
+namespace {
+
+std::size_t widest(const Domain& d) {
+  std::size_t w = 2;
+  for (DType t : d.dtypes) w = std::max(w, dtype_size(t));
+  return w;
+}
+
+std::int64_t tensor_bytes(std::size_t elem) { return (kLargeBatchStride + kLargeBatchElems) * static_cast<std::int64_t>(elem); }
+
+#ifdef FP_HAVE_GPU_RUNTIME
+// Four raw device buffers (Q, K, V, O) kept for the process: allocating 17-34 GB per case would
+// cost more than the case. Uninitialised outside the rows a case writes (a correct kernel never
+// reads there).
+struct BigBuffers {
+  void* t[4] = {nullptr, nullptr, nullptr, nullptr};
+  std::int64_t bytes = 0;
+  void ensure(std::int64_t want) {
+    if (want <= bytes) return;
+    release();
+    for (void*& p : t) FP_CHECK(fp_rt::malloc(&p, static_cast<std::size_t>(want)));
+    bytes = want;
+  }
+  void release() {
+    for (void*& p : t)
+      if (p) (void)fp_rt::free(p), p = nullptr;
+    bytes = 0;
+  }
+  ~BigBuffers() { release(); }
+};
+BigBuffers& big_buffers() {
+  static BigBuffers b;
+  return b;
+}
+#endif
+
+}  // namespace
+
+std::int64_t large_offsets_bytes(const KernelInfo& k, const DeviceInfo& dev) {
+  return 4 * tensor_bytes(widest(domain_for(k, dev)));
+}
+
+std::string large_offsets_refusal(const KernelInfo& k, const DeviceInfo& dev) {
+  const std::int64_t need = large_offsets_bytes(k, dev), slack = std::int64_t{2} << 30;
+  if (dev.global_mem_bytes >= need + slack) return {};
+  return "device memory " + std::to_string(dev.global_mem_bytes >> 20) + " MiB: LargeOffsetsAgree needs " +
+         std::to_string((need + slack) >> 20) + " MiB (four tensors of 2^31 elements and a margin)";
+}
+
+void prop_large_offsets_agree(const KernelInfo& k, const DeviceInfo& dev) {
+  Domain d = domain_for(k, dev);
+  d.max_batch = 1;    // the second batch element is the first one's copy in shape, far away
+  d.strides = false;  // the property sets the strides
+  d.long_row_odds = 0;
+  Case c = *gen_case(d);
+  c.problem.batch = 2;
+  if (!c.problem.seqlens_k.empty()) c.problem.seqlens_k.push_back(c.problem.seqlens_k.front());
+  const AttnProblem& small = c.problem;  // contiguous BSHD: the oracle's copy
+  RC_TAG(dtype_name(small.dtype));
+  AttnProblem big = small;
+  const auto bshd = [](int heads, int dim) { return Strides{kLargeBatchStride, std::int64_t{heads} * dim, dim, 1}; };
+  big.q = bshd(small.hq, small.d);
+  big.k = bshd(small.hkv, small.d);
+  big.v = bshd(small.hkv, small.dv);
+  big.o = bshd(small.hq, small.dv);
+  const std::int64_t per_q = std::int64_t{small.sq} * small.hq * small.d, per_k = std::int64_t{small.sk} * small.hkv * small.d,
+                     per_v = std::int64_t{small.sk} * small.hkv * small.dv, per_o = std::int64_t{small.sq} * small.hq * small.dv;
+  RC_PRE(std::max({per_q, per_k, per_v, per_o}) <= kLargeBatchElems);
+  RC_PRE(static_cast<bool>(k.supports(dev, big)));
+  const KernelInfo kc = as_drawn(k, c);
+  const AttnInputs in = [&] {
+    const Timed t(Phase::inputs);
+    return c.make_inputs();
+  }();
+#ifndef FP_HAVE_GPU_RUNTIME
+  (void)in, (void)kc;
+  throw NoDevice("no GPU device: this build has no GPU backend");
+#else
+  const std::size_t es = dtype_size(small.dtype), eo = dtype_size(small.out_dtype);
+  AttnOutputs out{Tensor(small.out_dtype, small.o_span()), std::vector<float>(static_cast<std::size_t>(small.lse_size()))};
+  {
+    const Timed timed(Phase::kernel);
+    BigBuffers& bb = big_buffers();
+    bb.ensure(tensor_bytes(widest(d)));
+    const auto base = [&](int i) { return static_cast<std::uint8_t*>(bb.t[i]); };
+    // Batch element b of a compact tensor (per elements each) goes to element b * kLargeBatchStride.
+    const auto put = [&](int i, const Tensor& src, std::int64_t per) {
+      for (int b = 0; b < 2; ++b)
+        FP_CHECK(fp_rt::memcpy_h2d(base(i) + b * kLargeBatchStride * static_cast<std::int64_t>(es),
+                                   src.bytes.data() + b * per * static_cast<std::int64_t>(es), static_cast<std::size_t>(per) * es));
+    };
+    put(0, in.q, per_q);
+    put(1, in.k, per_k);
+    put(2, in.v, per_v);
+    for (int b = 0; b < 2; ++b)
+      FP_CHECK(fp_rt::memset(base(3) + b * kLargeBatchStride * static_cast<std::int64_t>(eo), kPoisonByte,
+                             static_cast<std::size_t>(per_o) * eo));
+    DeviceBuffer lse(static_cast<std::size_t>(small.lse_size()) * sizeof(float));
+    lse.poison();
+    const std::size_t ws_bytes = kc.workspace_bytes(big);
+    DeviceBuffer ws(ws_bytes);
+    const kernels::MaskInputs masks = kernels::upload_mask_inputs(big);
+    const kernels::DeviceTensors t{bb.t[0], bb.t[1], bb.t[2], bb.t[3], lse.as<float>(), masks.alibi.as<const float>(),
+                                   masks.seqlens.as<const int>()};
+    FP_CHECK(fp_rt::device_synchronize());
+    kc.launch(big, t, ws_bytes ? ws.data() : nullptr, nullptr);
+    FP_CHECK_LAUNCH(kc.name.c_str());
+    FP_CHECK(fp_rt::device_synchronize());
+    for (int b = 0; b < 2; ++b)
+      FP_CHECK(fp_rt::memcpy_d2h(out.o.bytes.data() + b * per_o * static_cast<std::int64_t>(eo),
+                                 base(3) + b * kLargeBatchStride * static_cast<std::int64_t>(eo), static_cast<std::size_t>(per_o) * eo));
+    out.lse = lse.download_as<float>();
+    if (lse.guard_damage()) RC_FAIL(c.id() + ": LSE guard bands damaged with batch offsets past 2^31 elements");
+  }
+  const std::int64_t unwritten = kernels::count_unwritten_o(small, out.o) + kernels::count_unwritten_lse(small, out.lse);
+  if (unwritten) RC_FAIL(c.id() + ": " + std::to_string(unwritten) + " output element(s) never written with batch offsets past 2^31 elements");
+  const oracle::CheckResult chk = [&] {
+    const Timed t(Phase::oracle);
+    return oracle::check(small, in, out, check_options(small));
+  }();
+  if (!chk.pass) RC_FAIL(c.id() + " with batch strides of " + std::to_string(kLargeBatchStride) + " elements: " + chk.summary());
+#endif
+}
+
+}  // namespace flashprobe::proptests

@@ -217,7 +217,8 @@ TEST(Generators, DtypeRestrictionKeepsOnlyTheNamedDtypeAndRejectsUnknownNames) {
   EXPECT_EQ(restrict_dtypes(all, nullptr), all);
   EXPECT_EQ(restrict_dtypes(all, ""), all);
   EXPECT_EQ(restrict_dtypes(all, "bf16"), std::vector<DType>{DType::bf16});
-  EXPECT_EQ(restrict_dtypes(all, "fp32"), std::vector<DType>{DType::f32});
+  EXPECT_EQ(restrict_dtypes(all, "f32"), std::vector<DType>{DType::f32});
+  EXPECT_THROW(restrict_dtypes(all, "fp32"), UsageError);  // the strict readers take dtype names only
   EXPECT_TRUE(restrict_dtypes({DType::f16, DType::bf16}, "f32").empty());  // the kernel takes no f32
   try {
     restrict_dtypes(all, "f8");

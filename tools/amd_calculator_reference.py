@@ -59,6 +59,7 @@ ATOMS = {
     "CDNA_MFMA_16x16x16_F32BF16_1K": [("CDNA2", "v_mfma_f32_16x16x16bf16_1k", None, None),
                                       ("CDNA3", "v_mfma_f32_16x16x16_bf16", None, None)],
     "CDNA_MFMA_16x16x32_F32E4M3": [("CDNA3", "v_mfma_f32_16x16x32_fp8_fp8", None, None)],
+    "CDNA_MFMA_32x32x16_F32E4M3": [("CDNA3", "v_mfma_f32_32x32x16_fp8_fp8", None, None)],
 }
 
 HEADER = re.compile(r"^v(\d+)(?:\.\[(\d+):(\d+)\])?$")

@@ -41,7 +41,7 @@ PROBE_ATOMS = {
     "gfx1201": ("probes_amd_rdna4.rdna4_wmma.co", ["GFX12_WMMA_16x16x16_F32F16_W32", "GFX12_WMMA_16x16x16_F32BF16_W32"]),
     "gfx942": ("probes_amd_cdna.cdna_mfma.co", ["CDNA_MFMA_16x16x16_F32F16", "CDNA_MFMA_16x16x16_F32BF16_1K",
                                                  "CDNA_MFMA_32x32x8_F32F16", "CDNA_MFMA_32x32x8_F32BF16_1K",
-                                                 "CDNA_MFMA_16x16x32_F32E4M3"]),
+                                                 "CDNA_MFMA_16x16x32_F32E4M3", "CDNA_MFMA_32x32x16_F32E4M3"]),
 }
 
 # Where the emulator is known to differ from AMD's documents (its authors' notes, and what a run here
@@ -56,4 +56,5 @@ _FNUZ = ("emulator limit: it reads gfx942's FNUZ e4m3 operands as OCP e4m3 (ever
          "the diagnosis shows it)")
 EMULATOR_LIMITS = {"CDNA_MFMA_16x16x32_F32E4M3": _FNUZ,
                    **{a: _OPSEL if a.endswith("_HI") else _OPSEL_LO for a in _G11_OPSEL},
-                   "CDNA_MFMA_32x32x8_F32F16": _MFMA32, "CDNA_MFMA_32x32x8_F32BF16_1K": _MFMA32}
+                   "CDNA_MFMA_32x32x8_F32F16": _MFMA32, "CDNA_MFMA_32x32x8_F32BF16_1K": _MFMA32,
+                   "CDNA_MFMA_32x32x16_F32E4M3": _MFMA32 + "; and " + _FNUZ[len("emulator limit: "):]}

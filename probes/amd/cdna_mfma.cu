@@ -13,6 +13,7 @@ static_assert(agrees_with_table<CDNA_MFMA_16x16x16_F32F16>());
 static_assert(agrees_with_table<CDNA_MFMA_32x32x8_F32BF16_1K>());
 static_assert(agrees_with_table<CDNA_MFMA_16x16x16_F32BF16_1K>());
 static_assert(agrees_with_table<CDNA_MFMA_16x16x32_F32E4M3>());
+static_assert(agrees_with_table<CDNA_MFMA_32x32x16_F32E4M3>());
 
 template <class Atom>
 constexpr AmdAtomLauncher entry() {
@@ -24,6 +25,7 @@ const AmdAtomLauncher kLaunchers[] = {
     entry<CDNA_MFMA_32x32x8_F32BF16_1K>(),
     entry<CDNA_MFMA_16x16x16_F32BF16_1K>(),
     entry<CDNA_MFMA_16x16x32_F32E4M3>(),
+    entry<CDNA_MFMA_32x32x16_F32E4M3>(),
 };
 }  // namespace
 

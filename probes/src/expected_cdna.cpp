@@ -1,6 +1,6 @@
 // CDNA MFMA, wave64 (gfx908 and later): the layouts and targets are the atom module's
 // (flashprobe/atoms/amd_layout.h CDNA_MFMA_Layout, targets.h). The bf16_1k forms (gfx90a+) use the
-// f16 layouts; the 16x16x32 fp8 form holds 8 k per lane. Cross-checked against the AMD Matrix
+// f16 layouts; the fp8 forms (16x16x32, 32x32x16) hold 8 k per lane. Cross-checked against the AMD Matrix
 // Instruction Calculator's --register-layout output rules.
 #include "expected_common.h"
 #include "flashprobe/atoms/amd_layout.h"
@@ -45,6 +45,8 @@ void add_cdna_atoms(std::vector<AtomDesc>& mma) {
   mma.push_back(mfma<16, 32>("CDNA_MFMA_16x16x32_F32E4M3", target_list(atoms::targets::kCdnaMfmaFp8Fnuz), ElemType::e4m3,
                      "v_mfma_f32_16x16x32_fp8_fp8 (gfx940/941/942, FNUZ e4m3; gfx950 reads OCP e4m3: values used "
                      "by the probe are exact in both)"));
+  mma.push_back(mfma<32, 16>("CDNA_MFMA_32x32x16_F32E4M3", target_list(atoms::targets::kCdnaMfmaFp8Fnuz), ElemType::e4m3,
+                     "v_mfma_f32_32x32x16_fp8_fp8 (gfx940/941/942, FNUZ e4m3)"));
 }
 
 }  // namespace flashprobe::probes::detail

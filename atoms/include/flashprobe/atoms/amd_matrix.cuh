@@ -15,7 +15,7 @@
 //     16-63) must REPLICATE lanes 0-15 (a() and b() return the same element for them, so a kernel
 //     loading through them replicates by construction).
 //   GFX12 WMMA (RDNA4) v_wmma_f32_16x16x16_{f16,bf16}: "RDNA4 ISA Reference Guide": no replication.
-//   CDNA MFMA (wave64) v_mfma_f32_{32x32x8,16x16x16}{f16,bf16_1k}, v_mfma_f32_16x16x32_fp8_fp8:
+//   CDNA MFMA (wave64) v_mfma_f32_{32x32x8,16x16x16}{f16,bf16_1k}, v_mfma_f32_{16x16x32,32x32x16}_fp8_fp8:
 //     "AMD Instinct MI200/MI300 ISA" and AMD's matrix instruction calculator; cbsz, abid and blgp 0.
 // None of these were measured on AMD hardware by this project: they are checked against the
 // documents and the probe engine's simulation (tests/probes), and compiled and inspected for every
@@ -317,6 +317,19 @@ struct CDNA_MFMA_16x16x32_F32E4M3 : AmdAtom<CDNA_MFMA_Layout<16, 32>, AtomElem::
 #if defined(FP_ATOM_MFMA_FP8_FNUZ)
     using namespace amd_detail;
     from_vec(d, __builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8(as_long(a), as_long(b), as_vec<f32x4>(d), 0, 0, 0));
+#else
+    (void)d, (void)a, (void)b;
+    fp_dev::trap();
+#endif
+  }
+};
+
+struct CDNA_MFMA_32x32x16_F32E4M3 : AmdAtom<CDNA_MFMA_Layout<32, 16>, AtomElem::e4m3fnuz, AtomElem::f32> {
+  static constexpr const char* kName = "CDNA_MFMA_32x32x16_F32E4M3";
+  FP_DEV static void mma(float (&d)[16], const std::uint32_t (&a)[2], const std::uint32_t (&b)[2]) {
+#if defined(FP_ATOM_MFMA_FP8_FNUZ)
+    using namespace amd_detail;
+    from_vec(d, __builtin_amdgcn_mfma_f32_32x32x16_fp8_fp8(as_long(a), as_long(b), as_vec<f32x16>(d), 0, 0, 0));
 #else
     (void)d, (void)a, (void)b;
     fp_dev::trap();

@@ -83,6 +83,7 @@ inline constexpr std::array kAmdAtoms = {
     AmdAtomShape{"CDNA_MFMA_32x32x8_F32BF16_1K", "__builtin_amdgcn_mfma_f32_32x32x8bf16_1k", "v_mfma_f32_32x32x8bf16_1k", AmdFamily::cdna, 64, 32, 32, 8, 4, 4, 16, AmdElem::bf16, AmdElem::f32, -1, kMfmaBf16},
     AmdAtomShape{"CDNA_MFMA_16x16x16_F32BF16_1K", "__builtin_amdgcn_mfma_f32_16x16x16bf16_1k", "v_mfma_f32_16x16x16bf16_1k", AmdFamily::cdna, 64, 16, 16, 16, 4, 4, 4, AmdElem::bf16, AmdElem::f32, -1, kMfmaBf16},
     AmdAtomShape{"CDNA_MFMA_16x16x32_F32E4M3", "__builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8", "v_mfma_f32_16x16x32_fp8_fp8", AmdFamily::cdna, 64, 16, 16, 32, 8, 8, 4, AmdElem::fp8_e4m3fnuz, AmdElem::f32, -1, kMfmaFp8},
+    AmdAtomShape{"CDNA_MFMA_32x32x16_F32E4M3", "__builtin_amdgcn_mfma_f32_32x32x16_fp8_fp8", "v_mfma_f32_32x32x16_fp8_fp8", AmdFamily::cdna, 64, 32, 32, 16, 8, 8, 16, AmdElem::fp8_e4m3fnuz, AmdElem::f32, -1, kMfmaFp8},
 };
 // clang-format on
 

@@ -133,9 +133,10 @@ TEST(Npy, ShapesAndHeadersMustBeWellFormed) {
       {"(1, 4x, 2, -8)", 64 * 4}, {"(1, -2)", 8}, {"(+3,)", 12}, {"(3 4)", 48}, {"(3,,)", 12}, {"(,)", 4},
       {"(, 3)", 12}, {"(999999999999999999999999999999,)", 4}, {"(4611686018427387904, 4)", 0},
       {"(4294967296, 4294967296, 4294967296)", 0},
-      // Found by fuzz_npy (tests/fuzz/corpus/npy/regress_zero_after_overflow): a zero dimension
+      // Found by fuzz_npy (tests/fuzz/corpus/npy/regress_zero_after_overflow.npy): a zero dimension
       // after an overflowing product was read as an empty array, and numel() overflowed (UB).
-      {"(5, 2, 1, 37, 21, 20, 68745, 3904, 48546, 7903, 0, 2, 4)", 0}, {"(4294967296, 4294967296, 0)", 0}, {"[3]", 12}, {"(3", 12}, {"(0x3,)", 12}, {"(3.0,)", 12},
+      {"(5, 2, 1, 37, 21, 20, 68745, 3904, 48546, 7903, 0, 2, 4)", 0}, {"(4294967296, 4294967296, 0)", 0},
+      {"[3]", 12}, {"(3", 12}, {"(0x3,)", 12}, {"(3.0,)", 12},
       {"(3)", 12}};
   for (const auto& [shape, bytes] : bad_shapes) {
     const std::string e = parse_error(with_header(header_with_shape(shape), bytes));

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "command.h"
@@ -15,6 +16,7 @@
 #include "flashprobe/core/problem_io.h"
 #include "flashprobe/core/record.h"
 #include "flashprobe/kernels/runner.h"
+#include "flashprobe/kernels/variants.h"
 #include "flashprobe/kernels/select.h"
 
 namespace flashprobe::cli {
@@ -37,17 +39,20 @@ int run(const Args& a) {
   AttnProblem p = read_problem_file(a.problem);
   if (!p.q.is_zero() || !p.k.is_zero() || !p.v.is_zero() || !p.o.is_zero())
     throw UsageError(a.problem + ": run saves dense BSHD NPY files; remove the strides/layout from the problem");
+  // A kernel or a variant (variants.h) by name, resolved before any device is touched.
+  const bool automatic = a.kernel.empty() || a.kernel == "auto";
+  std::optional<kernels::KernelInfo> named;
+  if (!automatic) named = kernels::kernel_or_variant(a.kernel);
   const DeviceInfo dev = require_device();
   const kernels::KernelInfo* k = nullptr;
   std::string why;
-  if (a.kernel.empty() || a.kernel == "auto") {
+  if (automatic) {
     const auto sel = kernels::select(dev, p);
     if (!sel) throw UsageError("no kernel can run this problem here:\n" + sel.describe());
     k = sel.kernel;
     why = sel.reason;
   } else {
-    k = kernels::find_kernel(a.kernel);
-    if (!k) throw UsageError("--kernel " + a.kernel + ": no such kernel (known: " + kernels::kernel_names() + ")");
+    k = &*named;
     if (auto s = k->supports(dev, p); !s) throw UsageError("--kernel " + a.kernel + " refuses the problem: " + s.reason);
   }
   const AttnInputs in = random_inputs(p, a.seed);
@@ -79,7 +84,9 @@ CommandRegistration reg("run", [](CLI::App& app) -> RunFn {
   auto* sub = app.add_subcommand("run", "Run a kernel on random inputs and save the case as NPY files (needs a GPU)");
   auto a = std::make_shared<Args>();
   sub->add_option("--problem", a->problem, "Problem JSON")->required()->check(CLI::ExistingFile);
-  sub->add_option("--kernel", a->kernel, "Kernel name, or auto (the dispatcher's choice)");
+  sub->add_option("--kernel", a->kernel,
+                  "Kernel name, a variant of one for measurements (<kernel>/<option>=<value>, e.g. mma/order=rows; "
+                  "an unknown name lists them), or auto (the dispatcher's choice)");
   sub->add_option("--seed", a->seed, "Input seed")->capture_default_str();
   sub->add_option("--out-dir", a->out_dir, "Where to write the case")->required();
   return [a] { return run(*a); };

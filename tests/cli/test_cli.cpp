@@ -12,6 +12,7 @@
 #include <regex>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace {
 using Result = flashprobe::testing::CliResult;
@@ -41,6 +42,26 @@ TEST(Cli, BenchRejectsAnUnknownDtype) {
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("fast"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("graph"), std::string::npos) << r.out;
+}
+
+// Kernels and their variants (variants.h) are taken by name; an unknown one is a usage error that
+// names it and what is allowed, before any device is touched.
+TEST(Cli, BenchAndRunRejectAnUnknownKernelOrVariant) {
+  const std::string problem = ::testing::TempDir() + "variant_problem.json";
+  {
+    std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(problem.c_str(), "w"), &std::fclose);
+    std::fputs(R"({"batch": 1, "hq": 2, "hkv": 2, "sq": 4, "sk": 4, "d": 64, "dtype": "f16"})", f.get());
+  }
+  for (const std::string& cmd : std::vector<std::string>{"bench --json /dev/null --kernel ", "run --out-dir /dev/null --problem " + problem + " --kernel "}) {
+    auto r = run(cmd + "mma/order=diagonal");
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find("mma/order=diagonal"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("mma/order=rows|heads"), std::string::npos) << r.out;
+    r = run(cmd + "flash");
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find("'flash'"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("ref3pass"), std::string::npos) << r.out;
+  }
 }
 
 // bench --problem: the file's problems are checked before any device is touched; a bad entry is

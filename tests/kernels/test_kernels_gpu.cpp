@@ -8,6 +8,7 @@
 // (record_header("kernel_grid") + one record per case).
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -24,6 +25,7 @@
 #include "flashprobe/kernels/registry.h"
 #include "flashprobe/kernels/runner.h"
 #include "flashprobe/kernels/select.h"
+#include "flashprobe/kernels/variants.h"
 #include "flashprobe/oracle/check.h"
 #include "kernel_grid.h"
 
@@ -110,17 +112,26 @@ class KernelGrid : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(KernelGrid, AgreesWithOracleOnEveryCase) {
   FP_SKIP_WITHOUT_GPU();
-  const KernelInfo* k = find_kernel(GetParam());
-  ASSERT_NE(k, nullptr);
+  const KernelInfo k = kernel_or_variant(GetParam());
   Report rep{GetParam()};
-  run_grid(*k, rep);
+  run_grid(k, rep);
   if (rep.run == 0) {
     // A kernel for one architecture (wgmma: sm_90) refuses every case elsewhere: say why, skip.
-    GTEST_SKIP() << "no grid case runs on this device: " << flashprobe::testing::refusal_on_device(*k, require_device());
+    GTEST_SKIP() << "no grid case runs on this device: " << flashprobe::testing::refusal_on_device(k, require_device());
   }
   EXPECT_TRUE(rep.failures.empty()) << rep.failures.size() << " failing case(s), first: " << rep.failures.front();
 }
 INSTANTIATE_TEST_SUITE_P(Kernels, KernelGrid, ::testing::Values("ref3pass", "tiled", "decode", "mma", "wgmma"));
+// The named variants of this build (variants.h: block orders, the lazy rescale, the full wgmma grid
+// and, where built, the other wgmma schedules), each over the same grid; the test is named after the
+// variant ("mma/order=rows" -> Variants/KernelGrid.AgreesWithOracleOnEveryCase/mma_order_rows).
+INSTANTIATE_TEST_SUITE_P(Variants, KernelGrid, ::testing::ValuesIn(variant_names()),
+                         [](const ::testing::TestParamInfo<std::string>& i) {
+                           std::string n = i.param;
+                           for (char& c : n)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return n;
+                         });
 
 // Decode with forced split counts: 1, even, odd, and more splits than keys (empty splits), on the
 // cases where splits matter: edge key counts, windows that empty the first splits, zero-length keys.

@@ -3,13 +3,13 @@
 // unwritten, none written twice); in dispatch order (x fastest) a head's row blocks come heaviest
 // first; heads_inner puts a batch's heads innermost, so that all of a batch's heavy row blocks come
 // before its light ones; and the launcher's choice: heads_inner exactly under a causal mask, unless
-// the row blocks exceed the grid's y limit, with FLASHPROBE_MMA_ORDER's values checked.
+// the row blocks exceed the grid's y limit; a forced order (the variants mma/order=rows|heads,
+// parsed in variants.cpp and tested in test_variants.cpp) only where it fits.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "flashprobe/core/error.h"
 #include "src/mma/mma_order.h"
 
 namespace flashprobe::kernels::dev {
@@ -68,19 +68,12 @@ TEST(MmaOrder, LauncherChoice) {
   EXPECT_EQ(mma_order(false, 16), MmaOrder::rows_inner);
   EXPECT_EQ(mma_order(true, kMmaMaxGridY), MmaOrder::heads_inner);
   EXPECT_EQ(mma_order(true, kMmaMaxGridY + 1), MmaOrder::rows_inner) << "nm is grid.y in heads_inner";
-  EXPECT_EQ(mma_order(true, 16, ""), MmaOrder::heads_inner);
-  EXPECT_EQ(mma_order(true, 16, "auto"), MmaOrder::heads_inner);
-  EXPECT_EQ(mma_order(true, 16, "rows"), MmaOrder::rows_inner);
-  EXPECT_EQ(mma_order(false, 16, "heads"), MmaOrder::heads_inner);
-  EXPECT_EQ(mma_order(false, kMmaMaxGridY + 1, "heads"), MmaOrder::rows_inner) << "forced only where it fits";
-  try {
-    mma_order(true, 16, "lpt");
-    FAIL() << "an unknown FLASHPROBE_MMA_ORDER was accepted";
-  } catch (const UsageError& e) {
-    const std::string m = e.what();
-    EXPECT_NE(m.find("FLASHPROBE_MMA_ORDER=lpt"), std::string::npos) << m;
-    EXPECT_NE(m.find("auto, rows or heads"), std::string::npos) << m;
-  }
+  EXPECT_EQ(mma_order(true, 16, MmaOrderChoice::automatic), MmaOrder::heads_inner);
+  EXPECT_EQ(mma_order(false, 16, MmaOrderChoice::automatic), MmaOrder::rows_inner);
+  EXPECT_EQ(mma_order(true, 16, MmaOrderChoice::rows), MmaOrder::rows_inner);
+  EXPECT_EQ(mma_order(false, 16, MmaOrderChoice::heads), MmaOrder::heads_inner);
+  EXPECT_EQ(mma_order(false, kMmaMaxGridY + 1, MmaOrderChoice::heads), MmaOrder::rows_inner) << "forced only where it fits";
+  static_assert(mma_order(true, 3) == MmaOrder::heads_inner, "host and device code: constexpr");
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
-// The mma kernel's conditional rescale threshold (kernels/src/mma/mma_rescale.h): the default
+// The mma kernel's conditional rescale threshold (kernels/src/mma/mma_rescale.h): the shipped
 // ("always") is -inf (every growth of a row's max rescales, so a row's test (mnew - m) * f > threshold
-// is true for any finite growth, including 0, and false for -inf - -inf = NaN);
-// FLASHPROBE_MMA_RESCALE=lazy keeps P at most 2^8; unknown values are a UsageError naming the value;
-// and which head dims compile the conditional form. What the kernel does with it is checked on the
+// is true for any finite growth, including 0, and false for -inf - -inf = NaN); the variant
+// mma/rescale=lazy keeps P at most 2^8 (its name is parsed in variants.cpp, test_variants.cpp); and
+// which head dims compile the conditional form. What the kernel does with it is checked on the
 // GPU: the property suite against the oracle, and scripts/gpu/mma-rescale-mutants (a kernel that
 // never rescales after a row's first scores, or forgets l, must fail it).
 #include <gtest/gtest.h>
@@ -11,7 +11,6 @@
 #include <limits>
 #include <string>
 
-#include "flashprobe/core/error.h"
 #include "src/mma/mma_rescale.h"
 
 namespace flashprobe::kernels::dev {
@@ -19,13 +18,10 @@ namespace {
 
 TEST(MmaRescale, Threshold) {
   // The default is "always": -inf, every growth of a row's max rescales (FlashAttention-2's numerics).
-  for (const char* v : {static_cast<const char*>(nullptr), "", "always"}) {
-    const float t = mma_rescale_log2(v);
-    EXPECT_TRUE(std::isinf(t) && t < 0) << (v ? v : "(unset)");
-  }
-  EXPECT_EQ(mma_rescale_log2("lazy"), kMmaRescaleLog2);
+  for (const float t : {mma_rescale_log2(), mma_rescale_log2(MmaRescale::always)}) EXPECT_TRUE(std::isinf(t) && t < 0);
+  EXPECT_EQ(mma_rescale_log2(MmaRescale::lazy), kMmaRescaleLog2);
   EXPECT_EQ(kMmaRescaleLog2, 8.f);
-  const float always = mma_rescale_log2("always");
+  const float always = mma_rescale_log2(MmaRescale::always);
   // The kernel's test, as written there, on the values it meets.
   const float inf = std::numeric_limits<float>::infinity();
   const auto grows = [](float mnew, float m, float f, float t) { return (mnew - m) * f > t; };
@@ -34,14 +30,6 @@ TEST(MmaRescale, Threshold) {
   EXPECT_FALSE(grows(-inf, -inf, 0.1f, always)) << "a row that has seen nothing never rescales";
   EXPECT_FALSE(grows(80.f, 0.f, 0.1f, kMmaRescaleLog2)) << "growth 8.0: P reaches exactly 2^8, kept";
   EXPECT_TRUE(grows(81.f, 0.f, 0.1f, kMmaRescaleLog2));
-  try {
-    mma_rescale_log2("never");
-    FAIL() << "an unknown FLASHPROBE_MMA_RESCALE was accepted";
-  } catch (const UsageError& e) {
-    const std::string m = e.what();
-    EXPECT_NE(m.find("FLASHPROBE_MMA_RESCALE=never"), std::string::npos) << m;
-    EXPECT_NE(m.find("always or lazy"), std::string::npos) << m;
-  }
 }
 
 TEST(MmaRescale, ConditionalOnlyAtD128) {

@@ -10,20 +10,20 @@
 namespace flashprobe::kernels::detail {
 
 template <class AtomF16, class AtomBF16, int D>
-void launch_pair(const Params& p, Stream s) {
-  if (p.dtype == DType::bf16) launch_mma_atom<AtomBF16, dev::BF16, D>(p, s);
-  else launch_mma_atom<AtomF16, dev::F16, D>(p, s);
+void launch_pair(const Params& p, Stream s, const MmaOptions& o) {
+  if (p.dtype == DType::bf16) launch_mma_atom<AtomBF16, dev::BF16, D>(p, s, o);
+  else launch_mma_atom<AtomF16, dev::F16, D>(p, s, o);
 }
 
 template <int D>
-void launch_mma_amd(const Params& p, const std::string& family, Stream s) {
+void launch_mma_amd(const Params& p, const std::string& family, Stream s, const MmaOptions& o) {
   if (family == "gfx11") {
-    launch_pair<atoms::GFX11_WMMA_16x16x16_F32F16_W32, atoms::GFX11_WMMA_16x16x16_F32BF16_W32, D>(p, s);
+    launch_pair<atoms::GFX11_WMMA_16x16x16_F32F16_W32, atoms::GFX11_WMMA_16x16x16_F32BF16_W32, D>(p, s, o);
   } else if (family == "gfx12") {
-    launch_pair<atoms::GFX12_WMMA_16x16x16_F32F16_W32, atoms::GFX12_WMMA_16x16x16_F32BF16_W32, D>(p, s);
+    launch_pair<atoms::GFX12_WMMA_16x16x16_F32F16_W32, atoms::GFX12_WMMA_16x16x16_F32BF16_W32, D>(p, s, o);
   } else if (family == "cdna") {
     if constexpr (D % 32 == 0)
-      launch_pair<atoms::CDNA_MFMA_32x32x8_F32F16, atoms::CDNA_MFMA_32x32x8_F32BF16_1K, D>(p, s);
+      launch_pair<atoms::CDNA_MFMA_32x32x8_F32F16, atoms::CDNA_MFMA_32x32x8_F32BF16_1K, D>(p, s, o);
     else
       throw UsageError("d=" + std::to_string(D) + ": the CDNA mma kernel needs d % 32 == 0 (MFMA 32x32x8)");
   } else {
@@ -31,10 +31,10 @@ void launch_mma_amd(const Params& p, const std::string& family, Stream s) {
   }
 }
 
-template void launch_mma_amd<64>(const Params&, const std::string&, Stream);
-template void launch_mma_amd<80>(const Params&, const std::string&, Stream);
-template void launch_mma_amd<96>(const Params&, const std::string&, Stream);
-template void launch_mma_amd<128>(const Params&, const std::string&, Stream);
-template void launch_mma_amd<256>(const Params&, const std::string&, Stream);
+template void launch_mma_amd<64>(const Params&, const std::string&, Stream, const MmaOptions&);
+template void launch_mma_amd<80>(const Params&, const std::string&, Stream, const MmaOptions&);
+template void launch_mma_amd<96>(const Params&, const std::string&, Stream, const MmaOptions&);
+template void launch_mma_amd<128>(const Params&, const std::string&, Stream, const MmaOptions&);
+template void launch_mma_amd<256>(const Params&, const std::string&, Stream, const MmaOptions&);
 
 }  // namespace flashprobe::kernels::detail

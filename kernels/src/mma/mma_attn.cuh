@@ -564,7 +564,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
       // are relative to (FlashAttention-4's conditional rescaling): until then the row keeps its old
       // max, so its P values are at most 2^rescale_log2, and O and l stay consistent because both are
       // relative to the same kept max. The default threshold is -inf (every growth rescales, as
-      // FlashAttention-2 does); FLASHPROBE_MMA_RESCALE=lazy sets 8 (opt-in: mma_rescale.h says why;
+      // FlashAttention-2 does); the variant mma/rescale=lazy sets 8 (opt-in: mma_rescale.h says why;
       // measured on the H100 only). The choice is made per wave (a vote), so the rescale is a uniform
       // branch; each row's own test is the same on every lane that holds the row, so the vote is an
       // optimisation, not needed for consistency. A row whose max is still -inf has nothing to rescale

@@ -2,13 +2,13 @@
 // Host launch of the mma kernel for one atom, element type and head dim: the tile configuration
 // (kWaves waves of kMT m-tiles of Atom::M query rows; kBn keys per K/V tile) and the grid.
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 
 #include "flashprobe/core/error.h"
 #include "flashprobe/core/vendor.h"
 #include "flashprobe/kernels/registry.h"
 #include "src/mma/mma_attn.cuh"
+#include "src/mma/mma_launchers.h"
 #include "src/mma/mma_order.h"
 #include "src/mma/mma_rescale.h"
 
@@ -32,13 +32,12 @@ constexpr int mma_bn() {
 static_assert(dev::kMmaMaxGridY == kMaxGridYZ);
 
 template <class Atom, class E, int D, bool Extras>
-void launch_mma_config(const Params& p, Stream s) {
+void launch_mma_config(const Params& p, Stream s, const MmaOptions& opt) {
   constexpr int kMT = dev::mma_default_mt<Atom, D>(), kBn = mma_bn<Atom, D, Extras>();
   using C = dev::MmaConfig<Atom, D, kMmaWaves, kBn, kMT>;
   const int nm = (p.sq + C::kBm - 1) / C::kBm;
-  static const char* const forced = std::getenv("FLASHPROBE_MMA_ORDER");
-  const dev::MmaOrder order = dev::mma_order(p.causal != CausalMode::none, nm, forced);
-  static const float rescale_log2 = dev::mma_rescale_log2(std::getenv("FLASHPROBE_MMA_RESCALE"));
+  const dev::MmaOrder order = dev::mma_order(p.causal != CausalMode::none, nm, opt.order);
+  const float rescale_log2 = dev::mma_rescale_log2(opt.rescale);
   const dev::MmaGrid g = dev::mma_grid(order, nm, p.hq, p.batch);
   const dim3 grid(g.x, g.y, g.z);
   constexpr int smem = C::kDynSmemBytes;
@@ -55,14 +54,14 @@ void launch_mma_config(const Params& p, Stream s) {
 }
 
 template <class Atom, class E, int D>
-void launch_mma_atom(const Params& p, Stream s) {
+void launch_mma_atom(const Params& p, Stream s, const MmaOptions& opt) {
   // The kernel keeps row and key indices in 32 bits (see dev::visible_range32).
   if (static_cast<std::int64_t>(p.sq) + p.sk > kMaxLen32)
     throw UsageError("mma: sq=" + std::to_string(p.sq) + ", sk=" + std::to_string(p.sk) +
                      ": sq + sk must be at most " + std::to_string(kMaxLen32) + " (32-bit indices)");
   // The generic path (AMD) keeps one instantiation that handles every problem.
-  if (!dev::use_ldsm<Atom>() || p.softcap > 0.f || p.alibi != nullptr) launch_mma_config<Atom, E, D, true>(p, s);
-  else if constexpr (dev::use_ldsm<Atom>()) launch_mma_config<Atom, E, D, false>(p, s);
+  if (!dev::use_ldsm<Atom>() || p.softcap > 0.f || p.alibi != nullptr) launch_mma_config<Atom, E, D, true>(p, s, opt);
+  else if constexpr (dev::use_ldsm<Atom>()) launch_mma_config<Atom, E, D, false>(p, s, opt);
 }
 
 }  // namespace flashprobe::kernels::detail

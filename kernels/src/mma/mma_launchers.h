@@ -4,16 +4,25 @@
 
 #include "flashprobe/kernels/params.h"
 #include "flashprobe/kernels/registry.h"
+#include "src/mma/mma_order.h"
+#include "src/mma/mma_rescale.h"
 
 namespace flashprobe::kernels::detail {
 
+// The launch's measurement choices: the shipped kernel takes the defaults; the named variants of
+// variants.h (mma/order=..., mma/rescale=lazy) set them, for benchmarks and tests only.
+struct MmaOptions {
+  dev::MmaOrderChoice order = dev::MmaOrderChoice::automatic;
+  dev::MmaRescale rescale = dev::MmaRescale::always;
+};
+
 // mma.sync m16n8k16 (sm_80+): D in {64, 80, 96, 128, 256}.
 template <int D>
-void launch_mma_nvidia(const Params& p, Stream s);
+void launch_mma_nvidia(const Params& p, Stream s, const MmaOptions& o = {});
 
 // AMD: the atom follows the device's architecture family ("gfx11", "gfx12", "cdna").
 // gfx11/gfx12 WMMA: D in {64, 80, 96, 128, 256}; CDNA MFMA 32x32x8: D in {64, 96, 128, 256}.
 template <int D>
-void launch_mma_amd(const Params& p, const std::string& family, Stream s);
+void launch_mma_amd(const Params& p, const std::string& family, Stream s, const MmaOptions& o = {});
 
 }  // namespace flashprobe::kernels::detail

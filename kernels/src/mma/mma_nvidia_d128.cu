@@ -5,8 +5,8 @@
 
 namespace flashprobe::kernels::detail {
 template <>
-void launch_mma_nvidia<128>(const Params& p, Stream s) {
-  if (p.dtype == DType::bf16) launch_mma_atom<atoms::SM80_16x8x16_F32BF16BF16F32_TN, dev::BF16, 128>(p, s);
-  else launch_mma_atom<atoms::SM80_16x8x16_F32F16F16F32_TN, dev::F16, 128>(p, s);
+void launch_mma_nvidia<128>(const Params& p, Stream s, const MmaOptions& o) {
+  if (p.dtype == DType::bf16) launch_mma_atom<atoms::SM80_16x8x16_F32BF16BF16F32_TN, dev::BF16, 128>(p, s, o);
+  else launch_mma_atom<atoms::SM80_16x8x16_F32F16F16F32_TN, dev::F16, 128>(p, s, o);
 }
 }  // namespace flashprobe::kernels::detail

@@ -16,10 +16,6 @@
 //               head's blocks reading its K and V tile by tile at about the same time.
 // m, h and b come straight from the block indices in both orders: derived by a division, b and h
 // were kept live through the key loop and spilled at D = 128 (8 -> 68-92 bytes, ptxas).
-#include <string>
-
-#include "flashprobe/core/error.h"
-
 namespace flashprobe::kernels::dev {
 
 enum class MmaOrder : int { rows_inner = 0, heads_inner = 1 };
@@ -47,19 +43,19 @@ constexpr MmaRowBlock mma_row_block(MmaOrder o, unsigned x, unsigned y, unsigned
 // A grid's y limit (CUDA and HIP; x allows 2^31 - 1): registry.h's kMaxGridYZ, checked in mma_launch.cuh.
 inline constexpr int kMmaMaxGridY = 65535;
 
+// Who chooses the order: the rule below (automatic, what the shipped kernel does), or a forced order
+// for measuring the choice (the variants mma/order=rows and mma/order=heads, variants.h).
+enum class MmaOrderChoice : int { automatic = 0, rows = 1, heads = 2 };
+
 // The order for a problem: heads_inner under a causal mask (row blocks differ in cost), unless its
 // row blocks exceed the grid's y limit; rows_inner without one (every row block costs the same and
-// a head's blocks share its K and V; the registry keeps hq within the y limit). `forced` (the value of
-// FLASHPROBE_MMA_ORDER: auto, rows or heads; for measuring the choice) overrides where it fits.
-inline MmaOrder mma_order(bool causal, int nm, const char* forced = nullptr) {
-  MmaOrder o = causal ? MmaOrder::heads_inner : MmaOrder::rows_inner;
-  if (forced != nullptr && *forced != '\0') {
-    const std::string f = forced;
-    if (f == "rows") o = MmaOrder::rows_inner;
-    else if (f == "heads") o = MmaOrder::heads_inner;
-    else if (f != "auto")
-      throw UsageError("FLASHPROBE_MMA_ORDER=" + f + ": must be auto, rows or heads");
-  }
+// a head's blocks share its K and V; the registry keeps hq within the y limit). A forced choice
+// overrides the rule where it fits the grid.
+constexpr MmaOrder mma_order(bool causal, int nm, MmaOrderChoice choice = MmaOrderChoice::automatic) {
+  const MmaOrder o = choice == MmaOrderChoice::rows    ? MmaOrder::rows_inner
+                     : choice == MmaOrderChoice::heads ? MmaOrder::heads_inner
+                     : causal                          ? MmaOrder::heads_inner
+                                                       : MmaOrder::rows_inner;
   return o == MmaOrder::heads_inner && nm > kMmaMaxGridY ? MmaOrder::rows_inner : o;
 }
 

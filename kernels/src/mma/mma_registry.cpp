@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "flashprobe/atoms/targets.h"
 #include "flashprobe/core/error.h"
 #include "flashprobe/kernels/registry.h"
+#include "src/launchers.h"
 #include "src/mma/mma_launchers.h"
+#include "src/variant_makers.h"
 
 namespace flashprobe::kernels {
 
@@ -70,36 +73,42 @@ void by_dim(int d, Args&&... args) {
 }
 template <int D>
 struct NvidiaLaunch {
-  static void run(const Params& p, Stream s) { detail::launch_mma_nvidia<D>(p, s); }
+  static void run(const Params& p, Stream s, const detail::MmaOptions& o) { detail::launch_mma_nvidia<D>(p, s, o); }
 };
 template <int D>
 struct AmdLaunch {
-  static void run(const Params& p, const std::string& fam, Stream s) { detail::launch_mma_amd<D>(p, fam, s); }
+  static void run(const Params& p, const std::string& fam, Stream s, const detail::MmaOptions& o) {
+    detail::launch_mma_amd<D>(p, fam, s, o);
+  }
 };
 #endif
 
 }  // namespace
 
-KernelInfo make_mma_kernel() {
-  return {"mma",
-          "tensor-core FlashAttention-2 driven by an atom: mma.sync m16n8k16 on NVIDIA, WMMA on gfx11/gfx12, "
-          "MFMA 32x32x8 on CDNA; f16/bf16, d = dv in {64, 80, 96, 128, 256}",
-          mma_supports, [](const AttnProblem&) { return std::size_t{0}; },
-          [](const AttnProblem& p, const DeviceTensors& t, void* ws, Stream s) {
+KernelInfo make_mma(std::string name, std::string description, const detail::MmaOptions& o) {
+  return {std::move(name), std::move(description), mma_supports, [](const AttnProblem&) { return std::size_t{0}; },
+          [o](const AttnProblem& p, const DeviceTensors& t, void* ws, Stream s) {
             (void)ws;
 #ifdef FP_HAVE_GPU_RUNTIME
             const Params prm = make_params(p, t);
 #if defined(FP_VENDOR_HIP)
             static const std::string family = atom_family(require_device());  // one device per process
-            by_dim<AmdLaunch>(p.d, prm, family, s);
+            by_dim<AmdLaunch>(p.d, prm, family, s, o);
 #else
-            by_dim<NvidiaLaunch>(p.d, prm, s);
+            by_dim<NvidiaLaunch>(p.d, prm, s, o);
 #endif
 #else
-            (void)p, (void)t, (void)s;
+            (void)p, (void)t, (void)s, (void)o;
             throw NoDevice("no GPU device: this build has no GPU backend, mma cannot launch");
 #endif
           }};
+}
+
+KernelInfo make_mma_kernel() {
+  return make_mma("mma",
+                  "tensor-core FlashAttention-2 driven by an atom: mma.sync m16n8k16 on NVIDIA, WMMA on gfx11/gfx12, "
+                  "MFMA 32x32x8 on CDNA; f16/bf16, d = dv in {64, 80, 96, 128, 256}",
+                  {});
 }
 
 }  // namespace flashprobe::kernels

@@ -3,8 +3,8 @@
 // Compiled for sm_90a only (kernels/CMakeLists.txt): wgmma and the TMA exist nowhere else.
 #include <cuda.h>
 
+#include <climits>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 
 #include "flashprobe/core/error.h"
@@ -64,41 +64,27 @@ CUtensorMap tensor_map(const char* what, const void* base, const DevStrides& st,
 
 bool aligned16(const void* ptr) { return (reinterpret_cast<std::uintptr_t>(ptr) & 15) == 0; }
 
-// The consumers' schedule (wgmma_config.h): pingpong unless FLASHPROBE_WGMMA_SCHEDULE names another,
-// a measurement knob for timing the schedules against each other in one run (WGMMA_NOTES.md).
-WgmmaSchedule schedule() {
-  static const WgmmaSchedule s = [] {
-    const char* v = std::getenv("FLASHPROBE_WGMMA_SCHEDULE");
-    const std::string name = v ? v : "";
-    if (name.empty() || name == "pingpong") return WgmmaSchedule::pingpong;
-    if (name == "overlap") return WgmmaSchedule::overlap;
-    if (name == "serial") return WgmmaSchedule::serial;
-    throw UsageError("FLASHPROBE_WGMMA_SCHEDULE=" + name + ": allowed values are serial, overlap, pingpong");
-  }();
-  return s;
-}
-
-// Blocks of the persistent grid: one per SM (a block takes a whole SM's shared memory), and never
-// more than there are items. FLASHPROBE_WGMMA_GRID=full, a measurement knob, launches one block per
-// item instead (the walk then has one item per block, as without persistence).
-unsigned grid_blocks(std::int64_t items, int max_blocks) {
-  if (max_blocks > 0) return static_cast<unsigned>(items < max_blocks ? items : max_blocks);
-  static const std::int64_t cap = [] {
-    const char* v = std::getenv("FLASHPROBE_WGMMA_GRID");
-    const std::string name = v ? v : "";
-    if (name == "full") return std::int64_t{INT32_MAX};
-    if (!name.empty() && name != "persistent")
-      throw UsageError("FLASHPROBE_WGMMA_GRID=" + name + ": allowed values are persistent, full");
-    int dev = 0, sms = 0;
-    FP_CHECK(cudaGetDevice(&dev));
-    FP_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    return std::int64_t{sms};
-  }();
+// Blocks of the grid: one per SM for the persistent grid (a block takes a whole SM's shared
+// memory), fewer where max_blocks caps it, one per item with full_grid (the walk then has one item per
+// block, as without persistence); never more than there are items.
+unsigned grid_blocks(std::int64_t items, const WgmmaOptions& o) {
+  std::int64_t cap = INT32_MAX;
+  if (o.max_blocks > 0) {
+    cap = o.max_blocks;
+  } else if (!o.full_grid) {
+    static const int sms = [] {  // one device per process
+      int dev = 0, n = 0;
+      FP_CHECK(cudaGetDevice(&dev));
+      FP_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+      return n;
+    }();
+    cap = sms;
+  }
   return static_cast<unsigned>(items < cap ? items : cap);
 }
 
 template <class E, int D, WgmmaSchedule kSched, bool kExtras>
-void launch(const Params& p, Stream s, int max_blocks) {
+void launch(const Params& p, Stream s, const WgmmaOptions& o) {
   using C = dev::WgmmaConfig<D>;
   const CUtensorMap tq = tensor_map("q", p.q, p.qs, p.batch, p.sq, p.hq, D, C::kBm, p.dtype);
   const CUtensorMap tk = tensor_map("k", p.k, p.ks, p.batch, p.sk, p.hkv, D, C::kBn, p.dtype);
@@ -111,43 +97,46 @@ void launch(const Params& p, Stream s, int max_blocks) {
   (void)raised;
   const dev::WgmmaWorkList wl = dev::work_list_of<D>(p.sq, p.hq, p.batch, p.causal != CausalMode::none);
   if (wl.items() == 0) return;  // sq = 0: nothing to write
-  kernel<<<grid_blocks(wl.items(), max_blocks), C::kThreads, C::kSmemBytes, s>>>(p, tq, tk, tv);
+  kernel<<<grid_blocks(wl.items(), o), C::kThreads, C::kSmemBytes, s>>>(p, tq, tk, tv);
   FP_CHECK_LAUNCH("wgmma_fwd");
 }
 
+// Only pingpong, the shipped schedule, is compiled unless the build asks for all of them.
 template <class E, int D, bool kExtras>
-void by_schedule(const Params& p, Stream s, int max_blocks) {
-  switch (schedule()) {
-    case WgmmaSchedule::serial: return launch<E, D, WgmmaSchedule::serial, kExtras>(p, s, max_blocks);
-    case WgmmaSchedule::overlap: return launch<E, D, WgmmaSchedule::overlap, kExtras>(p, s, max_blocks);
-    case WgmmaSchedule::pingpong: return launch<E, D, WgmmaSchedule::pingpong, kExtras>(p, s, max_blocks);
+void by_schedule(const Params& p, Stream s, const WgmmaOptions& o) {
+  if constexpr (kWgmmaAllSchedules) {
+    if (o.schedule == WgmmaSchedule::serial) return launch<E, D, WgmmaSchedule::serial, kExtras>(p, s, o);
+    if (o.schedule == WgmmaSchedule::overlap) return launch<E, D, WgmmaSchedule::overlap, kExtras>(p, s, o);
   }
+  if (o.schedule != WgmmaSchedule::pingpong)
+    throw UsageError("wgmma: this build has the pingpong schedule only (configure with -DFLASHPROBE_WGMMA_SCHEDULES=ON)");
+  return launch<E, D, WgmmaSchedule::pingpong, kExtras>(p, s, o);
 }
 
 // Soft-cap and ALiBi run in their own instantiation (wgmma_consumer.cuh says why).
 template <class E, int D>
-void by_extras(const Params& p, Stream s, int max_blocks) {
-  if (p.softcap > 0.f || p.alibi != nullptr) by_schedule<E, D, true>(p, s, max_blocks);
-  else by_schedule<E, D, false>(p, s, max_blocks);
+void by_extras(const Params& p, Stream s, const WgmmaOptions& o) {
+  if (p.softcap > 0.f || p.alibi != nullptr) by_schedule<E, D, true>(p, s, o);
+  else by_schedule<E, D, false>(p, s, o);
 }
 
 template <int D>
-void by_dtype(const Params& p, Stream s, int max_blocks) {
-  if (p.dtype == DType::bf16) by_extras<dev::BF16, D>(p, s, max_blocks);
-  else by_extras<dev::F16, D>(p, s, max_blocks);
+void by_dtype(const Params& p, Stream s, const WgmmaOptions& o) {
+  if (p.dtype == DType::bf16) by_extras<dev::BF16, D>(p, s, o);
+  else by_extras<dev::F16, D>(p, s, o);
 }
 
 }  // namespace
 
-void launch_wgmma(const Params& p, Stream s, int max_blocks) {
+void launch_wgmma(const Params& p, Stream s, const WgmmaOptions& o) {
   if (!aligned16(p.q) || !aligned16(p.k) || !aligned16(p.v)) {
     // TMA reads from 16-byte aligned bases only; mma takes any pointer (documented in the header).
     if (p.d == 64) return launch_mma_nvidia<64>(p, s);
     return launch_mma_nvidia<128>(p, s);
   }
   switch (p.d) {
-    case 64: return by_dtype<64>(p, s, max_blocks);
-    case 128: return by_dtype<128>(p, s, max_blocks);
+    case 64: return by_dtype<64>(p, s, o);
+    case 128: return by_dtype<128>(p, s, o);
   }
   throw UsageError("d=" + std::to_string(p.d) + ": wgmma is built for d in {64, 128}");
 }

@@ -19,9 +19,28 @@ inline std::int64_t wgmma_work_items(const AttnProblem& p) {
                    : dev::work_list_of<128>(p.sq, p.hq, p.batch, causal).items();
 }
 
-// Launches wgmma_fwd for p.d on a persistent grid of at most max_blocks blocks (0: one per SM). The
-// TMA needs 16-byte aligned base pointers; a problem whose q, k or v pointer is not (a view at an
-// odd offset) runs on mma instead, which handles any alignment.
-void launch_wgmma(const Params& p, Stream s, int max_blocks = 0);
+// Whether this build has the schedules other than pingpong (-DFLASHPROBE_WGMMA_SCHEDULES=ON builds
+// them for the variants wgmma/schedule=serial and wgmma/schedule=overlap; the default build has
+// pingpong, the shipped one, only).
+#if defined(FLASHPROBE_WGMMA_SCHEDULES)
+inline constexpr bool kWgmmaAllSchedules = true;
+#else
+inline constexpr bool kWgmmaAllSchedules = false;
+#endif
+
+// The launch's measurement choices: the shipped kernel takes the defaults; the named variants of
+// variants.h (wgmma/schedule=..., wgmma/grid=full, wgmma/blocks=<n>) set them, for benchmarks and
+// tests only.
+struct WgmmaOptions {
+  dev::WgmmaSchedule schedule = dev::WgmmaSchedule::pingpong;
+  bool full_grid = false;  // one block per work item instead of one per SM (no persistence)
+  int max_blocks = 0;      // > 0: the persistent grid capped at this many blocks
+};
+
+// Launches wgmma_fwd for p.d on a persistent grid (one block per SM, never more than there are work
+// items; o says otherwise). The TMA needs 16-byte aligned base pointers; a problem whose q, k or v
+// pointer is not (a view at an odd offset) runs on mma instead, which handles any alignment.
+// @pre o.schedule is pingpong, or kWgmmaAllSchedules.
+void launch_wgmma(const Params& p, Stream s, const WgmmaOptions& o = {});
 
 }  // namespace flashprobe::kernels::detail

@@ -10,6 +10,7 @@
 #include "flashprobe/core/problem.h"
 #include "flashprobe/kernels/registry.h"
 #include "src/launchers.h"
+#include "src/variant_makers.h"
 #include "src/wgmma/wgmma_launchers.h"
 
 namespace flashprobe::kernels {
@@ -60,29 +61,34 @@ Support wgmma_supports(const DeviceInfo& dev, const AttnProblem& p) {
 #endif
 }
 
-KernelInfo make_wgmma(std::string name, int max_blocks) {
-  return {std::move(name),
-          "Hopper FlashAttention: wgmma m64nNk16 fed by TMA tile loads (sm_90a), a producer and two consumer "
-          "warpgroups of 64 query rows, persistent over 128-row blocks; f16/bf16, d = dv in {64, 128}",
-          wgmma_supports, [](const AttnProblem&) { return std::size_t{0}; },
-          [max_blocks](const AttnProblem& p, const DeviceTensors& t, void* ws, Stream s) {
+}  // namespace
+
+KernelInfo make_wgmma(std::string name, std::string description, const detail::WgmmaOptions& o) {
+  return {std::move(name), std::move(description), wgmma_supports, [](const AttnProblem&) { return std::size_t{0}; },
+          [o](const AttnProblem& p, const DeviceTensors& t, void* ws, Stream s) {
             (void)ws;
 #if defined(FLASHPROBE_HAVE_WGMMA)
-            detail::launch_wgmma(make_params(p, t), s, max_blocks);
+            detail::launch_wgmma(make_params(p, t), s, o);
 #else
-            (void)p, (void)t, (void)s, (void)max_blocks;
+            (void)p, (void)t, (void)s, (void)o;
             throw NoDevice("this build has no sm_90a code: wgmma cannot launch");
 #endif
           }};
 }
 
-}  // namespace
-
-KernelInfo make_wgmma_kernel() { return make_wgmma("wgmma", 0); }
+KernelInfo make_wgmma_kernel() {
+  return make_wgmma("wgmma",
+                    "Hopper FlashAttention: wgmma m64nNk16 fed by TMA tile loads (sm_90a), a producer and two consumer "
+                    "warpgroups of 64 query rows, persistent over 128-row blocks; f16/bf16, d = dv in {64, 128}",
+                    {});
+}
 
 KernelInfo wgmma_with_blocks(int blocks) {
   if (blocks < 1) throw UsageError("wgmma blocks=" + std::to_string(blocks) + " is not allowed: use >= 1");
-  return make_wgmma("wgmma/blocks=" + std::to_string(blocks), blocks);
+  detail::WgmmaOptions o;
+  o.max_blocks = blocks;
+  return make_wgmma("wgmma/blocks=" + std::to_string(blocks),
+                    "wgmma on a persistent grid of at most " + std::to_string(blocks) + " block(s) (tests)", o);
 }
 
 }  // namespace flashprobe::kernels

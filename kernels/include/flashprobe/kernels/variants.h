@@ -1,0 +1,38 @@
+#pragma once
+// Named kernel variants: a production kernel with one of its measurement choices fixed, for
+// benchmarks and tests only. kernels() and select() never list or dispatch them, and the shipped
+// launch code reads no environment: a variant is asked for by name (flashprobe bench --kernel,
+// flashprobe run --kernel, the GPU tests), and every record names the variant that ran.
+//
+// A name is the kernel's name, a slash and its options, joined by ',':
+//   mma/order=rows|heads            the block order forced (src/mma/mma_order.h; default: by the mask)
+//   mma/rescale=lazy                the conditional rescale, threshold 2^8 (src/mma/mma_rescale.h)
+//   wgmma/schedule=serial|overlap   another consumer schedule (wgmma_config.h); built only with
+//                                   -DFLASHPROBE_WGMMA_SCHEDULES=ON (the shipped one is pingpong)
+//   wgmma/grid=full                 one block per work item instead of the persistent grid
+//   wgmma/blocks=<n>                the persistent grid capped at n blocks (decode_with_splits' twin)
+//   decode/splits=<n>               exactly n key splits
+// e.g. "wgmma/schedule=overlap,grid=full". The variant's name is canonical: options in the order above.
+//
+// Example:
+//   const KernelInfo k = kernel_or_variant("mma/order=rows");   // UsageError for an unknown name
+//   run_kernel(k, p, inputs);
+#include <string>
+#include <vector>
+
+#include "flashprobe/kernels/registry.h"
+
+namespace flashprobe::kernels {
+
+// The variants of this build with one fixed-valued option each ("mma/order=rows", ...; the
+// schedules only where built): the GPU tests run each of them over the kernel grid.
+std::vector<std::string> variant_names();
+// What a variant name may be, for help and error messages.
+std::string variant_syntax();
+// The variant of that name. @throws UsageError naming the value and what is allowed.
+KernelInfo find_variant(const std::string& name);
+// A production kernel (kernels()) or a variant. @throws UsageError naming the value, this build's
+// kernels and the variant syntax.
+KernelInfo kernel_or_variant(const std::string& name);
+
+}  // namespace flashprobe::kernels

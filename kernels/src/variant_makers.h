@@ -1,0 +1,16 @@
+#pragma once
+// The registry entries that the named variants (variants.cpp) are made of: a production kernel's
+// entry with its launch's measurement choices set. The production entries are the same functions
+// with the default choices (make_mma_kernel, make_wgmma_kernel).
+#include <string>
+
+#include "flashprobe/kernels/registry.h"
+#include "src/mma/mma_launchers.h"
+#include "src/wgmma/wgmma_launchers.h"
+
+namespace flashprobe::kernels {
+
+KernelInfo make_mma(std::string name, std::string description, const detail::MmaOptions& o);
+KernelInfo make_wgmma(std::string name, std::string description, const detail::WgmmaOptions& o);
+
+}  // namespace flashprobe::kernels

@@ -1,0 +1,150 @@
+// The named variants (variants.h): parsing a name into a production kernel's entry with its
+// launch's measurement choices set. Pure host code, in every build.
+#include "flashprobe/kernels/variants.h"
+
+#include <map>
+#include <string_view>
+
+#include "flashprobe/core/error.h"
+#include "src/variant_makers.h"
+
+namespace flashprobe::kernels {
+namespace {
+
+constexpr int kMaxCount = 65535;  // splits and blocks: a grid dimension's limit
+
+[[noreturn]] void bad(const std::string& name, const std::string& why) {
+  throw UsageError("kernel variant '" + name + "': " + why + " (allowed: " + variant_syntax() + ")");
+}
+
+// "key=value,key=value" into a map; an option given twice or without '=' is an error.
+std::map<std::string, std::string> options_of(const std::string& name, std::string_view rest) {
+  std::map<std::string, std::string> opts;
+  while (true) {
+    const std::size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    const std::size_t eq = item.find('=');
+    if (eq == std::string_view::npos || eq == 0 || eq + 1 == item.size())
+      bad(name, std::string("'").append(item).append("' is not an option=value pair"));
+    const std::string key(item.substr(0, eq));
+    if (!opts.emplace(key, std::string(item.substr(eq + 1))).second) bad(name, "option '" + key + "' is given twice");
+    if (comma == std::string_view::npos) return opts;
+    rest.remove_prefix(comma + 1);
+  }
+}
+
+int count_of(const std::string& name, const std::string& key, const std::string& v) {
+  const bool digits = !v.empty() && v.size() <= 6 && v.find_first_not_of("0123456789") == std::string::npos;
+  const long n = digits ? std::stol(v) : 0;
+  if (!digits || n < 1 || n > kMaxCount)
+    bad(name, key + "=" + v + ": must be an integer in [1, " + std::to_string(kMaxCount) + "]");
+  return static_cast<int>(n);
+}
+
+// Takes the option `key` out of opts, or "" when absent.
+std::string take(std::map<std::string, std::string>& opts, const std::string& key) {
+  const auto it = opts.find(key);
+  if (it == opts.end()) return {};
+  std::string v = it->second;
+  opts.erase(it);
+  return v;
+}
+
+void no_other_options(const std::string& name, const std::string& kernel, const std::map<std::string, std::string>& opts,
+                      const char* known) {
+  if (!opts.empty()) bad(name, kernel + " has no option '" + opts.begin()->first + "' (its options: " + known + ")");
+}
+
+KernelInfo mma_variant(const std::string& name, std::map<std::string, std::string> opts) {
+  detail::MmaOptions o;
+  std::string canon = "mma/", desc = "mma (benchmarks and tests):";
+  const std::string order = take(opts, "order"), rescale = take(opts, "rescale");
+  no_other_options(name, "mma", opts, "order, rescale");
+  if (!order.empty()) {
+    if (order == "rows") o.order = dev::MmaOrderChoice::rows;
+    else if (order == "heads") o.order = dev::MmaOrderChoice::heads;
+    else bad(name, "order=" + order + ": must be rows or heads (the shipped mma chooses by the mask)");
+    canon += "order=" + order;
+    desc += " block order forced to " + order + "_inner where it fits the grid;";
+  }
+  if (!rescale.empty()) {
+    if (rescale != "lazy") bad(name, "rescale=" + rescale + ": must be lazy (the shipped mma rescales always)");
+    o.rescale = dev::MmaRescale::lazy;
+    canon += std::string(order.empty() ? "" : ",") + "rescale=lazy";
+    desc += " conditional rescale, threshold 2^8 (d = 128);";
+  }
+  return make_mma(canon, desc, o);
+}
+
+KernelInfo wgmma_variant(const std::string& name, std::map<std::string, std::string> opts) {
+  detail::WgmmaOptions o;
+  std::string canon = "wgmma/", desc = "wgmma (benchmarks and tests):";
+  const std::string schedule = take(opts, "schedule"), grid = take(opts, "grid"), blocks = take(opts, "blocks");
+  no_other_options(name, "wgmma", opts, "schedule, grid, blocks");
+  const auto add = [&canon](const std::string& kv) { canon += (canon.back() == '/' ? "" : ",") + kv; };
+  if (!schedule.empty()) {
+    if (schedule == "serial") o.schedule = dev::WgmmaSchedule::serial;
+    else if (schedule == "overlap") o.schedule = dev::WgmmaSchedule::overlap;
+    else bad(name, "schedule=" + schedule + ": must be serial or overlap (the shipped wgmma is pingpong)");
+    if (!detail::kWgmmaAllSchedules)
+      bad(name, "schedule=" + schedule + " is not in this build: configure with -DFLASHPROBE_WGMMA_SCHEDULES=ON");
+    add("schedule=" + schedule);
+    desc += " the " + schedule + " consumer schedule;";
+  }
+  if (!grid.empty()) {
+    if (grid != "full") bad(name, "grid=" + grid + ": must be full (the shipped wgmma is persistent)");
+    if (!blocks.empty()) bad(name, "grid=full and blocks=" + blocks + " both set the grid: give one");
+    o.full_grid = true;
+    add("grid=full");
+    desc += " one block per work item;";
+  }
+  if (!blocks.empty()) {
+    o.max_blocks = count_of(name, "blocks", blocks);
+    add("blocks=" + std::to_string(o.max_blocks));
+    desc += " a persistent grid of at most " + std::to_string(o.max_blocks) + " block(s);";
+  }
+  return make_wgmma(canon, desc, o);
+}
+
+KernelInfo decode_variant(const std::string& name, std::map<std::string, std::string> opts) {
+  const std::string splits = take(opts, "splits");
+  no_other_options(name, "decode", opts, "splits");
+  return decode_with_splits(count_of(name, "splits", splits));
+}
+
+}  // namespace
+
+std::string variant_syntax() {
+  return std::string("mma/order=rows|heads, mma/rescale=lazy, wgmma/schedule=serial|overlap") +
+         (detail::kWgmmaAllSchedules ? "" : " (built with -DFLASHPROBE_WGMMA_SCHEDULES=ON)") +
+         ", wgmma/grid=full, wgmma/blocks=<n>, decode/splits=<n>; one kernel's options combine with ','";
+}
+
+std::vector<std::string> variant_names() {
+  std::vector<std::string> v = {"mma/order=rows", "mma/order=heads", "mma/rescale=lazy"};
+  if (detail::kWgmmaAllSchedules) v.insert(v.end(), {"wgmma/schedule=serial", "wgmma/schedule=overlap"});
+  v.push_back("wgmma/grid=full");
+  return v;
+}
+
+KernelInfo find_variant(const std::string& name) {
+  const std::size_t slash = name.find('/');
+  if (slash == std::string::npos) bad(name, "a variant is <kernel>/<option>=<value>");
+  const std::string kernel = name.substr(0, slash);
+  if (kernel != "mma" && kernel != "wgmma" && kernel != "decode")
+    bad(name, "kernel '" + kernel + "' has no variants (mma, wgmma and decode have)");
+  std::map<std::string, std::string> opts = options_of(name, std::string_view(name).substr(slash + 1));
+  if (kernel == "mma") return mma_variant(name, std::move(opts));
+  if (kernel == "wgmma") return wgmma_variant(name, std::move(opts));
+  return decode_variant(name, std::move(opts));
+}
+
+KernelInfo kernel_or_variant(const std::string& name) {
+  if (const KernelInfo* k = find_kernel(name)) return *k;
+  if (name.find('/') == std::string::npos)
+    throw UsageError("kernel '" + name + "': no such kernel (this build has: " + kernel_names() +
+                     "; variants for benchmarks and tests: " + variant_syntax() + ")");
+  return find_variant(name);
+}
+
+}  // namespace flashprobe::kernels

@@ -1,0 +1,111 @@
+// The named kernel variants (flashprobe/kernels/variants.h): every listed name resolves to an entry
+// of that name, outside the production registry, with its kernel's support rules; option order is
+// canonical; an unknown or malformed name is a UsageError naming the value and what is allowed; the
+// wgmma schedules exist exactly where the build compiled them. Their launches are checked on the GPU
+// (test_kernels_gpu: Variants/KernelGrid runs each listed variant over the kernel grid).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "flashprobe/core/error.h"
+#include "flashprobe/kernels/registry.h"
+#include "flashprobe/kernels/variants.h"
+
+namespace flashprobe::kernels {
+namespace {
+
+DeviceInfo sm90() {
+  DeviceInfo d;
+  d.vendor = "nvidia";
+  d.arch = "sm_90";
+  d.wave_size = 32;
+  d.global_mem_bytes = 80LL << 30;
+  return d;
+}
+
+std::vector<AttnProblem> problems() {
+  std::vector<AttnProblem> v;
+  for (int d : {64, 72, 128})
+    for (int sq : {1, 8, 300}) {
+      AttnProblem p;
+      p.batch = 2;
+      p.hq = 4;
+      p.hkv = 2;
+      p.sq = sq;
+      p.sk = 257;
+      p.d = p.dv = d;
+      p.dtype = p.out_dtype = DType::bf16;
+      v.push_back(p);
+    }
+  return v;
+}
+
+std::string usage_error(const std::string& name) {
+  try {
+    (void)kernel_or_variant(name);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+TEST(Variants, EveryListedNameResolvesOutsideTheRegistry) {
+  const std::vector<std::string> names = variant_names();
+  ASSERT_GE(names.size(), 4u);
+  for (const std::string& n : names) {
+    SCOPED_TRACE(n);
+    EXPECT_EQ(find_kernel(n), nullptr) << "variants are never in kernels(), so select() never dispatches one";
+    const KernelInfo v = kernel_or_variant(n);
+    EXPECT_EQ(v.name, n);
+    EXPECT_FALSE(v.description.empty());
+    const KernelInfo* base = find_kernel(n.substr(0, n.find('/')));
+    ASSERT_NE(base, nullptr);
+    for (const AttnProblem& p : problems())
+      EXPECT_EQ(bool(v.supports(sm90(), p)), bool(base->supports(sm90(), p))) << "d=" << p.d << " sq=" << p.sq;
+  }
+  EXPECT_EQ(kernel_or_variant("mma").name, "mma") << "production kernels resolve to themselves";
+}
+
+TEST(Variants, NamesAreCanonical) {
+  EXPECT_EQ(find_variant("mma/rescale=lazy,order=rows").name, "mma/order=rows,rescale=lazy");
+  EXPECT_EQ(find_variant("wgmma/blocks=7").name, "wgmma/blocks=7");
+  EXPECT_EQ(find_variant("wgmma/blocks=7").name, wgmma_with_blocks(7).name);
+  EXPECT_EQ(find_variant("wgmma/grid=full").name, "wgmma/grid=full");
+  AttnProblem p = problems().front();
+  EXPECT_EQ(find_variant("decode/splits=3").name, "decode/splits=3");
+  EXPECT_EQ(find_variant("decode/splits=3").workspace_bytes(p), decode_with_splits(3).workspace_bytes(p));
+}
+
+TEST(Variants, UnknownNamesAreUsageErrorsNamingWhatIsAllowed) {
+  for (const std::string bad :
+       {"mma/order=diagonal", "mma/order=auto", "mma/rescale=always", "mma/tile=64", "tiled/splits=2", "mma/",
+        "mma/order", "mma/=rows", "mma/order=", "mma/order=rows,order=heads", "mma/order=rows,", "decode/splits=0",
+        "decode/splits=-1", "decode/splits=1e3", "decode/splits=70000", "decode/splits=", "wgmma/blocks=0",
+        "wgmma/grid=persistent", "wgmma/grid=full,blocks=2", "wgmma/schedule=pingpong", "wgmma/schedule=fast"}) {
+    const std::string m = usage_error(bad);
+    EXPECT_NE(m.find("'" + bad + "'"), std::string::npos) << bad << ": " << m;
+    EXPECT_NE(m.find("mma/order=rows|heads"), std::string::npos) << bad << ": " << m;
+    EXPECT_NE(m.find("decode/splits=<n>"), std::string::npos) << bad << ": " << m;
+  }
+  const std::string m = usage_error("flash");
+  EXPECT_NE(m.find("'flash'"), std::string::npos) << m;
+  EXPECT_NE(m.find(kernel_names()), std::string::npos) << "names this build's kernels: " << m;
+  EXPECT_NE(m.find("mma/order=rows|heads"), std::string::npos) << "and the variants: " << m;
+}
+
+TEST(Variants, WgmmaSchedulesExistWhereBuilt) {
+  const std::vector<std::string> names = variant_names();
+  const bool built = std::find(names.begin(), names.end(), "wgmma/schedule=serial") != names.end();
+  EXPECT_EQ(built, std::find(names.begin(), names.end(), "wgmma/schedule=overlap") != names.end());
+  if (built) {
+    EXPECT_EQ(find_variant("wgmma/grid=full,schedule=overlap").name, "wgmma/schedule=overlap,grid=full");
+  } else {
+    const std::string m = usage_error("wgmma/schedule=serial");
+    EXPECT_NE(m.find("-DFLASHPROBE_WGMMA_SCHEDULES=ON"), std::string::npos) << m;
+  }
+}
+
+}  // namespace
+}  // namespace flashprobe::kernels

@@ -10,7 +10,7 @@ OBJECTs are paths relative to the build trees (default: the mma objects at D = 6
 wgmma object). cuobjdump and nvdisasm come with the CUDA toolkit, or from PyPI
 (nvidia-cuda-cuobjdump, nvidia-cuda-nvdisasm: put their bin/ on PATH). Exit 0 when everything is
 identical, 1 when something differs, 2 on bad usage."""
-import re, subprocess, sys
+import difflib, re, subprocess, sys
 
 DEFAULT = ["kernels/CMakeFiles/flashprobe_kernels.dir/src/mma/mma_nvidia_d64.cu.o",
            "kernels/CMakeFiles/flashprobe_kernels.dir/src/mma/mma_nvidia_d128.cu.o",
@@ -35,6 +35,23 @@ def dump(obj, what):
     return funcs
 
 
+def where(a, b):
+    """Where two functions' SASS differ: instructions compared with code addresses masked;
+    the count that differ and the span of instruction indices (of a) that holds them."""
+    def mask(ls):  # branch and call targets, and the return address moved into a register before a CALL
+        return [re.sub(r"0x[0-9a-f]+", "ADDR", x)
+                if re.search(r"\b(BRA|BSSY|CALL|JMP|BRX)\b", x)
+                or (re.match(r"MOV R\d+, 0x[0-9a-f]+ ;", x) and i + 1 < len(ls) and "CALL" in ls[i + 1]) else x
+                for i, x in enumerate(ls)]
+    ops = [o for o in difflib.SequenceMatcher(None, mask(a), mask(b), autojunk=False).get_opcodes() if o[0] != "equal"]
+    if not ops:
+        return "same instructions, only branch addresses differ"
+    n = sum(max(o[2] - o[1], o[4] - o[3]) for o in ops)
+    body = [o for o in ops if not all(re.match(r"^\s*NOP\b", x) for x in b[o[3]:o[4]] + a[o[1]:o[2]])]
+    lo, hi = (body[0][1], body[-1][2]) if body else (0, 0)
+    return f"{n} instruction(s) differ, all but trailing NOP padding within instructions {lo}-{hi} of {len(a)}"
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__, file=sys.stderr)
@@ -51,7 +68,8 @@ def main():
             for f in diff:
                 same = False
                 print(f"  {f[:140]}: {len(a.get(f, []))} vs {len(b.get(f, []))} lines"
-                      + (f"\n    {a.get(f)} -> {b.get(f)}" if what == "-res-usage" else ""))
+                      + (f"\n    {a.get(f)} -> {b.get(f)}" if what == "-res-usage" else
+                         f"\n    {where(a.get(f, []), b.get(f, []))}"))
     return 0 if same else 1
 
 

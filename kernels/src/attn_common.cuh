@@ -1,12 +1,14 @@
 #pragma once
 // Device-side attention semantics shared by every kernel: the mask interval of a query row, the
-// score transform (scale, soft-cap, ALiBi) and the GQA head map — the device mirror of
-// AttnProblem::visible_range / diag_offset / kv_head (flashprobe/core/problem.h), written once so that the
-// kernels cannot disagree with each other. Mutants change exactly one line here via `bug`.
+// score transform (scale, soft-cap, ALiBi) and the GQA head map. The rule itself (diagonal, causal
+// and window narrowing, kv head) is flashprobe/core/mask.h's, the functions AttnProblem and so the
+// oracle's problem logic compute through; this file applies it to a kernel's Params. Mutants change
+// exactly one line here via `bug`.
 #include <cmath>
 #include <cstdint>
 
 #include "flashprobe/core/device.cuh"
+#include "flashprobe/core/mask.h"
 #include "flashprobe/kernels/bug.h"
 #include "flashprobe/kernels/params.h"
 #include "src/fast_math.cuh"
@@ -24,16 +26,18 @@ FP_DEV std::int64_t offset4(const DevStrides& s, std::int64_t b, std::int64_t t,
   return b * s.b + t * s.s + h * s.h + x * s.d;
 }
 
-// The diagonal of batch b: key j lies on the diagonal of query i when j = i + diag.
+// The diagonal of batch b: key j lies on the diagonal of query i when j = i + diag. Top-left
+// alignment returns before keys_of: the eager seqlens load cost the mma kernel a register at d = 64
+// (238 -> 239 with the soft-cap/ALiBi path, SASS compared with tools/sass_diff.py).
 template <Bug bug>
 FP_DEV std::int64_t diag_of(const Params& p, int b) {
-  if (p.causal == CausalMode::top_left) return 0;
+  if (p.causal == CausalMode::top_left) return mask::diag_offset(true, 0, p.sq);
   if constexpr (bug == Bug::causal_top_left) {
-    if (p.causal == CausalMode::bottom_right) return 0;
+    if (p.causal == CausalMode::bottom_right) return mask::diag_offset(true, 0, p.sq);
   }
-  if constexpr (bug == Bug::kv_offset_ignored) return std::int64_t{keys_of(p, b)} - p.kv_offset - p.sq;
-  if constexpr (bug == Bug::varlen_diag_global) return std::int64_t{p.sk} - p.sq;
-  return std::int64_t{keys_of(p, b)} - p.sq;
+  if constexpr (bug == Bug::kv_offset_ignored) return mask::diag_offset(false, std::int64_t{keys_of(p, b)} - p.kv_offset, p.sq);
+  if constexpr (bug == Bug::varlen_diag_global) return mask::diag_offset(false, p.sk, p.sq);
+  return mask::diag_offset(false, keys_of(p, b), p.sq);
 }
 
 // Visible keys of row i of batch b: the interval [lo, hi] (empty when lo > hi). With
@@ -43,9 +47,7 @@ FP_DEV void visible_range(const Params& p, int b, int i, std::int64_t& lo, std::
   const std::int64_t diag = i + diag_of<bug>(p, b);
   lo = 0;
   hi = cap_at_keys ? std::int64_t{keys_of(p, b)} - 1 : INT64_MAX;
-  if (p.causal != CausalMode::none) hi = diag < hi ? diag : hi;
-  if (p.window_left >= 0) lo = diag - p.window_left > lo ? diag - p.window_left : lo;
-  if (p.window_right >= 0) hi = diag + p.window_right < hi ? diag + p.window_right : hi;
+  mask::narrow(diag, p.causal != CausalMode::none, p.window_left, p.window_right, lo, hi);
 }
 
 // visible_range in 32 bits. Every value fits an int: lo lies in [0, max(sq, keys)) and hi in
@@ -69,9 +71,7 @@ FP_DEV void visible_range32(const Params& p, int b, int i, int& lo, int& hi) {
 FP_DEV void visible_offsets32(const Params& p, int b, int& lo_off, int& hi_off) {
   const std::int64_t diag = diag_of<Bug::none>(p, b), keys = keys_of(p, b), far = std::int64_t{p.sq} + 65536;
   std::int64_t lo = -far, hi = keys;
-  if (p.causal != CausalMode::none) hi = diag < hi ? diag : hi;
-  if (p.window_left >= 0) lo = diag - p.window_left > lo ? diag - p.window_left : lo;
-  if (p.window_right >= 0) hi = diag + p.window_right < hi ? diag + p.window_right : hi;
+  mask::narrow(diag, p.causal != CausalMode::none, p.window_left, p.window_right, lo, hi);
   lo_off = static_cast<int>(lo);
   hi_off = static_cast<int>(hi < -far ? -far : hi);
 }
@@ -85,7 +85,7 @@ FP_DEV void visible_from_offsets32(int i, int keys, int lo_off, int hi_off, int&
 template <Bug bug>
 FP_DEV int kv_head(const Params& p, int h) {
   if constexpr (bug == Bug::gqa_mod) return h % p.hkv;
-  return h / p.group;
+  return mask::kv_head(h, p.group);
 }
 
 // The score of query i (at diagonal position i + diag) against key j, from the raw dot product:

@@ -4,9 +4,10 @@
 // (problem.h), and through it the oracle, computes through these; a plug-in kernel may include this
 // header (C++20, no dependencies) to mask exactly as flashprobe checks. tests/core/test_mask.cpp
 // checks them against a per-key reading of the definition; the oracle's tests hold an independent
-// derivation (tests/oracle/naive_reference.cpp). The kernels' device code (kernels/src/attn_common.cuh)
-// still spells the rule itself: calling these from it changed the mma and wgmma machine code
-// (register allocation, wgmma's stack frame), which the shipped kernels must not.
+// derivation (tests/oracle/naive_reference.cpp). The kernels' device code applies them to its
+// parameters in kernels/src/attn_common.cuh. On the device they are force-inlined, as the kernels'
+// own helpers (FP_DEV) are: left to the inliner's choice, calling them changed the mma and wgmma
+// machine code (register allocation, wgmma's stack frame).
 //
 //   std::int64_t lo = 0, hi = keys - 1;                       // the unmasked row
 //   mask::narrow(i + mask::diag_offset(top_left, keys, sq), causal, wl, wr, lo, hi);
@@ -14,7 +15,9 @@
 #include <cstdint>
 
 #if defined(__CUDACC__) || defined(__HIP__)
-#define FP_MASK_HD __host__ __device__
+// Always inlined, as nvcc's __forceinline__ (spelled out: HIP's clang defines __host__ and
+// __device__ for a bare header, not __forceinline__).
+#define FP_MASK_HD __host__ __device__ __inline__ __attribute__((always_inline))
 #else
 #define FP_MASK_HD
 #endif

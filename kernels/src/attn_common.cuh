@@ -20,6 +20,12 @@ inline constexpr float kLn2 = 0.6931471805599453f;     // and convert the LSE ba
 
 inline constexpr float kNegInf = -__builtin_huge_valf();
 
+// The online softmax's reference max, the -inf guard shared by every kernel: a row that has seen no
+// visible key has max -inf, and exp(-inf - -inf) is NaN; with 0 in its place every weight
+// exp(s - 0) of a masked score is 0, and the row's state stays (m, l, O) = (-inf, 0, 0). Kernels
+// subtract this from scores and from the previous max (the rescale factor exp2(m_old - ref)).
+FP_DEV float softmax_ref(float m) { return m == kNegInf ? 0.f : m; }
+
 FP_DEV int keys_of(const Params& p, int b) { return p.seqlens ? p.seqlens[b] : p.sk; }
 
 FP_DEV std::int64_t offset4(const DevStrides& s, std::int64_t b, std::int64_t t, std::int64_t h, std::int64_t x) {

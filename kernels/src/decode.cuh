@@ -103,7 +103,7 @@ struct RowsState {
 template <int R>
 FP_DEV void merge_row(RowsState<R>& s, int r, float mo, float lo, const float (&oo)[kVec]) {
   const float mx = fmaxf(s.m[r], mo);
-  const float base = mx == kNegInf ? 0.f : mx;
+  const float base = softmax_ref(mx);
   const float a = exp2f(s.m[r] - base), w = exp2f(mo - base);
   s.l[r] = s.l[r] * a + lo * w;
 #pragma unroll
@@ -223,7 +223,7 @@ __global__ FP_LAUNCH_BOUNDS(kDecodeThreads, decode_blocks_per_sm(R)) void decode
         mx = fmaxf(mx, s[u]);
       }
       // Nothing visible yet: base 0 keeps the weights exp2(-inf) = 0 instead of NaN.
-      const float base = mx == kNegInf ? 0.f : mx;
+      const float base = softmax_ref(mx);
       const float alpha = exp2f(st.m[r] - base);
       float l = st.l[r] * alpha;
 #pragma unroll

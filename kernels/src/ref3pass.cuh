@@ -75,7 +75,7 @@ __global__ __launch_bounds__(kRefSoftmaxMaxThreads) void ref_softmax(Params p, f
   for (int j = t; j < p.sk; j += blockDim.x) m = fmaxf(m, s[j]);
   m = block_reduce<bug>(m, kNegInf, [](float a, float b) { return fmaxf(a, b); }, red);
   // An all-masked row has m = -inf and s - m would be NaN; its P is 0 and its LSE -inf.
-  const float m_ref = m == kNegInf ? 0.f : m;
+  const float m_ref = softmax_ref(m);
   float l = 0.f;
   for (int j = t; j < p.sk; j += blockDim.x) l += expf(s[j] - m_ref);
   l = block_reduce<bug>(l, 0.f, [](float a, float b) { return a + b; }, red);

@@ -149,7 +149,7 @@ __global__ __launch_bounds__(kTiledThreads) void tiled_fwd(Params p) {
     const float m_new = fmaxf(m, m_tile);
     // A row that has seen no visible key yet has m_new = -inf, and exp2(-inf - -inf) is NaN. With
     // 0 as the reference every term is exp2(-inf) = 0 and the state stays (m, l, o) = (-inf, 0, 0).
-    const float m_ref = (bug != Bug::masked_row_nan && m_new == kNegInf) ? 0.f : m_new;
+    const float m_ref = bug == Bug::masked_row_nan ? m_new : softmax_ref(m_new);
     const float alpha = exp2f(m - m_ref);
     l *= alpha;
 #pragma unroll

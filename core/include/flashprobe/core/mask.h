@@ -5,9 +5,8 @@
 // header (C++20, no dependencies) to mask exactly as flashprobe checks. tests/core/test_mask.cpp
 // checks them against a per-key reading of the definition; the oracle's tests hold an independent
 // derivation (tests/oracle/naive_reference.cpp). The kernels' device code applies them to its
-// parameters in kernels/src/attn_common.cuh. On the device they are force-inlined, as the kernels'
-// own helpers (FP_DEV) are: left to the inliner's choice, calling them changed the mma and wgmma
-// machine code (register allocation, wgmma's stack frame).
+// parameters in kernels/src/attn_common.cuh. On the device they are always inlined, as the
+// kernels' own helpers (FP_DEV) are.
 //
 //   std::int64_t lo = 0, hi = keys - 1;                       // the unmasked row
 //   mask::narrow(i + mask::diag_offset(top_left, keys, sq), causal, wl, wr, lo, hi);

@@ -5,7 +5,7 @@
 // the double reference" needs a yardstick. The yardstick is the error of the low-precision emulation
 // (reference.h) on the same inputs: every element e of O with a finite reference passes when
 //     |O_kernel - O_ref|_e <= k * max|O_emulated - O_ref| + atol_e,
-//     atol_e = o_floor * (eps(coarser of dtype, out_dtype) * max|O_ref| + 2^-23 * sens_e)
+//     atol_e = o_floor * (max(eps(dtype), eps(out_dtype), 8 * 2^-23) * max|O_ref| + 2^-23 * sens_e)
 // where sens_e (Reference::o_sens) is how far O_e moves per unit of relative score error, from the
 // finite contributions of its row: the fp32 rounding of the scores carried into O (it matters for
 // f32 inputs; it is small where the softmax is sharp). LSE, when given, passes when

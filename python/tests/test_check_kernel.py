@@ -52,7 +52,8 @@ def test_a_planted_bug_is_caught_and_shrunk(bug):
     p, c = f.case.problem, f.case
     assert PLANTED[bug](p, c), f"{bug}: shrunk to {c.id}, which cannot show it"
     # Shrunk: one batch element, few rows and heads, every unneeded feature off.
-    assert p.batch == 1 and p.sq <= 2 and p.hq <= 4, c.id
+    # Truncation shows only through the bias statistic, which needs 256 compared elements (rows of 64).
+    assert p.batch == 1 and p.sq <= (8 if bug == "round_toward_zero" else 2) and p.hq <= 4, c.id
     if bug not in ("no_max_subtraction",):
         assert p.sk <= 7 or bug == "round_toward_zero", c.id
     if bug != "default_scale":

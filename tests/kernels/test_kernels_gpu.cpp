@@ -68,8 +68,17 @@ struct Report {
       j["run"] = run;
       j["passed"] = passed;
       j["cases"] = cases;
-      std::filesystem::create_directories(dir);
-      write_json_file(std::string(dir) + "/kernel_grid_" + name + ".json", j);
+      // A variant's name ("mma/order=rows") is no file name: "/" made a directory that does not exist,
+      // and the write's UsageError, thrown from this destructor, aborted the whole binary.
+      std::string file = name;
+      for (char& c : file)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') c = '_';
+      try {
+        std::filesystem::create_directories(dir);
+        write_json_file(std::string(dir) + "/kernel_grid_" + file + ".json", j);
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << "[" << name << "] record not written: " << e.what();
+      }
     }
   }
 };

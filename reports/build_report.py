@@ -32,6 +32,7 @@ table.perf td{white-space:nowrap;text-align:right} table.perf td small{color:#66
 table.perf td.up{background:#e4f4e4} table.perf td.down{background:#f8efe0}
 p.foot{font-size:11px;color:#555;margin:2px 0 6px}
 .cols{display:flex;gap:14px;align-items:flex-start} .cols>div{flex:1 1 0;min-width:0}
+.cols td.prov{white-space:normal;min-width:90px} .cols td.what{min-width:190px}
 figure{margin:10px 0;border-top:1px solid #eee;padding-top:6px} figcaption{font-size:12px}
 table.det{font-size:11px;display:block;overflow-x:auto;max-width:100%} table.fx{font-size:11px;margin:4px 0}
 nav a{margin-right:10px}

@@ -212,7 +212,7 @@ def amd_table(rows):
     out = ["<table class='sum'><tr><th>evidence</th><th>what</th><th>result</th><th>date · commit</th></tr>"]
     for ev in EVIDENCE:
         if ev not in per:
-            out.append("<tr>" + cell(ev) + cell(html.escape(AMD_CHECKS[ev])) + cell("no record yet", cls="none")
+            out.append("<tr>" + cell(ev) + cell(html.escape(AMD_CHECKS[ev]), cls="what") + cell("no record yet", cls="none")
                        + cell("") + "</tr>")
             continue
         for sub in per[ev]:
@@ -220,7 +220,7 @@ def amd_table(rows):
             targets = sorted({i.subject.split()[0] for i in sub.items if i.subject.startswith("gfx")})
             what = html.escape(ch.title) + (f" ({len(targets)} target{'s' if len(targets) > 1 else ''})" if targets else "")
             tip = html.escape(", ".join(targets) or AMD_CHECKS[ev])
-            out.append("<tr>" + cell(ev) + cell(f"<a href='#{anchor(sub.check)}' title='{tip}'>{what}</a>")
+            out.append("<tr>" + cell(ev) + cell(f"<a href='#{anchor(sub.check)}' title='{tip}'>{what}</a>", cls="what")
                        + cell(html.escape(counts_text(sub)), sub.bad, "num") + cell(html.escape(provenance(sub)), cls="prov")
                        + "</tr>")
     out.append("</table>")

@@ -71,7 +71,8 @@ class CheckResult:
         return f"<flashprobe.CheckResult {self.summary}>"
 
 
-def check(problem: Any, q: Any, k: Any, v: Any, o: Any, lse: Any = None, rows: int = 0, seed: int = 0) -> CheckResult:
+def check(problem: Any, q: Any, k: Any, v: Any, o: Any, lse: Any = None, rows: int = 0, seed: int = 0,
+          allow_nan_inputs: bool = False) -> CheckResult:
     """Judges a kernel's output o (and lse, if given) on inputs q, k, v against the oracle.
 
     Arrays: numpy arrays, torch tensors (any device; copied to the host when on a GPU) or any DLPack
@@ -80,11 +81,14 @@ def check(problem: Any, q: Any, k: Any, v: Any, o: Any, lse: Any = None, rows: i
     the problem's dtype and O its out_dtype: float16, float32, or for bf16 torch.bfloat16,
     ml_dtypes.bfloat16 or the uint16/int16 bit patterns. rows > 0 checks that many sampled query rows
     (seeded by seed; NaN/Inf are still scanned everywhere). Bad input raises flashprobe.UsageError
-    with the C++ message; a wrong output returns a result with passed False.
+    with the C++ message; a wrong output returns a result with passed False. An input holding NaN
+    raises UsageError naming the tensor and position, unless allow_nan_inputs (then the NaN propagates
+    by IEEE rules and the output must show the reference's NaN pattern), as `flashprobe check
+    --allow-nan-inputs`.
     """
     p = _problem(problem)
     a, bf16 = _hosts({"Q": q, "K": k, "V": v, "O": o, "LSE": lse})
-    return CheckResult(_core.check(p, a["Q"], a["K"], a["V"], a["O"], a["LSE"], rows, seed, bf16))
+    return CheckResult(_core.check(p, a["Q"], a["K"], a["V"], a["O"], a["LSE"], rows, seed, bf16, bool(allow_nan_inputs)))
 
 
 def reference(problem: Any, q: Any, k: Any, v: Any, rows: Optional[Sequence[int]] = None) -> "tuple[np.ndarray, np.ndarray]":

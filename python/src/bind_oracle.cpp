@@ -63,7 +63,8 @@ void bind_oracle(nb::module_& m) {
   m.def(
       "check",
       [](const AttnProblem& p, const Array& q, const Array& k, const Array& v, const Array& o,
-         std::optional<Array> lse, int rows, std::uint64_t seed, const std::vector<std::string>& bf16_views) {
+         std::optional<Array> lse, int rows, std::uint64_t seed, const std::vector<std::string>& bf16_views,
+         bool allow_nan_inputs) {
         require_valid(p);
         if (rows < 0) throw UsageError("rows=" + std::to_string(rows) + " is not allowed: use 0 (every row) or a count");
         const AttnInputs in = read_inputs(p, q, k, v, bf16_views);
@@ -72,11 +73,12 @@ void bind_oracle(nb::module_& m) {
         oracle::CheckOptions opt;
         opt.max_rows = rows;
         opt.seed = seed;
+        opt.allow_nan_inputs = allow_nan_inputs;
         nb::gil_scoped_release unlocked;  // the oracle runs on every core; Python threads may go on
         return oracle::check(p, in, out, opt);
       },
       nb::arg("problem"), nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("o"), nb::arg("lse").none(),
-      nb::arg("rows"), nb::arg("seed"), nb::arg("bf16_views"));
+      nb::arg("rows"), nb::arg("seed"), nb::arg("bf16_views"), nb::arg("allow_nan_inputs"));
 
   m.def(
       "reference",

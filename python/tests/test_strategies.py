@@ -81,7 +81,9 @@ def test_hypothesis_draws_with_the_cpp_generators_biases():
     # (uniform choices): the biases are the C++ code's, whoever supplies the choices.
     drawn = []
 
-    @settings(max_examples=400, suppress_health_check=list(HealthCheck))
+    # derandomize: Hypothesis's own draws are not uniform, and from a random seed a 1-in-10 kind was
+    # drawn 0 times in 400 about one run in two; a fixed seed makes the comparison repeatable.
+    @settings(max_examples=400, suppress_health_check=list(HealthCheck), derandomize=True, database=None)
     @given(cases())
     def collect(c):
         drawn.append(c)

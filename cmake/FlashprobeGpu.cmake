@@ -23,7 +23,7 @@ elseif(FLASHPROBE_BACKEND STREQUAL "hip")
   # whenever a command line names no target: every compile and every link names them.
   foreach(_arch ${GPU_TARGETS})
     add_compile_options($<$<COMPILE_LANGUAGE:CXX>:--offload-arch=${_arch}>)
-    add_link_options(--offload-arch=${_arch})
+    add_link_options($<$<LINK_LANGUAGE:CXX>:--offload-arch=${_arch}>)  # hipcc links C++; cc links the C plug-in
   endforeach()
   target_link_libraries(flashprobe_gpu INTERFACE hip::host)
   target_compile_definitions(flashprobe_gpu INTERFACE FLASHPROBE_BACKEND_HIP=1)

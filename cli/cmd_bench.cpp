@@ -178,7 +178,8 @@ CommandRegistration reg("bench", [](CLI::App& app) -> RunFn {
   return [o] {
     if (!o->problems.empty() && (o->quick || !o->groups.empty()))
       throw UsageError("--problem replaces the grid: it does not combine with --quick or --group");
-    // Kernel names and problem files are read and checked before any device is touched.
+    // The output, kernel names and problem files are checked before any device is touched.
+    require_writable_file(o->json, "--json");
     const std::vector<kernels::KernelInfo> timed = kernels_to_time(*o);
     return run(*o, timed, o->problems.empty() ? bench::bench_grid(o->quick) : bench::custom_cases(o->problems));
   };

@@ -11,7 +11,6 @@
 // --do with any of --dq --dk --dv also checks a backward kernel's gradients (oracle/grad_check.h):
 // dO [B,Sq,Hq,Dv] in out_dtype, dQ/dK/dV shaped like Q/K/V in the dtype; the verdict goes under
 // "backward" in the same record, and the exit code covers both.
-#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cerrno>
@@ -74,19 +73,8 @@ Tensor load_tensor(const std::string& path, const char* what, DType t, const cha
   return out;
 }
 
-// UsageError naming the path unless the record could be written there; the file is left as it was.
-void require_writable(const std::string& path) {
-  struct stat st{};
-  const bool existed = ::stat(path.c_str(), &st) == 0;
-  if (existed && S_ISDIR(st.st_mode)) throw UsageError(path + ": is a directory; --json needs a file path");
-  std::FILE* f = std::fopen(path.c_str(), "a");
-  if (!f) throw UsageError(path + ": cannot write: " + std::strerror(errno));
-  std::fclose(f);
-  if (!existed) std::remove(path.c_str());
-}
-
 int run(const Args& a) {
-  if (!a.json.empty()) require_writable(a.json);  // before the work, not after printing PASS
+  if (!a.json.empty()) require_writable_file(a.json, "--json");  // before the work, not after printing PASS
   AttnProblem p = read_problem_file(a.problem);
   const AttnProblem dense = AttnProblem(p).with_layout(TensorLayout::bshd);
   for (auto [s, d, name] : {std::tuple{p.q, dense.q, "q"}, {p.k, dense.k, "k"}, {p.v, dense.v, "v"}, {p.o, dense.o, "o"}})

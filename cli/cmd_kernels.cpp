@@ -11,6 +11,7 @@
 
 #include "command.h"
 #include "flashprobe/core/error.h"
+#include "flashprobe/core/problem_io.h"
 #include "flashprobe/core/record.h"
 #include "flashprobe/kernels/backward.h"
 #include "flashprobe/kernels/mutant_catalogue.h"
@@ -45,8 +46,7 @@ CommandRegistration reg("select", [](CLI::App& app) -> RunFn {
   sub->add_flag("--deterministic", *deterministic, "With --backward: only a deterministic kernel (no float atomics)");
   return [file, arch, backward, deterministic] {
     if (*deterministic && !*backward) throw UsageError("--deterministic applies to --backward only");
-    AttnProblem p;
-    from_json(read_json_file(*file), p);
+    const AttnProblem p = read_problem_file(*file);  // errors name the file, the field and the value
     DeviceInfo dev;
     if (arch->empty()) {
       dev = require_device();

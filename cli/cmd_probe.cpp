@@ -107,6 +107,9 @@ int run_probe(const Options& o) {
     throw UsageError("probe: unknown atom '" + o.name + "'; known atoms:" + known_list());
   if (!o.out_dir.empty() && o.simulate)
     throw UsageError("probe: --out-dir writes hardware records (one per atom); with --simulate use --json FILE");
+  // Before any atom is probed: a record that cannot be written is found now, not after the run.
+  if (!o.json.empty()) require_writable_file(o.json, "--json");
+  if (!o.out_dir.empty()) require_writable_dir(o.out_dir, "--out-dir");
   if (!o.simulate) return run_hardware(o);
   if (o.replicas != "partial" && o.replicas != "poison")
     throw UsageError("probe: --replicas '" + o.replicas + "' is not one of partial, poison");

@@ -3,6 +3,8 @@
 
 #include "../common/run_cli.h"
 
+#include <sys/stat.h>
+
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -174,5 +176,59 @@ TEST(Cli, ListAtomsShowsHardwareExecutorsOfThisBuild) {
     ASSERT_NE(at, std::string::npos) << atom << "\n" << r.out;
     const auto line = r.out.substr(at, r.out.find('\n', at) - at);
     EXPECT_NE(line.find(cuda ? "hardware executor: yes" : "hardware executor: no"), std::string::npos) << line;
+  }
+}
+
+namespace {
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + name;
+  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "w"), &std::fclose);
+  std::fputs(text.c_str(), f.get());
+  return path;
+}
+}  // namespace
+
+// An output that cannot be written stops bench and probe before the work (minutes of timing or
+// probing), exit 2 naming the path, as check --json does; nothing is created on the way.
+TEST(Cli, UnwritableOutputsAreRefusedBeforeTheWork) {
+  const std::string dir = ::testing::TempDir() + "fp_unwritable/";
+  std::remove((dir + "plain").c_str());
+  std::remove(dir.c_str());
+  ASSERT_EQ(std::system(("mkdir -p " + dir).c_str()), 0);
+  const std::string plain = write_temp("fp_unwritable/plain", "x");
+  const std::string missing = dir + "no-such-dir/out.json";
+  for (const std::string& cmd : {"bench --json " + missing, "bench --json " + dir, "probe --all --no-grids --json " + missing,
+                                 "probe --all --no-grids --json " + dir, "probe --all --no-grids --out-dir " + plain,
+                                 "probe --all --no-grids --out-dir " + plain + "/sub",
+                                 "probe --simulate --all --no-grids --json " + missing}) {
+    const auto r = run(cmd);
+    EXPECT_EQ(r.code, 2) << cmd << ": " << r.out;
+    const std::string named = cmd.substr(cmd.rfind(' ') + 1);
+    EXPECT_NE(r.out.find(named + ": "), std::string::npos) << cmd << ": " << r.out;
+    EXPECT_EQ(r.out.find("probed"), std::string::npos) << cmd << ": the work ran first: " << r.out;
+  }
+  struct stat st{};
+  EXPECT_NE(::stat((dir + "no-such-dir").c_str(), &st), 0) << "a check created the directory";
+}
+
+// An --out-dir that does not exist yet is fine (it is created when the first record is written).
+TEST(Cli, ProbeOutDirMayNotExistYet) {
+  const auto r = run("probe --all --no-grids --out-dir " + ::testing::TempDir() + "fp_new_out_dir/a/b");
+  EXPECT_TRUE(r.code == 0 || r.code == 1) << r.out;
+}
+
+// select reads the problem as check does: every error names the file (and the field and value).
+TEST(Cli, SelectNamesTheProblemFileInItsErrors) {
+  const std::string bad_field = write_temp("select_bad_field.json", R"({"batch": 1, "heads": 2})");
+  const std::string bad_value = write_temp("select_bad_value.json", R"({"batch": 1.5, "hq": 2, "hkv": 2})");
+  const std::string invalid = write_temp("select_invalid.json", R"({"batch": 1, "hq": 2, "hkv": 3})");
+  const std::string not_json = write_temp("select_not_json.json", "{");
+  const std::string absent = ::testing::TempDir() + "select_absent.json";
+  for (const auto& [file, what] : std::vector<std::pair<std::string, std::string>>{
+           {bad_field, "heads"}, {bad_value, "1.5"}, {invalid, "hkv"}, {not_json, "not valid JSON"}, {absent, "cannot open"}}) {
+    const auto r = run("select " + file + " --arch sm_90");
+    EXPECT_EQ(r.code, 2) << file << ": " << r.out;
+    EXPECT_NE(r.out.find(file + ": "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(what), std::string::npos) << r.out;
   }
 }

@@ -17,4 +17,12 @@ std::string utc_now_iso8601();
 void write_json_file(const std::string& path, const nlohmann::json& j);
 nlohmann::json read_json_file(const std::string& path);  // UsageError naming the file on failure
 
+// Checked before a command's work, so that an output that cannot be written stops it at once instead
+// of after minutes of measuring (or after printing PASS). Each throws a UsageError naming the path and
+// the option (e.g. "--json") and leaves the file system as it was.
+//   require_writable_file: path is not a directory and a file can be created or appended there.
+//   require_writable_dir:  path is a directory, or can be created, and a file can be created in it.
+void require_writable_file(const std::string& path, const std::string& option);
+void require_writable_dir(const std::string& path, const std::string& option);
+
 }  // namespace flashprobe

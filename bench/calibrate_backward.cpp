@@ -93,29 +93,15 @@ std::vector<Sample> run_problem(int index, std::uint64_t seed, double max_macs) 
 }  // namespace
 
 int main(int argc, char** argv) {
-  int problems = 600;
-  std::uint64_t seed = 1;
-  double max_macs = 3e5;
-  std::string out_path;
-  for (int i = 1; i < argc; i += 2) {
-    const std::string a = argv[i];
-    if (i + 1 >= argc) {
-      std::cerr << a << " needs a value\n";
-      return 2;
-    }
-    if (a == "--problems") problems = std::stoi(argv[i + 1]);
-    else if (a == "--seed") seed = std::stoull(argv[i + 1]);
-    else if (a == "--max-macs") max_macs = std::stod(argv[i + 1]);
-    else if (a == "--out") out_path = argv[i + 1];
-    else {
-      std::cerr << "unknown option " << a << " (known: --problems --seed --max-macs --out)\n";
-      return 2;
-    }
-  }
-  if (problems < 1 || max_macs <= 0) {
-    std::cerr << "--problems must be >= 1 and --max-macs > 0\n";
+  bench::CalibrationArgs args{600, 1, 3e5, ""};
+  if (const std::string err = bench::parse_calibration_args(argc, argv, args); !err.empty()) {
+    std::cerr << "calibrate_backward: " << err << "\n";
     return 2;
   }
+  const int problems = args.problems;
+  const std::uint64_t seed = args.seed;
+  const double max_macs = args.max_macs;
+  const std::string out_path = args.out;
 
   const std::vector<Sample> all =
       bench::run_problems<Sample>(problems, [&](int i) { return run_problem(i, seed, max_macs); });

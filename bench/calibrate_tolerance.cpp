@@ -146,21 +146,15 @@ std::vector<Sample> run_problem(int index, std::uint64_t seed, double max_macs) 
 }  // namespace
 
 int main(int argc, char** argv) {
-  int problems = 3000;
-  std::uint64_t seed = 1;
-  double max_macs = 2e6;
-  std::string out_path;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string a = argv[i];
-    if (a == "--problems") problems = std::stoi(argv[i + 1]);
-    else if (a == "--seed") seed = std::stoull(argv[i + 1]);
-    else if (a == "--max-macs") max_macs = std::stod(argv[i + 1]);
-    else if (a == "--out") out_path = argv[i + 1];
-    else {
-      std::cerr << "unknown option " << a << " (known: --problems --seed --max-macs --out)\n";
-      return 2;
-    }
+  bench::CalibrationArgs args{3000, 1, 2e6, ""};
+  if (const std::string err = bench::parse_calibration_args(argc, argv, args); !err.empty()) {
+    std::cerr << "calibrate_tolerance: " << err << "\n";
+    return 2;
   }
+  const int problems = args.problems;
+  const std::uint64_t seed = args.seed;
+  const double max_macs = args.max_macs;
+  const std::string out_path = args.out;
 
   const std::vector<Sample> all =
       bench::run_problems<Sample>(problems, [&](int i) { return run_problem(i, seed, max_macs); });

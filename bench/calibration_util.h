@@ -2,6 +2,11 @@
 // Shared pieces of the calibration programs (calibrate_tolerance.cpp, calibrate_backward.cpp).
 #include <algorithm>
 #include <atomic>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -28,6 +33,45 @@ std::vector<Sample> run_problems(int n, Run run) {
   std::vector<Sample> all;
   for (auto& v : per) all.insert(all.end(), v.begin(), v.end());
   return all;
+}
+
+// The options of both calibration programs: --problems N --seed S --max-macs M --out FILE.
+struct CalibrationArgs {
+  int problems = 0;
+  std::uint64_t seed = 1;
+  double max_macs = 0;
+  std::string out;
+};
+
+// Reads argv[1..] into `a`, which holds the program's defaults. Returns "" or the message to print
+// before exiting with code 2: an unknown option, a missing value, a value that is not a number of the
+// option's kind, --problems < 1 or --max-macs not a finite number > 0.
+inline std::string parse_calibration_args(int argc, char** argv, CalibrationArgs& a) {
+  const std::string known = "(known: --problems --seed --max-macs --out)";
+  for (int i = 1; i < argc; i += 2) {
+    const std::string opt = argv[i];
+    if (opt != "--problems" && opt != "--seed" && opt != "--max-macs" && opt != "--out")
+      return "unknown option " + opt + " " + known;
+    if (i + 1 >= argc) return opt + " needs a value";
+    const std::string v = argv[i + 1];
+    const char* b = v.data();
+    const char* e = v.data() + v.size();
+    auto bad = [&](const std::string& allowed) { return opt + " " + v + ": not allowed, use " + allowed; };
+    if (opt == "--problems") {
+      auto r = std::from_chars(b, e, a.problems);
+      if (r.ec != std::errc{} || r.ptr != e || a.problems < 1) return bad("an integer >= 1");
+    } else if (opt == "--seed") {
+      auto r = std::from_chars(b, e, a.seed);
+      if (r.ec != std::errc{} || r.ptr != e) return bad("an integer in [0, 2^64)");
+    } else if (opt == "--max-macs") {
+      char* end = nullptr;
+      a.max_macs = v.empty() ? 0 : std::strtod(b, &end);
+      if (v.empty() || end != e || !std::isfinite(a.max_macs) || a.max_macs <= 0) return bad("a number > 0 (e.g. 3e5)");
+    } else {
+      a.out = v;
+    }
+  }
+  return "";
 }
 
 }  // namespace flashprobe::bench

@@ -105,6 +105,7 @@ BwdFn backward_launcher(Bug b) {
     case Bug::bwd_gqa_unsummed: return detail::launch_backward<Bug::bwd_gqa_unsummed>;
     case Bug::bwd_softcap_grad_missing: return detail::launch_backward<Bug::bwd_softcap_grad_missing>;
     case Bug::bwd_causal_missing: return detail::launch_backward<Bug::bwd_causal_missing>;
+    case Bug::bwd_dq_race: return detail::launch_backward<Bug::bwd_dq_race>;
     default: return nullptr;
   }
 }

@@ -6,4 +6,5 @@ template void launch_backward<Bug::bwd_no_rowsum_d>(const BwdParams&, bool, Stre
 template void launch_backward<Bug::bwd_gqa_unsummed>(const BwdParams&, bool, Stream);
 template void launch_backward<Bug::bwd_softcap_grad_missing>(const BwdParams&, bool, Stream);
 template void launch_backward<Bug::bwd_causal_missing>(const BwdParams&, bool, Stream);
+template void launch_backward<Bug::bwd_dq_race>(const BwdParams&, bool, Stream);
 }

@@ -9,7 +9,7 @@
 //                   mode, dQ_i += dS K added to an fp32 workspace with atomics.
 //   3. fast: bwd_dq_convert writes dQ = scale * workspace rounded to the input type.
 //      deterministic: bwd_dq, one block per query row, walks the key blocks in order (no atomics).
-// Mutants change one line each via `bug` (Bug::bwd_*).
+// Mutants change one line each via `bug` (Bug::bwd_*; bwd_dq_race two: its read and its write).
 #include "flashprobe/core/device.cuh"
 #include "flashprobe/kernels/backward.h"
 #include "src/attn_common.cuh"
@@ -181,9 +181,12 @@ __global__ __launch_bounds__(kBwdThreads) void bwd_dkdv(BwdParams bp) {
         for (int x = lane; x < p.d; x += kBwdLanes) acc.dk[key][x] += dsk * t.q[x];
         if constexpr (kAtomicDq) {
           for (int x = tid; x < p.d; x += kBwdThreads) {
+            float* a = &bp.dq_acc[((std::int64_t{b} * p.sq + i) * p.hq + h) * p.d + x];
+            const float before = bug == Bug::bwd_dq_race ? *static_cast<volatile float*>(a) : 0.f;
             float s = 0.f;
             for (int jj = 0; jj < kBwdKeys; ++jj) s += t.ds[jj] * t.k[jj][x];
-            atomicAdd(&bp.dq_acc[((std::int64_t{b} * p.sq + i) * p.hq + h) * p.d + x], s);
+            if constexpr (bug == Bug::bwd_dq_race) *static_cast<volatile float*>(a) = before + s;
+            else atomicAdd(a, s);
           }
         }
       }

@@ -84,6 +84,13 @@ const std::vector<MutantMeta>& mutant_catalogue() {
        "the backward recomputes P without the causal mask (the forward applied it)",
        "backward kernels whose mask code path diverged from the forward's",
        "gradient agreement, causal problems"},
+      {"bwd_dq_race", Bug::bwd_dq_race, "tiled_bwd",
+       "the fast mode's dQ accumulator is read before a key block's dS K is summed and written back after it, "
+       "without atomics: key blocks that reach the same query row together lose each other's updates",
+       "FlashAttention-2 ports that load the dQ accumulator tile, add and store it (a plain read-modify-write) "
+       "where the original uses atomicAdd; FlashAttention's test_flash_attn_race_condition",
+       "gradient agreement (dQ) on problems with many key blocks per row (sk >> 8); compute-sanitizer's "
+       "racecheck sees shared memory only and cannot catch it"},
   };
   return c;
 }

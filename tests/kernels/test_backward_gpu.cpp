@@ -1,17 +1,25 @@
 // The backward kernels on the GPU (label gpu, skips without a device): gradients agree with the
 // oracle (check_backward) over a feature grid and every dtype, guard bands intact and every gradient
 // written, finite where the oracle is, deterministic mode bitwise equal over FLASHPROBE_BWD_REPEATS
-// runs (default 20), GQA gradients equal the summed gradients of the repeated-head MHA problem, and
-// every backward mutant fails at least one case; and FLASHPROBE_BWD_CASES random problems (default
-// 100, seed FLASHPROBE_BWD_SEED) per kernel, the soak's knob.
+// runs (default 20), GQA gradients equal the summed gradients of the repeated-head MHA problem, a
+// batch with per-element key lengths equals its elements run one by one, query chunks (chunked
+// prefill) give the same dQ and dK/dV summing to the whole, and every backward mutant fails at least
+// one case, shrunk greedily (tests/common/shrink_problem.h); and FLASHPROBE_BWD_CASES random
+// problems (default 100, seed FLASHPROBE_BWD_SEED) per kernel, the soak's knob. With
+// FLASHPROBE_RECORD_DIR set, each test writes its record there (backward-<what>.json, schema
+// flashprobe.backward_gpu/1): reports/ reads them for the report's backward section.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <random>
 
 #include "../common/gpu_skip.h"
+#include "../common/gqa_as_mha.h"
+#include "../common/shrink_problem.h"
+#include "flashprobe/core/record.h"
 #include "flashprobe/core/device_info.h"
 #include "flashprobe/core/error.h"
 #include "flashprobe/kernels/backward.h"
@@ -84,22 +92,44 @@ Outcome judge(const BackwardKernelInfo& k, const AttnProblem& p, const AttnInput
   return o;
 }
 
+// The record of one test: `what` names it (grid, random, determinism, properties, mutants). Every
+// record carries summary rows (check, subject, run, skipped, failed) that the report counts.
+void write_record(const std::string& what, nlohmann::json payload) {
+  const char* dir = std::getenv("FLASHPROBE_RECORD_DIR");
+  if (!dir || !*dir) return;
+  nlohmann::json rec = record_header("backward_gpu");
+  rec["evidence"] = "measured";
+  rec["test"] = what;
+  for (auto& [k, v] : payload.items()) rec[k] = v;
+  std::filesystem::create_directories(dir);
+  write_json_file(std::string(dir) + "/backward-" + what + ".json", rec);
+}
+
+nlohmann::json summary_row(const std::string& check, const std::string& subject, int run, int failed, const std::string& note = "") {
+  return {{"check", check}, {"subject", subject}, {"run", run}, {"skipped", 0}, {"failed", failed}, {"note", note}};
+}
+
 
 TEST(BackwardGpu, GradientsAgreeWithTheOracleOnTheGrid) {
   FP_SKIP_WITHOUT_GPU();
   int run = 0;
   std::vector<std::string> failures;
-  for (const BackwardKernelInfo& k : backward_kernels())
+  nlohmann::json rows = nlohmann::json::array();
+  for (const BackwardKernelInfo& k : backward_kernels()) {
+    int krun = 0, kfailed = 0;
     for (DType t : {DType::f16, DType::bf16, DType::f32})
       for (const Case& c : grid(t)) {
         const AttnInputs in = random_inputs(c.p, c.seed);
         const oracle::BackwardInputs bw = backward_inputs(c.p, in, c.seed + 100);
         const Outcome o = judge(k, c.p, in, bw);
-        ++run;
-        if (!o.pass) failures.push_back(k.name + " " + c.p.id() + ": " + o.why);
+        ++run, ++krun;
+        if (!o.pass) ++kfailed, failures.push_back(k.name + " " + c.p.id() + ": " + o.why);
       }
+    rows.push_back(summary_row("backward grid", k.name, krun, kfailed, "f16, bf16, f32 over every feature"));
+  }
   std::cout << "[backward grid] " << run << " case(s) run, " << run - static_cast<int>(failures.size()) << " passed\n";
   for (auto& f : failures) std::cout << "  FAIL " << f << "\n";
+  write_record("grid", {{"summary", rows}, {"failures", failures}});
   EXPECT_TRUE(failures.empty()) << failures.front();
 }
 
@@ -155,6 +185,10 @@ TEST(BackwardGpu, RandomProblemsAgreeWithTheOracle) {
   }
   std::cout << "[backward random] " << run << " run(s), " << run - static_cast<int>(failures.size()) << " passed, "
             << failures.size() << " failed\n";
+  write_record("random", {{"cases", cases}, {"seed", seed},
+                          {"summary", {summary_row("backward random", "tiled_bwd, tiled_bwd_det", run, static_cast<int>(failures.size()),
+                                                   std::to_string(cases) + " problems, seed " + std::to_string(seed))}},
+                          {"failures", std::vector<std::string>(failures.begin(), failures.begin() + std::min<std::size_t>(failures.size(), 20))}});
   for (std::size_t i = 0; i < failures.size() && i < 20; ++i) std::cout << "  FAIL " << failures[i] << "\n";
   EXPECT_TRUE(failures.empty()) << failures.front();
 }
@@ -188,77 +222,275 @@ TEST(BackwardGpu, DeterministicModeIsBitwiseStableOverRepeats) {
   const BackwardRunResult first = run_backward(*k, p, in, {bw.dout, bw.o, bw.lse});
   ASSERT_TRUE(first.clean()) << first.describe();
   const int n = env_int("FLASHPROBE_BWD_REPEATS", 20);
-  for (int r = 1; r < n; ++r) {
+  std::string differs;
+  int r = 1;
+  for (; r < n && differs.empty(); ++r) {
     const BackwardRunResult again = run_backward(*k, p, in, {bw.dout, bw.o, bw.lse});
-    ASSERT_EQ(again.dq.bytes, first.dq.bytes) << "dQ differs on repeat " << r;
-    ASSERT_EQ(again.dk.bytes, first.dk.bytes) << "dK differs on repeat " << r;
-    ASSERT_EQ(again.dv.bytes, first.dv.bytes) << "dV differs on repeat " << r;
+    if (again.dq.bytes != first.dq.bytes) differs = "dQ differs on repeat " + std::to_string(r);
+    else if (again.dk.bytes != first.dk.bytes) differs = "dK differs on repeat " + std::to_string(r);
+    else if (again.dv.bytes != first.dv.bytes) differs = "dV differs on repeat " + std::to_string(r);
   }
+  write_record("determinism", {{"kernel", k->name}, {"problem", p.id()}, {"repeats", r}, {"bitwise_equal", differs.empty()},
+                               {"summary", {summary_row("backward determinism", k->name, 1, differs.empty() ? 0 : 1,
+                                                        std::to_string(r) + " runs of " + p.id() +
+                                                            (differs.empty() ? " bitwise equal" : ": " + differs))}}});
+  ASSERT_TRUE(differs.empty()) << differs;
   std::cout << "[determinism] " << n << " runs of " << p.id() << " bitwise equal\n";
+}
+
+double max_abs_diff(const Tensor& a, const Tensor& b) {
+  double w = 0;
+  for (std::int64_t e = 0; e < a.size(); ++e) w = std::max(w, std::abs(a.get(e) - b.get(e)));
+  return w;
+}
+
+double max_abs(const Tensor& a) {
+  double w = 0;
+  for (std::int64_t e = 0; e < a.size(); ++e) w = std::max(w, std::abs(a.get(e)));
+  return w;
 }
 
 TEST(BackwardGpu, GqaGradientsEqualTheSummedMhaGradients) {
   FP_SKIP_WITHOUT_GPU();
+  nlohmann::json rows = nlohmann::json::array();
   for (const BackwardKernelInfo& k : backward_kernels()) {
     AttnProblem p;
     p.batch = 1; p.hq = 6; p.hkv = 2; p.sq = 33; p.sk = 41; p.d = p.dv = 64;
     p.dtype = p.out_dtype = DType::f32;  // f32: the two problems' roundings differ only by summation order
     p.causal = Causal::top_left;
-    AttnProblem m = p;
-    m.hkv = 6;
     const AttnInputs in = random_inputs(p, 9);
-    AttnInputs mi = in;
-    mi.k = Tensor(p.dtype, m.k_span());
-    mi.v = Tensor(p.dtype, m.v_span());
-    for (int j = 0; j < p.sk; ++j)
-      for (int h = 0; h < m.hkv; ++h) {
-        for (int x = 0; x < p.d; ++x) mi.k.set(offset(m.k_strides(), 0, j, h, x), in.k.get(offset(p.k_strides(), 0, j, h / 3, x)));
-        for (int x = 0; x < p.dv; ++x) mi.v.set(offset(m.v_strides(), 0, j, h, x), in.v.get(offset(p.v_strides(), 0, j, h / 3, x)));
-      }
+    const auto [m, mi] = testing::gqa_as_mha(p, in);
     const oracle::BackwardInputs bw = backward_inputs(p, in, 10);
     const BackwardRunResult g = run_backward(k, p, in, {bw.dout, bw.o, bw.lse});
     const BackwardRunResult gm = run_backward(k, m, mi, {bw.dout, bw.o, bw.lse});
-    double worst = 0, scale = 0, dq_worst = 0;
-    for (std::int64_t e = 0; e < p.q_span(); ++e) dq_worst = std::max(dq_worst, std::abs(g.dq.get(e) - gm.dq.get(e)));
+    double worst = 0, scale = 0;
+    const double dq_worst = max_abs_diff(g.dq, gm.dq);
     for (int j = 0; j < p.sk; ++j)
       for (int kv = 0; kv < p.hkv; ++kv)
         for (int x = 0; x < p.d; ++x) {
           double sum = 0;
-          for (int h = kv * 3; h < kv * 3 + 3; ++h) sum += gm.dk.get(offset(m.k_strides(), 0, j, h, x));
+          for (int h = 0; h < p.hq; ++h)
+            if (p.kv_head(h) == kv) sum += gm.dk.get(offset(m.k_strides(), 0, j, h, x));
           const double got = g.dk.get(offset(p.k_strides(), 0, j, kv, x));
           worst = std::max(worst, std::abs(got - sum));
           scale = std::max(scale, std::abs(sum));
         }
-    EXPECT_LE(worst, 1e-5 * std::max(1.0, scale)) << k.name;
-    EXPECT_LE(dq_worst, 1e-5 * std::max(1.0, scale)) << k.name << ": dQ of a GQA problem is the MHA problem's";
+    const double tol = 1e-5 * std::max(1.0, scale);
+    EXPECT_LE(worst, tol) << k.name;
+    EXPECT_LE(dq_worst, tol) << k.name << ": dQ of a GQA problem is the MHA problem's";
+    rows.push_back(summary_row("backward GQA = summed MHA", k.name, 1, worst <= tol && dq_worst <= tol ? 0 : 1,
+                               p.id() + ": max |dK - sum dK_mha| " + std::to_string(worst) + ", max |dQ - dQ_mha| " +
+                                   std::to_string(dq_worst) + ", tolerance " + std::to_string(tol)));
   }
+  write_record("gqa", {{"summary", rows}});
+}
+
+// Rows [t0, t0 + n) of batch element b of a [B, S, H, dim] tensor at `ss` into batch element 0, rows
+// from 0, of `dst` at `ds`.
+void copy_rows(const Tensor& src, const Strides& ss, int b, int t0, Tensor& dst, const Strides& ds, int n, int heads, int dim) {
+  for (int t = 0; t < n; ++t)
+    for (int h = 0; h < heads; ++h)
+      for (int x = 0; x < dim; ++x) dst.set(offset(ds, 0, t, h, x), src.get(offset(ss, b, t0 + t, h, x)));
+}
+
+// One piece of a bigger problem: batch element b, query rows [i0, i0 + s.sq), keys [0, s.sk), as the
+// problem s of batch 1 with its inputs, dO, O and LSE cut from the whole's.
+struct Piece {
+  AttnProblem s;
+  AttnInputs in;
+  BackwardRunInputs bw;
+  int b = 0, i0 = 0;
+};
+
+Piece cut(const AttnProblem& p, const AttnInputs& in, const oracle::BackwardInputs& bw, int b, int i0, int sq, int sk) {
+  Piece c;
+  c.b = b, c.i0 = i0;
+  c.s = p;
+  c.s.batch = 1, c.s.sq = sq, c.s.sk = sk;
+  c.s.seqlens_k.clear();
+  c.in.q = Tensor(p.dtype, c.s.q_span());
+  c.in.k = Tensor(p.dtype, c.s.k_span());
+  c.in.v = Tensor(p.dtype, c.s.v_span());
+  copy_rows(in.q, p.q_strides(), b, i0, c.in.q, c.s.q_strides(), sq, p.hq, p.d);
+  copy_rows(in.k, p.k_strides(), b, 0, c.in.k, c.s.k_strides(), sk, p.hkv, p.d);
+  copy_rows(in.v, p.v_strides(), b, 0, c.in.v, c.s.v_strides(), sk, p.hkv, p.dv);
+  c.bw.dout = Tensor(p.out_dtype, c.s.o_span());
+  c.bw.o = Tensor(p.out_dtype, c.s.o_span());
+  copy_rows(bw.dout, p.o_strides(), b, i0, c.bw.dout, c.s.o_strides(), sq, p.hq, p.dv);
+  copy_rows(bw.o, p.o_strides(), b, i0, c.bw.o, c.s.o_strides(), sq, p.hq, p.dv);
+  for (int h = 0; h < p.hq; ++h)
+    for (int i = 0; i < sq; ++i) c.bw.lse.push_back(bw.lse[static_cast<std::size_t>((std::int64_t{b} * p.hq + h) * p.sq + i0 + i)]);
+  return c;
+}
+
+// The largest difference between a piece's gradient and the whole's rows [t0, t0 + n) of element b.
+double piece_diff(const Tensor& whole, const Strides& ws, const Tensor& piece, const Strides& ps, int b, int t0, int n, int heads, int dim) {
+  double w = 0;
+  for (int t = 0; t < n; ++t)
+    for (int h = 0; h < heads; ++h)
+      for (int x = 0; x < dim; ++x)
+        w = std::max(w, std::abs(whole.get(offset(ws, b, t0 + t, h, x)) - piece.get(offset(ps, 0, t, h, x))));
+  return w;
+}
+
+// Varlen: a batch whose elements have their own key counts (one empty) gives, element by element,
+// the gradients of that element run alone as a batch of one. dK and dV never cross elements, nor
+// does dQ: bitwise equal for both kernels except the atomic kernel's dQ (its addition order varies
+// from run to run: within 1e-5 in f32).
+TEST(BackwardGpu, AVarlenBatchEqualsItsElementsRunAlone) {
+  FP_SKIP_WITHOUT_GPU();
+  nlohmann::json rows = nlohmann::json::array();
+  for (const BackwardKernelInfo& k : backward_kernels()) {
+    AttnProblem p;
+    p.batch = 3; p.hq = 4; p.hkv = 2; p.sq = 24; p.sk = 70; p.d = p.dv = 64;
+    p.dtype = p.out_dtype = DType::f32;
+    p.causal = Causal::bottom_right;
+    p.seqlens_k = {70, 33, 0};
+    const AttnInputs in = random_inputs(p, 21);
+    const oracle::BackwardInputs bw = backward_inputs(p, in, 22);
+    const BackwardRunResult whole = run_backward(k, p, in, {bw.dout, bw.o, bw.lse});
+    ASSERT_TRUE(whole.clean()) << whole.describe();
+    double dq = 0, dkv = 0;
+    for (int b = 0; b < p.batch; ++b) {
+      const Piece c = cut(p, in, bw, b, 0, p.sq, p.keys(b));
+      const BackwardRunResult r = run_backward(k, c.s, c.in, c.bw);
+      ASSERT_TRUE(r.clean()) << c.s.id() << ": " << r.describe();
+      dq = std::max(dq, piece_diff(whole.dq, p.q_strides(), r.dq, c.s.q_strides(), b, 0, p.sq, p.hq, p.d));
+      dkv = std::max(dkv, piece_diff(whole.dk, p.k_strides(), r.dk, c.s.k_strides(), b, 0, c.s.sk, p.hkv, p.d));
+      dkv = std::max(dkv, piece_diff(whole.dv, p.v_strides(), r.dv, c.s.v_strides(), b, 0, c.s.sk, p.hkv, p.dv));
+    }
+    const double dq_tol = k.deterministic ? 0.0 : 1e-5 * std::max(1.0, max_abs(whole.dq));
+    EXPECT_EQ(dkv, 0.0) << k.name << ": dK/dV of an element differ from the element run alone";
+    EXPECT_LE(dq, dq_tol) << k.name << ": dQ of an element differs from the element run alone";
+    rows.push_back(summary_row("backward varlen = per element", k.name, 1, dkv == 0 && dq <= dq_tol ? 0 : 1,
+                               p.id() + ": max diff dK/dV " + std::to_string(dkv) + " (bitwise required), dQ " + std::to_string(dq) +
+                                   (k.deterministic ? " (bitwise required)" : " (atomics: within " + std::to_string(dq_tol) + ")")));
+  }
+  write_record("varlen", {{"summary", rows}});
+}
+
+// Chunked prefill: the query rows split into chunks, chunk [a, a + n) run as its own problem over the
+// keys its rows can see (bottom-right causal with a window: the first keys(b) - (sq - a - n) keys),
+// give the same dQ rows, and dK, dV summed over the chunks (within 1e-5 in f32). The deterministic
+// kernel's dQ rows are bitwise equal (each row walks the same key blocks in the same order).
+TEST(BackwardGpu, QueryChunksGiveTheSameDqAndSumToDkDv) {
+  FP_SKIP_WITHOUT_GPU();
+  nlohmann::json rows = nlohmann::json::array();
+  for (const BackwardKernelInfo& k : backward_kernels()) {
+    AttnProblem p;
+    p.batch = 2; p.hq = 4; p.hkv = 2; p.sq = 64; p.sk = 100; p.d = p.dv = 64;
+    p.dtype = p.out_dtype = DType::f32;
+    p.causal = Causal::bottom_right;
+    p.window_left = 40;
+    const AttnInputs in = random_inputs(p, 31);
+    const oracle::BackwardInputs bw = backward_inputs(p, in, 32);
+    const BackwardRunResult whole = run_backward(k, p, in, {bw.dout, bw.o, bw.lse});
+    ASSERT_TRUE(whole.clean()) << whole.describe();
+    Tensor dk_sum(DType::f32, p.k_span()), dv_sum(DType::f32, p.v_span());  // zeros
+    double dq = 0;
+    for (int b = 0; b < p.batch; ++b)
+      for (auto [a, n] : {std::pair{0, 16}, {16, 8}, {24, 40}}) {
+        const Piece c = cut(p, in, bw, b, a, n, p.keys(b) - (p.sq - a - n));
+        const BackwardRunResult r = run_backward(k, c.s, c.in, c.bw);
+        ASSERT_TRUE(r.clean()) << c.s.id() << ": " << r.describe();
+        dq = std::max(dq, piece_diff(whole.dq, p.q_strides(), r.dq, c.s.q_strides(), b, a, n, p.hq, p.d));
+        for (int j = 0; j < c.s.sk; ++j)
+          for (int h = 0; h < p.hkv; ++h) {
+            for (int x = 0; x < p.d; ++x) {
+              const std::int64_t e = offset(p.k_strides(), b, j, h, x);
+              dk_sum.set(e, dk_sum.get(e) + r.dk.get(offset(c.s.k_strides(), 0, j, h, x)));
+            }
+            for (int x = 0; x < p.dv; ++x) {
+              const std::int64_t e = offset(p.v_strides(), b, j, h, x);
+              dv_sum.set(e, dv_sum.get(e) + r.dv.get(offset(c.s.v_strides(), 0, j, h, x)));
+            }
+          }
+      }
+    const double tol = 1e-5 * std::max({1.0, max_abs(whole.dk), max_abs(whole.dv), max_abs(whole.dq)});
+    const double dkv = std::max(max_abs_diff(whole.dk, dk_sum), max_abs_diff(whole.dv, dv_sum));
+    const double dq_tol = k.deterministic ? 0.0 : tol;
+    EXPECT_LE(dkv, tol) << k.name << ": dK/dV of the chunks do not sum to the whole's";
+    EXPECT_LE(dq, dq_tol) << k.name << ": a chunk's dQ rows differ from the whole's";
+    rows.push_back(summary_row("backward chunks = whole", k.name, 1, dkv <= tol && dq <= dq_tol ? 0 : 1,
+                               p.id() + " in query chunks of 16, 8, 40: max diff dK/dV " + std::to_string(dkv) + " (within " +
+                                   std::to_string(tol) + "), dQ " + std::to_string(dq) +
+                                   (k.deterministic ? " (bitwise required)" : " (within the tolerance)")));
+  }
+  write_record("chunked", {{"summary", rows}});
+}
+
+// Many key blocks reaching the same query rows at once: where a dQ accumulated across key blocks
+// without atomics loses updates (bwd_dq_race). 512 blocks of tiled_bwd walk the 64 rows together.
+std::vector<Case> race_cases() {
+  std::vector<Case> v;
+  for (DType t : {DType::f16, DType::bf16}) {
+    AttnProblem p;
+    p.batch = 1; p.hq = p.hkv = 2; p.sq = 64; p.sk = 2048; p.d = p.dv = 64;
+    p.dtype = p.out_dtype = t;
+    v.push_back({p, 500});
+  }
+  return v;
 }
 
 TEST(BackwardGpu, EveryBackwardMutantIsKilled) {
   FP_SKIP_WITHOUT_GPU();
   std::vector<std::string> survivors;
+  nlohmann::json muts = nlohmann::json::array(), rows = nlohmann::json::array();
+  std::vector<Case> cases = grid(DType::f16), more = grid(DType::bf16), race = race_cases();
+  cases.insert(cases.end(), more.begin(), more.end());
+  cases.insert(cases.end(), race.begin(), race.end());
   for (const BackwardMutant& m : backward_mutants()) {
-    std::string killer;
-    for (DType t : {DType::f16, DType::bf16}) {
-      for (const Case& c : grid(t)) {
-        const AttnInputs in = random_inputs(c.p, c.seed);
-        Outcome o;
-        try {
-          o = judge(m.kernel, c.p, in, backward_inputs(c.p, in, c.seed + 100));
-        } catch (const GpuError& e) {
-          o.pass = false;
-          o.why = e.what();
-        }
-        if (!o.pass) {
-          killer = c.p.id() + ": " + o.why.substr(0, 200);
-          break;
-        }
+    // A case fails when the mutant's gradients fail the oracle or the run (guards, NaN poison); a
+    // device error counts as a failure, a refusal of the problem does not.
+    auto fails = [&](const AttnProblem& p, std::uint64_t seed, std::string* why) {
+      try {
+        const AttnInputs in = random_inputs(p, seed);
+        const Outcome o = judge(m.kernel, p, in, backward_inputs(p, in, seed + 100));
+        if (why) *why = o.why.substr(0, 300);
+        return !o.pass;
+      } catch (const GpuError& e) {
+        if (why) *why = e.what();
+        return true;
+      } catch (const std::exception&) {
+        return false;
       }
-      if (!killer.empty()) break;
+    };
+    const Case* killer = nullptr;
+    std::string why;
+    int tried = 0;
+    for (const Case& c : cases) {
+      ++tried;
+      if (fails(c.p, c.seed, &why)) {
+        killer = &c;
+        break;
+      }
     }
-    std::cout << (killer.empty() ? "SURVIVED " : "killed   ") << m.meta.name << (killer.empty() ? "" : " by " + killer) << "\n";
-    if (killer.empty()) survivors.push_back(m.meta.name);
+    nlohmann::json j = {{"name", m.meta.name}, {"kernel", m.meta.kernel}, {"description", m.meta.description},
+                        {"expected_killer", m.meta.killed_by}, {"killed", killer != nullptr}, {"cases", tried}};
+    if (killer) {
+      const testing::Shrunk sh = testing::shrink_problem(killer->p, [&](const AttnProblem& q) { return fails(q, killer->seed, nullptr); }, 150);
+      std::string shrunk_why;
+      fails(sh.p, killer->seed, &shrunk_why);
+      std::cout << "killed   " << m.meta.name << " by " << killer->p.id() << ": " << why.substr(0, 200) << "\n"
+                << "  shrunk to " << sh.p.id() << " (seed " << killer->seed << ", " << sh.steps << " steps, " << sh.tries
+                << " tries): " << shrunk_why.substr(0, 200) << "\n";
+      j["killed_by"] = "gradient agreement with the oracle (check_backward)";
+      j["case"] = killer->p.id();
+      j["failure"] = why;
+      j["shrunk"] = sh.p.id();
+      j["shrunk_problem"] = sh.p;
+      j["shrunk_seed"] = killer->seed;
+      j["shrink_steps"] = sh.steps;
+      j["shrunk_failure"] = shrunk_why;
+    } else {
+      std::cout << "SURVIVED " << m.meta.name << " (" << tried << " cases)\n";
+      survivors.push_back(m.meta.name);
+    }
+    muts.push_back(j);
+    rows.push_back(summary_row("backward mutants", m.meta.name, 1, killer ? 0 : 1,
+                               killer ? "killed, shrunk to " + j["shrunk"].get<std::string>() : "survived " + std::to_string(tried) + " cases"));
   }
+  write_record("mutants", {{"mutants", muts}, {"summary", rows}});
   EXPECT_TRUE(survivors.empty()) << survivors.size() << " backward mutant(s) survived, first: " << survivors.front();
 }
 

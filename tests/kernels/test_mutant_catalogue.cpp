@@ -26,7 +26,7 @@ TEST(Mutants, OneEntryPerBugWithMetadata) {
 TEST(Mutants, TheRequiredBugClassesArePresent) {
   for (auto* n : {"softmax_block_not_pow2", "causal_top_left", "kv_offset_ignored", "gqa_mod", "tail_unmasked",
                   "masked_row_nan", "combine_skips_empty", "missing_barrier", "bf16_truncate", "lse_scale_twice",
-                  "rowsum_f16", "bwd_no_rowsum_d", "bwd_gqa_unsummed", "bwd_softcap_grad_missing", "bwd_causal_missing",
+                  "rowsum_f16", "bwd_no_rowsum_d", "bwd_gqa_unsummed", "bwd_softcap_grad_missing", "bwd_causal_missing", "bwd_dq_race",
                   "o_accum_f16", "v_reads_k_strides", "offset_32bit", "split_odd_dropped"})
     EXPECT_NE(find_mutant_meta(n), nullptr) << n;
 }

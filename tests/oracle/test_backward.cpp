@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 
+#include "../common/gqa_as_mha.h"
 #include "flashprobe/core/error.h"
 #include "flashprobe/core/half.h"
 #include "flashprobe/oracle/backward.h"
@@ -152,18 +153,8 @@ TEST(Backward, RowsWithoutKeysAndUnseenKeysGetExactZeros) {
 TEST(Backward, GqaGradientsAreTheSummedGradientsOfTheRepeatedMhaProblem) {
   AttnProblem p = small(Causal::top_left, 5, 7, DType::f16);
   p.hq = 6; p.hkv = 2;
-  AttnProblem m = p;
-  m.hkv = 6;
   const AttnInputs in = random_inputs(p, 9);
-  AttnInputs mi = in;
-  mi.k = Tensor(p.dtype, m.k_span());
-  mi.v = Tensor(p.dtype, m.v_span());
-  for (int b = 0; b < p.batch; ++b)
-    for (int j = 0; j < p.sk; ++j)
-      for (int h = 0; h < m.hkv; ++h) {
-        for (int x = 0; x < p.d; ++x) mi.k.set(offset(m.k_strides(), b, j, h, x), in.k.get(offset(p.k_strides(), b, j, h / 3, x)));
-        for (int x = 0; x < p.dv; ++x) mi.v.set(offset(m.v_strides(), b, j, h, x), in.v.get(offset(p.v_strides(), b, j, h / 3, x)));
-      }
+  const auto [m, mi] = flashprobe::testing::gqa_as_mha(p, in);
   const Tensor dout = random_normal(p.out_dtype, p.o_span(), 10);
   const Gradients g = reference_backward(p, in, dout), gm = reference_backward(m, mi, dout);
   EXPECT_LE(max_diff(g.dq, gm.dq), 1e-13);

@@ -27,8 +27,9 @@ enum class Bug {
   v_reads_k_strides,       // tiled: V addressed with K's strides
   offset_32bit,            // tiled: element offsets kept in 32-bit signed range (wrap past 2^31)
   split_odd_dropped,       // decode: the combine drops the last split when the count is odd
+  bwd_dq_race,             // tiled_bwd: dQ's fp32 accumulator read, added to and written back without atomics
 };
 // The last Bug value (the catalogue has one entry per value after none).
-inline constexpr Bug kLastBug = Bug::split_odd_dropped;
+inline constexpr Bug kLastBug = Bug::bwd_dq_race;
 
 }  // namespace flashprobe::kernels

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "flashprobe/core/counter_inputs.h"
 #include "flashprobe/core/error.h"
 
 namespace flashprobe::proptests {
@@ -238,7 +239,7 @@ AttnInputs Case::make_inputs() const {
   } else if (inputs == InputKind::near_identical_keys) {
     dist.key_jitter = 1.0 / 64;
   }
-  return random_inputs(problem, seed, dist);
+  return counter_inputs(problem, seed, dist);
 }
 
 void to_json(nlohmann::json& j, const Case& c) {

@@ -46,7 +46,7 @@ FP_BITS16_HD std::uint16_t encode(int ebits, int mbits, double x) {
   const std::uint64_t sig = (std::uint64_t{1} << 52) | m;
   std::uint64_t keep = sig >> shift;
   const std::uint64_t rest = sig & ((std::uint64_t{1} << shift) - 1), half = std::uint64_t{1} << (shift - 1);
-  if (rest > half || (rest == half && (keep & 1))) ++keep;
+  keep += static_cast<std::uint64_t>(rest > half) | (static_cast<std::uint64_t>(rest == half) & keep & 1);  // branch-free
   // A normal result: (biased exponent - 1) << mbits plus keep (whose implicit one adds the last 1); a
   // mantissa that rounded up to the next power of two carries into the exponent by the same sum. A
   // subnormal result is keep itself (keep = 2^mbits is the least normal number).

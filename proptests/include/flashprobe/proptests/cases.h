@@ -90,6 +90,8 @@ struct Case {
   InputKind inputs = InputKind::normal;
   int splits = 0;  // key splits forced on a split-K kernel (Domain::key_splits); 0: the kernel's own
   std::string id() const;
+  // The case's Q, K and V from the counter-based generator (core/counter_inputs.h): every element a
+  // function of (seed, tensor, index), so the device fill (kernels/input_fill.h) writes the same bits.
   AttnInputs make_inputs() const;
   bool operator==(const Case&) const = default;
 };

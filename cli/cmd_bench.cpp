@@ -6,6 +6,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "bench/bench_backward.h"
 #include "bench/bench_grid.h"
 #include "bench/gemm_ceiling.h"
 #include "bench/random_tiled.h"
@@ -16,6 +17,7 @@
 #include "flashprobe/core/error.h"
 #include "flashprobe/core/record.h"
 #include "flashprobe/core/tensor.h"
+#include "flashprobe/kernels/backward.h"
 #include "flashprobe/kernels/registry.h"
 #include "flashprobe/kernels/runner.h"
 #include "flashprobe/kernels/select.h"
@@ -32,6 +34,7 @@ struct Opts {
   std::vector<std::string> problems;
   std::string timing = "graph";
   bool quick = false;
+  bool backward = false;
   double min_seconds = 0.25;
 };
 
@@ -75,6 +78,71 @@ std::vector<kernels::KernelInfo> kernels_to_time(const Opts& o) {
   return v;
 }
 
+// The backward kernels to time: all of them, or the ones named (an unknown name lists them).
+std::vector<const kernels::BackwardKernelInfo*> backward_to_time(const Opts& o) {
+  std::vector<const kernels::BackwardKernelInfo*> v;
+  if (o.kernels.empty())
+    for (const auto& k : kernels::backward_kernels()) v.push_back(&k);
+  for (const auto& name : o.kernels) {
+    const kernels::BackwardKernelInfo* k = kernels::find_backward_kernel(name);
+    if (!k) throw UsageError("--kernel " + name + " with --backward: no such backward kernel (have: " +
+                             kernels::backward_kernel_names() + ")");
+    v.push_back(k);
+  }
+  return v;
+}
+
+bool wanted(const Opts& o, const bench::BenchCase& c) {
+  if (!o.groups.empty() && std::find(o.groups.begin(), o.groups.end(), c.group) == o.groups.end()) return false;
+  return o.dtypes.empty() || std::find(o.dtypes.begin(), o.dtypes.end(), dtype_name(c.p.dtype)) != o.dtypes.end();
+}
+
+// The backward kernels over the grid's prefill and Whisper cases (decode has no backward) or the
+// custom problems: same timing, records with pass "backward" and 2.5x the forward's FLOPs.
+int run_backward(const Opts& o, const std::vector<const kernels::BackwardKernelInfo*>& timed,
+                 const std::vector<bench::BenchCase>& cases) {
+  const DeviceInfo dev = require_device();
+  nlohmann::json rec = record_header("bench");
+  rec["evidence"] = "measured";
+  rec["pass"] = "backward";
+  rec["timing"] = o.timing;
+  rec["filters"] = {{"kernels", o.kernels}, {"groups", o.groups}, {"dtypes", o.dtypes}, {"quick", o.quick},
+                    {"problems", o.problems}, {"backward", true}};
+  rec["method"] = std::string(o.timing == "graph" ? "graph replays between device events" : "device events around each launch call") +
+                  "; one input set (Q, K, V, dO random; O and LSE from the dispatched forward kernel); 3 warm-ups; "
+                  "median of >= 10 repetitions and >= " + std::to_string(o.min_seconds) +
+                  " s; FLOPs = 2.5 x the forward's (FlashAttention's backward convention)";
+  std::printf("device %s (%s), backward kernels\n", dev.name.c_str(), dev.arch.c_str());
+  std::printf("%-14s %-48s %10s %10s %9s\n", "kernel", "case", "median ms", "TFLOP/s", "GB/s");
+  nlohmann::json results = nlohmann::json::array();
+  for (const auto& c : cases) {
+    if (c.group == "decode" || !wanted(o, c)) continue;
+    const kernels::BackwardSelection chosen = kernels::select_backward(dev, c.p, false);
+    const std::string dispatched = chosen ? chosen.kernel->name : std::string();
+    for (const kernels::BackwardKernelInfo* k : timed) {
+      if (!k->supports(dev, c.p)) continue;
+      const bench::BackwardTiming bt = bench::time_backward(*k, c, o.timing, o.min_seconds);
+      const double flops = c.backward_flops(), bytes = c.backward_bytes();
+      const double tflops = flops / (bt.t.median_ms * 1e-3) / 1e12, gbps = bytes / (bt.t.median_ms * 1e-3) / 1e9;
+      std::printf("%-14s %-48s %10.4f %10.1f %9.0f\n", k->name.c_str(), c.id().substr(0, 48).c_str(), bt.t.median_ms, tflops, gbps);
+      std::fflush(stdout);
+      results.push_back({{"impl", "flashprobe"}, {"kernel", k->name}, {"pass", "backward"}, {"group", c.group},
+                         {"case", c.id()}, {"problem", c.p}, {"median_ms", bt.t.median_ms}, {"min_ms", bt.t.min_ms},
+                         {"max_ms", bt.t.max_ms}, {"reps", bt.t.reps}, {"timing", o.timing},
+                         {"launch_host_us", bt.t.launch_host_us}, {"input_sets", 1}, {"flops", flops}, {"bytes", bytes},
+                         {"tflops", tflops}, {"gbps", gbps}, {"dispatched", dispatched}, {"forward_by", bt.forward_by}});
+      rec["results"] = results;
+      rec["complete"] = false;
+      write_json_file(o.json, rec);
+    }
+  }
+  rec["results"] = results;
+  rec["complete"] = true;
+  write_json_file(o.json, rec);
+  std::printf("wrote %zu timing(s) to %s\n", results.size(), o.json.c_str());
+  return 0;
+}
+
 int run(const Opts& o, const std::vector<kernels::KernelInfo>& timed, const std::vector<bench::BenchCase>& cases) {
   const DeviceInfo dev = require_device();
   nlohmann::json rec = record_header("bench");
@@ -105,8 +173,7 @@ int run(const Opts& o, const std::vector<kernels::KernelInfo>& timed, const std:
   nlohmann::json results = nlohmann::json::array();
   std::printf("%-10s %-48s %10s %10s %9s\n", "kernel", "case", "median ms", "TFLOP/s", "GB/s");
   for (const auto& c : cases) {
-    if (!o.groups.empty() && std::find(o.groups.begin(), o.groups.end(), c.group) == o.groups.end()) continue;
-    if (!o.dtypes.empty() && std::find(o.dtypes.begin(), o.dtypes.end(), dtype_name(c.p.dtype)) == o.dtypes.end()) continue;
+    if (!wanted(o, c)) continue;
     // The kernel a user gets for this problem here: the report draws a run's figure only when the
     // run timed it.
     const kernels::Selection chosen = kernels::select(dev, c.p);
@@ -170,6 +237,9 @@ CommandRegistration reg("bench", [](CLI::App& app) -> RunFn {
       ->check(CLI::IsMember({"graph", "launch"}))
       ->capture_default_str();
   sub->add_flag("--quick", o->quick, "A reduced grid (smoke runs)");
+  sub->add_flag("--backward", o->backward,
+                "Time the backward kernels instead (flashprobe/kernels/backward.h; --kernel names them); decode "
+                "cases are left out; TFLOP/s count 2.5x the forward's FLOPs");
   sub->add_option("--problem", o->problems,
                   "Time these problems instead of the grid (group custom): a problem JSON file, or a file holding an "
                   "array of them (repeatable)")
@@ -180,6 +250,10 @@ CommandRegistration reg("bench", [](CLI::App& app) -> RunFn {
       throw UsageError("--problem replaces the grid: it does not combine with --quick or --group");
     // The output, kernel names and problem files are checked before any device is touched.
     require_writable_file(o->json, "--json");
+    if (o->backward) {
+      const auto timed = backward_to_time(*o);
+      return run_backward(*o, timed, o->problems.empty() ? bench::bench_grid(o->quick) : bench::custom_cases(o->problems));
+    }
     const std::vector<kernels::KernelInfo> timed = kernels_to_time(*o);
     return run(*o, timed, o->problems.empty() ? bench::bench_grid(o->quick) : bench::custom_cases(o->problems));
   };

@@ -32,6 +32,14 @@ double BenchCase::bytes() const {
   return q + kv + o + double(p.lse_size()) * 4;
 }
 
+double BenchCase::backward_bytes() const {
+  const double in = double(dtype_size(p.dtype));
+  const double q = double(p.batch) * p.sq * p.hq * p.d * in;
+  const double kv = double(p.batch) * p.sk * p.hkv * (p.d + p.dv) * in;
+  const double o = double(p.batch) * p.sq * p.hq * p.dv * double(dtype_size(p.out_dtype));
+  return 2 * (q + kv) + 2 * o + double(p.lse_size()) * 4;
+}
+
 std::vector<BenchCase> bench_grid(bool quick) {
   std::vector<BenchCase> v;
   const std::vector<int> seqs = quick ? std::vector<int>{1024, 4096} : std::vector<int>{512, 1024, 2048, 4096, 8192, 16384};

@@ -21,6 +21,10 @@ struct BenchCase {
   AttnProblem p;
   double flops() const;
   double bytes() const;
+  // The backward (bench --backward): FlashAttention's convention, 2.5x the forward's FLOPs (five
+  // GEMMs against two); bytes = Q, K, V, O, dO, LSE read and dQ, dK, dV written once.
+  double backward_flops() const { return 2.5 * flops(); }
+  double backward_bytes() const;
   std::string id() const { return group + ":" + p.id(); }
 };
 

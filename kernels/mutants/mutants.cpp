@@ -5,6 +5,7 @@
 #include "flashprobe/core/error.h"
 #include "src/bwd_params.h"
 #include "src/launchers.h"
+#include "src/mma/mma_bwd_launchers.h"
 
 namespace flashprobe::kernels {
 namespace {
@@ -106,6 +107,13 @@ BwdFn backward_launcher(Bug b) {
     case Bug::bwd_softcap_grad_missing: return detail::launch_backward<Bug::bwd_softcap_grad_missing>;
     case Bug::bwd_causal_missing: return detail::launch_backward<Bug::bwd_causal_missing>;
     case Bug::bwd_dq_race: return detail::launch_backward<Bug::bwd_dq_race>;
+#if !defined(FP_VENDOR_HIP)
+    case Bug::bwd_mma_no_rowsum_d: return detail::launch_mma_bwd_nvidia<detail::kMutantMmaBwdDim, Bug::bwd_mma_no_rowsum_d>;
+    case Bug::bwd_mma_gqa_unsummed: return detail::launch_mma_bwd_nvidia<detail::kMutantMmaBwdDim, Bug::bwd_mma_gqa_unsummed>;
+    case Bug::bwd_mma_softcap_grad_missing:
+      return detail::launch_mma_bwd_nvidia<detail::kMutantMmaBwdDim, Bug::bwd_mma_softcap_grad_missing>;
+    case Bug::bwd_mma_causal_missing: return detail::launch_mma_bwd_nvidia<detail::kMutantMmaBwdDim, Bug::bwd_mma_causal_missing>;
+#endif
     default: return nullptr;
   }
 }
@@ -118,6 +126,15 @@ BackwardMutant make_backward(const MutantMeta& m) {
   k.name = "mutant/" + m.name;
   k.description = m.description;
   const bool det = base->deterministic;
+  if (m.kernel == "mma_bwd") {
+    auto base_supports = base->supports;
+    k.supports = [base_supports](const DeviceInfo& dev, const AttnProblem& p) {
+      if (p.d != detail::kMutantMmaBwdDim)
+        return Support::no("d=" + std::to_string(p.d) + ": mma_bwd mutants are built for d=" +
+                           std::to_string(detail::kMutantMmaBwdDim) + " only");
+      return base_supports(dev, p);
+    };
+  }
   k.launch = [bug = m.bug, det, name = k.name](const AttnProblem& p, const BwdDeviceTensors& t, void* ws, Stream s) {
 #ifdef FP_HAVE_GPU_RUNTIME
     (void)name;

@@ -14,6 +14,7 @@ struct BwdParams {
   void* dv;           // f.dtype at f.vs
   float* dvec;        // workspace: rowsum(dO ∘ O), [B, Hq, Sq]
   float* dq_acc;      // workspace of the atomic mode: dQ / scale in fp32, [B, Sq, Hq, D] contiguous; else null
+  int dout_rows16;    // dO's rows move in 16-byte chunks (Params::o_rows16's rule, applied to dout)
 };
 
 // Workspace bytes: dvec, plus dq_acc unless deterministic.

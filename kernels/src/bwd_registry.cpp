@@ -4,6 +4,7 @@
 #include "flashprobe/core/error.h"
 #include "flashprobe/kernels/backward.h"
 #include "src/bwd_params.h"
+#include "src/mma/mma_bwd_registry.h"
 
 namespace flashprobe::kernels {
 
@@ -27,6 +28,9 @@ BwdParams make_bwd_params(const AttnProblem& p, const BwdDeviceTensors& t, void*
   r.dv = t.dv;
   r.dvec = static_cast<float*>(workspace);
   r.dq_acc = deterministic ? nullptr : r.dvec + static_cast<std::size_t>(p.batch) * p.hq * p.sq;
+  DeviceTensors as_o = t.fwd;  // dO has O's strides and type: the same alignment rule
+  as_o.o = const_cast<void*>(t.dout);
+  r.dout_rows16 = make_params(p, as_o).o_rows16;
   return r;
 }
 
@@ -65,7 +69,10 @@ BackwardKernelInfo make(const char* name, bool deterministic, const char* what) 
 }  // namespace
 
 const std::vector<BackwardKernelInfo>& backward_kernels() {
+  // In the order of preference: the tensor-core kernels where they apply.
   static const std::vector<BackwardKernelInfo> table{
+      make_mma_bwd_kernel(false),
+      make_mma_bwd_kernel(true),
       make("tiled_bwd", false,
            "scalar FlashAttention-2 backward: dK/dV per key block, dQ added across key blocks with fp32 atomics"),
       make("tiled_bwd_det", true,

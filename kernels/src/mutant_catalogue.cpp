@@ -91,6 +91,22 @@ const std::vector<MutantMeta>& mutant_catalogue() {
        "where the original uses atomicAdd; FlashAttention's test_flash_attn_race_condition",
        "gradient agreement (dQ) on problems with many key blocks per row (sk >> 8); compute-sanitizer's "
        "racecheck sees shared memory only and cannot catch it"},
+      {"bwd_mma_no_rowsum_d", Bug::bwd_mma_no_rowsum_d, "mma_bwd",
+       "mma_bwd: dS = P dP, the row term rowsum(dO ∘ O) is not subtracted",
+       "tensor-core backward kernels that dropped the softmax Jacobian's diagonal correction",
+       "gradient agreement with the oracle (dQ, dK on any problem)"},
+      {"bwd_mma_gqa_unsummed", Bug::bwd_mma_gqa_unsummed, "mma_bwd",
+       "mma_bwd: dK and dV of a kv head come from the last query head of its group only",
+       "GQA ports of a tensor-core backward that reset the dK/dV accumulators per query head",
+       "gradient agreement, GQA with group >= 2; GQA = summed MHA"},
+      {"bwd_mma_softcap_grad_missing", Bug::bwd_mma_softcap_grad_missing, "mma_bwd",
+       "mma_bwd: the soft-cap derivative 1 - tanh²(s / cap) is left out of dS",
+       "soft-capped attention whose tensor-core backward differentiated the uncapped scores",
+       "gradient agreement with a small soft-cap (cap <= 5 over logits of order 1)"},
+      {"bwd_mma_causal_missing", Bug::bwd_mma_causal_missing, "mma_bwd",
+       "mma_bwd: the backward's mask offsets ignore the causal mask (the forward applied it)",
+       "tensor-core backward kernels whose mask code path diverged from the forward's",
+       "gradient agreement, causal problems"},
   };
   return c;
 }

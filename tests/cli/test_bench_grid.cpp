@@ -50,6 +50,19 @@ TEST(BenchGrid, GridFlopsHalveUnderACausalMask) {
 }
 
 // Custom problems count the visible pairs: a causal 4 x 4 problem has 1 + 2 + 3 + 4 = 10.
+// bench --backward: FlashAttention's 2.5x-forward FLOP convention (causal halving included) and the
+// traffic floor of inputs, outputs and their gradients.
+TEST(BenchGrid, BackwardCountsTwoAndAHalfForwardsAndEveryGradient) {
+  fb::BenchCase c{"prefill", AttnProblem{}};
+  c.p.batch = 2, c.p.hq = 4, c.p.hkv = 2, c.p.sq = c.p.sk = 256, c.p.d = c.p.dv = 64;
+  EXPECT_DOUBLE_EQ(c.backward_flops(), 2.5 * 4.0 * 2 * 4 * 256 * 256 * 64);
+  c.p.causal = Causal::bottom_right;
+  EXPECT_DOUBLE_EQ(c.backward_flops(), 2.5 * 2.0 * 2 * 4 * 256 * 256 * 64);
+  const double q = 2.0 * 256 * 4 * 64 * 2, kv = 2.0 * 256 * 2 * 128 * 2, o = q, lse = 2.0 * 4 * 256 * 4;
+  EXPECT_DOUBLE_EQ(c.backward_bytes(), 2 * (q + kv) + 2 * o + lse);
+  EXPECT_DOUBLE_EQ(c.bytes(), q + kv + o + lse);
+}
+
 TEST(BenchGrid, CustomFlopsCountVisiblePairs) {
   fb::BenchCase c{"custom", AttnProblem{}};
   c.p.batch = 1, c.p.hq = c.p.hkv = 3, c.p.sq = c.p.sk = 4, c.p.d = 64, c.p.dv = 32;

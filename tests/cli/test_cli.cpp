@@ -152,6 +152,34 @@ TEST(Cli, BenchRecordsTheDispatchersChoice) {
   EXPECT_EQ(timed.count(*dispatched.begin()), 1u) << *dispatched.begin() << " was not timed: " << rec;
 }
 
+// bench --backward takes backward kernels by name: a forward kernel's name is refused (exit 2) with
+// the backward kernels listed, before any device is touched.
+TEST(Cli, BenchBackwardRejectsAForwardKernel) {
+  auto r = run("bench --backward --json /dev/null --kernel mma");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--kernel mma with --backward"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("mma_bwd, mma_bwd_det, tiled_bwd, tiled_bwd_det"), std::string::npos) << r.out;
+}
+
+// On a GPU: every backward kernel that takes the problem is timed, with 2.5x the forward's FLOPs.
+TEST(Cli, BenchBackwardTimesTheBackwardKernels) {
+  if (run("devices").out.find("no GPU device") != std::string::npos) GTEST_SKIP() << "no GPU: bench needs one";
+  const std::string dir = ::testing::TempDir();
+  const std::string problem = dir + "bench_bwd.json", out = dir + "bench_bwd_out.json";
+  {
+    std::ofstream f(problem);
+    f << R"({"batch": 1, "hq": 2, "hkv": 2, "sq": 128, "sk": 128, "d": 64, "dtype": "f16"})";
+  }
+  auto r = run("bench --backward --min-seconds 0.01 --problem " + problem + " --json " + out);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream f(out);
+  const std::string rec((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  for (const char* k : {"\"mma_bwd\"", "\"mma_bwd_det\"", "\"tiled_bwd\"", "\"tiled_bwd_det\""})
+    EXPECT_NE(rec.find(std::string("\"kernel\": ") + k), std::string::npos) << k << " not timed: " << rec;
+  // 4 * 1 * 2 * 128 * 128 * 64 forward FLOPs, times 2.5.
+  EXPECT_NE(rec.find("\"flops\": 20971520"), std::string::npos) << rec;
+}
+
 TEST(Cli, NamedHardwareProbeWithoutAGpuExits2) {
   auto r = run("probe SM80_16x8x16_F32F16F16F32_TN --no-grids");
   if (r.out.find("no GPU device") == std::string::npos) GTEST_SKIP() << "a GPU is present";

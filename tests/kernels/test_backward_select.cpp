@@ -25,19 +25,77 @@ AttnProblem prob(int d) {
   return p;
 }
 
-TEST(BackwardSelect, AtomicFirstDeterministicWhenAsked) {
+TEST(BackwardSelect, TensorCoresFirstAtomicFirstDeterministicWhenAsked) {
   const DeviceInfo h100 = device("nvidia", "sm_90", 32);
   const BackwardSelection fast = select_backward(h100, prob(128), false, kCuda, backward_kernels());
   ASSERT_TRUE(fast) << fast.describe();
-  EXPECT_EQ(fast.kernel->name, "tiled_bwd");
+  EXPECT_EQ(fast.kernel->name, "mma_bwd");
+  EXPECT_FALSE(fast.kernel->deterministic);
   const BackwardSelection det = select_backward(h100, prob(128), true, kCuda, backward_kernels());
   ASSERT_TRUE(det) << det.describe();
-  EXPECT_EQ(det.kernel->name, "tiled_bwd_det");
+  EXPECT_EQ(det.kernel->name, "mma_bwd_det");
   EXPECT_TRUE(det.kernel->deterministic);
   ASSERT_EQ(det.rejected.size(), 1u);
   EXPECT_NE(det.rejected[0].reason.find("atomics"), std::string::npos);
+  // Outside mma_bwd's domain: the scalar kernels, with mma's refusal among the reasons.
+  AttnProblem f32 = prob(128);
+  f32.dtype = f32.out_dtype = DType::f32;
+  const BackwardSelection scalar = select_backward(h100, f32, true, kCuda, backward_kernels());
+  ASSERT_TRUE(scalar) << scalar.describe();
+  EXPECT_EQ(scalar.kernel->name, "tiled_bwd_det");
+  EXPECT_NE(scalar.describe().find("not mma_bwd_det: dtype=f32"), std::string::npos) << scalar.describe();
   const BackwardSelection amd = select_backward(device("amd", "gfx942", 64), prob(64), true, kHip, backward_kernels());
-  EXPECT_TRUE(amd) << amd.describe();
+  ASSERT_TRUE(amd) << amd.describe();
+  EXPECT_EQ(amd.kernel->name, "tiled_bwd_det");
+  EXPECT_NE(amd.describe().find("arch=gfx942"), std::string::npos) << amd.describe();
+}
+
+// mma_bwd takes every feature of AttnProblem at f16/bf16 and d = dv in {64, 128} on sm_80+, and
+// refuses everything else with the value and what is allowed.
+TEST(BackwardSelect, MmaBwdDomainAndRefusals) {
+  const BackwardKernelInfo* k = find_backward_kernel("mma_bwd");
+  ASSERT_NE(k, nullptr);
+  const DeviceInfo h100 = device("nvidia", "sm_90", 32), a100 = device("nvidia", "sm_80", 32);
+  for (DType t : {DType::f16, DType::bf16})
+    for (int d : {64, 128})
+      for (int feature = 0; feature < 7; ++feature) {
+        AttnProblem p = prob(d);
+        p.dtype = p.out_dtype = t;
+        switch (feature) {
+          case 1: p.causal = Causal::bottom_right; break;
+          case 2: p.causal = Causal::top_left; p.window_left = 5; p.window_right = 0; break;
+          case 3: p.softcap = 30; break;
+          case 4: p.alibi_slopes = {0.5, 0.25, 0.125, 0.0625, 0.03, 0.01}; break;
+          case 5: p.seqlens_k = {0, 70}; break;
+          case 6: p.with_layout(TensorLayout::bhsd); break;
+          default: break;
+        }
+        EXPECT_TRUE(k->supports(h100, p)) << p.id() << ": " << k->supports(h100, p).reason;
+        EXPECT_TRUE(k->supports(a100, p)) << p.id();
+      }
+  const auto refused = [&](const DeviceInfo& dev, const AttnProblem& p, const std::string& says) {
+    const Support s = k->supports(dev, p);
+    EXPECT_FALSE(s) << p.id();
+    EXPECT_NE(s.reason.find(says), std::string::npos) << s.reason;
+  };
+  AttnProblem p = prob(64);
+  refused(device("nvidia", "sm_75", 32), p, "arch=sm_75");
+  refused(device("amd", "gfx942", 64), p, "arch=gfx942");
+  for (int d : {32, 80, 96, 256}) refused(h100, prob(d), "d=" + std::to_string(d));
+  p.dv = 32;
+  refused(h100, p, "dv=32");
+  p = prob(64);
+  p.dtype = p.out_dtype = DType::f32;
+  refused(h100, p, "dtype=f32");
+  p = prob(64);
+  p.out_dtype = DType::f32;
+  refused(h100, p, "out_dtype=f32");
+  p = prob(64);
+  p.hkv = 1;
+  p.hq = 70000;
+  refused(h100, p, "grid");
+  EXPECT_TRUE(find_backward_kernel("mma_bwd_det")->deterministic);
+  EXPECT_EQ(find_backward_kernel("mma_bwd_det")->workspace_bytes(prob(64)), 2u * 6 * 33 * 4);
 }
 
 TEST(BackwardSelect, HeadDimsAboveTheLimitAndWrongBinariesAreRefusedWithReasons) {
@@ -60,7 +118,7 @@ TEST(BackwardSelect, WorkspaceIsTheRowTermPlusTheAtomicDqBuffer) {
   EXPECT_EQ(find_backward_kernel("tiled_bwd_det")->workspace_bytes(p), rows * 4);
   EXPECT_EQ(find_backward_kernel("tiled_bwd")->workspace_bytes(p), rows * 4 * 65);
   EXPECT_EQ(find_backward_kernel("nope"), nullptr);
-  EXPECT_EQ(backward_kernel_names(), "tiled_bwd, tiled_bwd_det");
+  EXPECT_EQ(backward_kernel_names(), "mma_bwd, mma_bwd_det, tiled_bwd, tiled_bwd_det");
 }
 
 TEST(BackwardSelect, ParamsNeedEveryPointer) {
@@ -77,6 +135,15 @@ TEST(BackwardSelect, ParamsNeedEveryPointer) {
   EXPECT_EQ(b.dq_acc, dummy + 2 * 6 * 33);
   EXPECT_EQ(make_bwd_params(p, t, dummy, true).dq_acc, nullptr);
   EXPECT_THROW(make_bwd_params(p, t, nullptr, true), UsageError);
+  // dO's rows move in 16-byte chunks only when its own pointer is aligned (O's strides and type).
+  ASSERT_EQ(reinterpret_cast<std::uintptr_t>(dummy) % 16, 0u);
+  EXPECT_EQ(b.dout_rows16, 1);
+  t.dout = reinterpret_cast<const char*>(dummy) + 2;
+  EXPECT_EQ(make_bwd_params(p, t, dummy, false).dout_rows16, 0);
+  t.dout = dummy;
+  AttnProblem f32o = p;
+  f32o.out_dtype = DType::f32;
+  EXPECT_EQ(make_bwd_params(f32o, t, dummy, false).dout_rows16, 0);
 }
 
 TEST(BackwardSelect, UnwrittenGradientsAreCountedAtTheirStrides) {
@@ -100,11 +167,23 @@ TEST(BackwardSelect, BackwardMutantsMirrorTheCatalogue) {
   std::size_t n = 0;
   for (auto& m : mutant_catalogue()) n += find_backward_kernel(m.kernel) != nullptr;
   ASSERT_EQ(backward_mutants().size(), n);
-  EXPECT_EQ(n, 5u);  // issue 27: rowsum D, dQ race, GQA unsummed, soft-cap derivative, causal in backward only
+  EXPECT_EQ(n, 9u);  // issue 27: rowsum D, dQ race, GQA unsummed, soft-cap derivative, causal in backward only;
+                    // the four but the race again for mma_bwd
+  const DeviceInfo h100 = device("nvidia", "sm_90", 32);
+  int mma = 0;
   for (auto& m : backward_mutants()) {
     EXPECT_EQ(m.kernel.name, "mutant/" + m.meta.name);
     EXPECT_EQ(find_backward_kernel(m.kernel.name), nullptr);
+    if (m.meta.kernel != "mma_bwd") continue;
+    ++mma;
+    // Built at one head dim, in the atomic mode.
+    EXPECT_FALSE(m.kernel.deterministic) << m.meta.name;
+    EXPECT_TRUE(m.kernel.supports(h100, prob(64))) << m.meta.name;
+    const Support s = m.kernel.supports(h100, prob(128));
+    EXPECT_FALSE(s) << m.meta.name;
+    EXPECT_NE(s.reason.find("d=128"), std::string::npos) << s.reason;
   }
+  EXPECT_EQ(mma, 4);
 }
 
 }  // namespace

@@ -16,6 +16,9 @@ struct MmaOptions {
   dev::MmaRescale rescale = dev::MmaRescale::always;
 };
 
+// The atom family of a device as the mma kernel picks it: "sm80", "gfx11", "gfx12", "cdna" or "".
+std::string mma_atom_family(const DeviceInfo& dev);
+
 // mma.sync m16n8k16 (sm_80+): D in {64, 80, 96, 128, 256}.
 template <int D>
 void launch_mma_nvidia(const Params& p, Stream s, const MmaOptions& o = {});

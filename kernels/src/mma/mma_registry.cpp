@@ -85,6 +85,8 @@ struct AmdLaunch {
 
 }  // namespace
 
+std::string detail::mma_atom_family(const DeviceInfo& dev) { return atom_family(dev); }
+
 KernelInfo make_mma(std::string name, std::string description, const detail::MmaOptions& o) {
   return {std::move(name), std::move(description), mma_supports, [](const AttnProblem&) { return std::size_t{0}; },
           [o](const AttnProblem& p, const DeviceTensors& t, void* ws, Stream s) {

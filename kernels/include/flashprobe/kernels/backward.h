@@ -12,6 +12,11 @@
 //                  over repeated runs).
 // Both round P and dS to the input type before their products (as tensor-core kernels must), take
 // any d, dv <= 256, f16/bf16/f32 and every mask and feature of AttnProblem.
+//   mma_bwd        the same algorithm on the matrix unit, driven by an atom (mma.sync m16n8k16,
+//                  NVIDIA sm_80+): S^T, dP^T, dV, dK per key block in registers, dQ with fp32 atomics.
+//   mma_bwd_det    mma_bwd's dK/dV; dQ recomputed per query tile over the key tiles in order (no
+//                  atomics). Both: f16/bf16 with out_dtype == dtype, d == dv in {64, 128}, every mask
+//                  and feature; other problems and devices are refused with the reason.
 //
 // Example:
 //   const BackwardKernelInfo* k = select_backward(dev, p, /*deterministic=*/true).kernel;
@@ -65,7 +70,8 @@ struct BackwardSelection {
   explicit operator bool() const { return kernel != nullptr; }
   std::string describe() const;
 };
-// Deterministic: tiled_bwd_det only. Otherwise tiled_bwd (atomics), then tiled_bwd_det.
+// The first kernel of backward_kernels() (mma_bwd, mma_bwd_det, tiled_bwd, tiled_bwd_det) that supports
+// the problem; deterministic: only the deterministic ones.
 BackwardSelection select_backward(const DeviceInfo& dev, const AttnProblem& p, bool deterministic);
 BackwardSelection select_backward(const DeviceInfo& dev, const AttnProblem& p, bool deterministic,
                                   const BinaryTargets& bin, const std::vector<BackwardKernelInfo>& table);

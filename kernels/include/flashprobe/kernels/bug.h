@@ -28,8 +28,12 @@ enum class Bug {
   offset_32bit,            // tiled: element offsets kept in 32-bit signed range (wrap past 2^31)
   split_odd_dropped,       // decode: the combine drops the last split when the count is odd
   bwd_dq_race,             // tiled_bwd: dQ's fp32 accumulator read, added to and written back without atomics
+  bwd_mma_no_rowsum_d,     // mma_bwd: dS = P dP, rowsum(dO ∘ O) not subtracted
+  bwd_mma_gqa_unsummed,    // mma_bwd: dK, dV of a kv head from the last query head of its group only
+  bwd_mma_softcap_grad_missing,  // mma_bwd: the soft-cap's 1 - tanh² factor left out of dS
+  bwd_mma_causal_missing,  // mma_bwd: the backward ignores the causal mask
 };
 // The last Bug value (the catalogue has one entry per value after none).
-inline constexpr Bug kLastBug = Bug::bwd_dq_race;
+inline constexpr Bug kLastBug = Bug::bwd_mma_causal_missing;
 
 }  // namespace flashprobe::kernels

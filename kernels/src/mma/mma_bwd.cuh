@@ -1,0 +1,541 @@
+#pragma once
+// mma_bwd and mma_bwd_det (flashprobe/kernels/backward.h): FlashAttention-2's backward on the matrix
+// unit, written over an atom (flashprobe/atoms/*.cuh) the way the forward mma kernel is: fragments
+// are placed only through Atom::a/b/c and the derivations of layouts.h and sm75_ldmatrix.h.
+//
+//   1. mma_bwd_rowdot: D_i = rowsum(dO ∘ O) in fp32, one wave per row (any strides, O's out_dtype).
+//   2. mma_bwd_dkdv: one block per (key block of kBc keys, kv head, batch), each wave owning Atom::M
+//      keys (rows of the transposed products). For every query head of the group and every query
+//      tile of kBr rows that sees a key of the block (the tiles outside the mask's hull are skipped):
+//        S^T = K Q^T, dP^T = V dO^T           (A = K or V rows from shared memory, B = Q or dO, n-major)
+//        P^T = exp(S^T - LSE), dS^T = P^T (dP^T - D) (times 1 - tanh² with soft-cap), both rounded to
+//            the input type and converted in registers into A fragments (derive_c_to_a, as the
+//            forward's P)
+//        dV += P^T dO, dK += dS^T Q           (B = dO or Q, k-major: ldmatrix .trans)
+//      Q, dO, LSE and D of the next tile are copied (cp.async) while this one is computed.
+//      Fast mode: dS is also written to shared memory as [query][key] and every wave multiplies its
+//      share of dS K (A = dS, B = K k-major) and adds it to the fp32 workspace with atomics.
+//   3. fast: bwd_dq_convert (bwd.cuh) writes dQ = scale * workspace in the input type.
+//      deterministic: mma_bwd_dq, one block per (query tile, head, batch) as the forward, recomputes
+//      S, dP, P and dS per key tile and accumulates dQ += dS K in registers over the key tiles in
+//      order: a fixed reduction order, no atomics.
+// The NVIDIA path only (mma.sync m16n8k16: ldmatrix feeds every operand, the C fragment is an A
+// fragment in place); other atoms are refused at compile time (the registry refuses their devices).
+// Rows and keys are 32-bit (visible_range32's premise; the launcher bounds sq + sk).
+#include <climits>
+#include <cstdint>
+
+#include "flashprobe/atoms/atom_layout.cuh"
+#include "flashprobe/atoms/caps.h"
+#include "flashprobe/atoms/sm75_ldmatrix.h"
+#include "flashprobe/core/device.cuh"
+#include "flashprobe/core/mask.h"
+#include "src/attn_common.cuh"
+#include "src/bwd.cuh"
+#include "src/bwd_params.h"
+#include "src/dtype.cuh"
+#include "src/fast_math.cuh"
+#include "src/mma/async_copy.cuh"
+#include "src/mma/ldsm_imm.cuh"
+#include "src/mma/mma_attn.cuh"
+
+namespace flashprobe::kernels::dev {
+
+// The lane addresses (tile row, 8-element chunk) of the ldmatrix.x4 loads whose delivery the atom
+// derivations prove (sm75_ldmatrix.h): an A fragment from a row-major [m][k] tile (ldsm_feeds_a:
+// matrix t / 8 holds row block (t / 8) % 2 and k block t / 16), the B fragments of two n-tiles from
+// an n-major [n][k] tile (ldsm_feeds_b, NMajor: matrix t / 8 holds k block (t / 8) % 2 of n-tile
+// t / 16) and from a k-major [k][n] tile with .trans (the same matrices, rows along k).
+struct LdsmLanes {
+  FP_DEV static int a_row(int t) { return ((t >> 3) & 1) * 8 + (t & 7); }
+  FP_DEV static int a_chunk(int t) { return t >> 4; }
+  FP_DEV static int bn_row(int t) { return (t >> 4) * 8 + (t & 7); }
+  FP_DEV static int bn_chunk(int t) { return (t >> 3) & 1; }
+  FP_DEV static int bk_row(int t) { return ((t >> 3) & 1) * 8 + (t & 7); }
+  FP_DEV static int bk_chunk(int t) { return t >> 4; }
+};
+
+// Whether an atom can run this backward: ldmatrix feeds A (row-major), B n-major and B k-major, and a
+// C fragment converts into an A fragment in place.
+template <class Atom>
+constexpr bool mma_bwd_atom_ok() {
+  return use_ldsm<Atom>() && atoms::derive_c_to_a<Atom>().in_place && Atom::K == 2 * Atom::N;
+}
+
+template <class Atom, int D, int Waves, int Br>
+struct MmaBwdConfig {
+  static constexpr int M = Atom::M, N = Atom::N, K = Atom::K;
+  static constexpr int kWaves = Waves, kThreads = Waves * Atom::kWave;
+  static constexpr int kBc = Waves * M;  // keys per block of mma_bwd_dkdv (M per wave)
+  static constexpr int kBr = Br;         // query rows per step of mma_bwd_dkdv
+  static constexpr int kLd = D + 8;      // padded rows (16 bytes): ldmatrix rows land on distinct banks
+  static constexpr int kDsLd = kBc + 8;  // dS tile [query][key]
+  static constexpr int kKT = D / K;      // k-steps over the head dim (S^T, dP^T)
+  static constexpr int kST = Br / N;     // n-tiles of S^T and dP^T (queries)
+  static constexpr int kQK = Br / K;     // k-steps over the queries (dV, dK)
+  static constexpr int kDT = D / N;      // n-tiles of dK, dV
+  static constexpr int kCK = kBc / K;    // k-steps over the keys (dQ)
+  static constexpr int kDqCols = 4 * N;  // dQ columns per wave pass (4 accumulator tiles)
+  static constexpr int kDqUnits = (Br / M) * (D / kDqCols);
+  static constexpr int kKvTile = kBc * kLd, kQTile = Br * kLd;
+  // Dynamic shared memory: K, V | 2 stages of (Q, dO) | dS | 2 stages of (LSE * log2e, D), floats.
+  static constexpr int kHalfElems = 2 * kKvTile + 4 * kQTile + Br * kDsLd;
+  static constexpr int kSmemBytes = kHalfElems * 2 + 4 * Br * 4;
+  static_assert(D % kDqCols == 0 && Br % K == 0 && Br % M == 0 && kST % 2 == 0 && kDT % 2 == 0, "tile shapes");
+  static_assert((kHalfElems * 2) % 16 == 0, "the float arrays follow 16-byte aligned");
+};
+
+// The deterministic dQ kernel: one block per kBm query rows (M per wave), key tiles of kBn keys.
+template <class Atom, int D, int Waves, int Bn>
+struct MmaBwdDqConfig {
+  static constexpr int M = Atom::M, N = Atom::N, K = Atom::K;
+  static constexpr int kThreads = Waves * Atom::kWave;
+  static constexpr int kBm = Waves * M, kBn = Bn;
+  static constexpr int kLd = D + 8;
+  static constexpr int kKT = D / K, kNT = Bn / N, kPT = Bn / K, kOT = D / N;
+  static constexpr int kQTile = kBm * kLd, kKvTile = Bn * kLd;
+  // Q, dO | 2 stages of (K, V)
+  static constexpr int kSmemBytes = (2 * kQTile + 4 * kKvTile) * 2;
+  static_assert(kNT % 2 == 0 && kOT % 2 == 0, "ldmatrix.x4 reads two n-tiles at a time");
+};
+
+// The mask offsets of the backward (visible_offsets32); the bwd_mma_causal_missing mutant drops the
+// causal bound here, in the backward only.
+template <Bug bug>
+FP_DEV void bwd_offsets32(const Params& p, int b, int& lo_off, int& hi_off) {
+  if constexpr (bug == Bug::bwd_mma_causal_missing) {
+    Params q = p;
+    q.causal = CausalMode::none;
+    visible_offsets32(q, b, lo_off, hi_off);
+  } else {
+    visible_offsets32(p, b, lo_off, hi_off);
+  }
+}
+
+// D_i = rowsum(dO ∘ O): one wave per row (b, h, i), lanes over the dims, a fixed shuffle tree.
+template <Bug bug>
+__global__ __launch_bounds__(128) void mma_bwd_rowdot(BwdParams bp) {
+  const Params& f = bp.f;
+  const std::int64_t r = std::int64_t{blockIdx.x} * (blockDim.x / fp_dev::kWaveSize) + threadIdx.x / fp_dev::kWaveSize;
+  const int lane = static_cast<int>(threadIdx.x) % fp_dev::kWaveSize;
+  if (r >= std::int64_t{f.batch} * f.hq * f.sq) return;
+  const int i = static_cast<int>(r % f.sq), h = static_cast<int>((r / f.sq) % f.hq),
+            b = static_cast<int>(r / (std::int64_t{f.sq} * f.hq));
+  float s = 0.f;
+  for (int x = lane; x < f.dv; x += fp_dev::kWaveSize) {
+    const std::int64_t o = offset4(f.os, b, i, h, x);
+    s += load_rt(bp.dout, o, f.out_dtype) * load_rt(f.o, o, f.out_dtype);
+  }
+  for (int bit = fp_dev::kWaveSize / 2; bit > 0; bit >>= 1) s += fp_dev::shfl_xor(s, bit);
+  if (lane == 0) bp.dvec[r] = s;
+}
+
+// A row-major tile of Rows rows of D 16-bit elements (row stride ld) from rows r0 .. r0 + Rows - 1 of
+// a [B, S, H, D] tensor (rows at or past `rows` are zero): cp.async 16-byte chunks when vec, else
+// element by element.
+template <int Rows, int D, int Threads>
+FP_DEV void bwd_fill_tile(std::uint16_t* t, int ld, const void* g, const DevStrides& st, int b, int h, int r0, int rows,
+                          bool vec) {
+  const auto* gp = static_cast<const std::uint16_t*>(g);
+  const int tid = static_cast<int>(threadIdx.x);
+  if (vec) {
+    constexpr int kChunks = D / 8;
+    const std::int64_t base = b * st.b + h * st.h;
+#pragma unroll
+    for (int c = tid; c < Rows * kChunks; c += Threads) {
+      const int rr = c / kChunks, x8 = (c % kChunks) * 8;
+      const int r = r0 + rr;
+      const bool in = r < rows;
+      cp_async16(&t[rr * ld + x8], gp + base + static_cast<std::int64_t>(in ? r : 0) * st.s + x8, in);
+    }
+  } else {
+    for (int e = tid; e < Rows * D; e += Threads) {
+      const int rr = e / D, x = e % D, r = r0 + rr;
+      t[rr * ld + x] = r < rows ? gp[offset4(st, b, r, h, x)] : std::uint16_t{0};
+    }
+  }
+}
+
+// The score transform of one element in the log2 domain (natural units times log2e when Extras, raw
+// dot times scale * log2e otherwise) and its soft-cap factor d(score)/d(scaled dot).
+template <bool Extras, Bug bug>
+FP_DEV float bwd_score2(const Params& p, float dot, float scale_log2, int h, int i_diag, int j, float& fac) {
+  fac = 1.f;
+  if constexpr (!Extras) {
+    return dot * scale_log2;
+  } else {
+    float s = dot * p.scale;
+    if (p.softcap > 0.f) {
+      const float th = tanhf(s / p.softcap);
+      s = p.softcap * th;
+      if constexpr (bug != Bug::bwd_mma_softcap_grad_missing) fac = 1.f - th * th;
+    }
+    if (p.alibi) s -= p.alibi[h] * static_cast<float>(i_diag >= j ? i_diag - j : j - i_diag);
+    return s * kLog2e;
+  }
+}
+
+// dS from P, dP and the row term D (the bwd_mma_no_rowsum_d mutant drops D).
+template <Bug bug>
+FP_DEV float bwd_ds(float P, float dp, float dvec, float fac) {
+  if constexpr (bug == Bug::bwd_mma_no_rowsum_d) return P * dp * fac;
+  else return P * (dp - dvec) * fac;
+}
+
+template <class Atom, class E, int D, int Waves, int Br, Bug bug, bool kAtomicDq, bool Extras>
+__global__ __launch_bounds__(Waves * Atom::kWave) void mma_bwd_dkdv(BwdParams bp) {
+  static_assert(mma_bwd_atom_ok<Atom>(), "mma_bwd needs ldmatrix-fed operands and C fragments usable as A");
+  using C = MmaBwdConfig<Atom, D, Waves, Br>;
+  constexpr atoms::CToA<Atom> kC2A = atoms::derive_c_to_a<Atom>();
+  constexpr int M = C::M, N = C::N, K = C::K, kLd = C::kLd;
+  const Params& p = bp.f;
+  const int lane = static_cast<int>(threadIdx.x) % Atom::kWave, wave = static_cast<int>(threadIdx.x) / Atom::kWave;
+  const int tid = static_cast<int>(threadIdx.x);
+  const int kb = static_cast<int>(blockIdx.x) * C::kBc, kvh = static_cast<int>(blockIdx.y), b = static_cast<int>(blockIdx.z);
+  const int keys = keys_of(p, b);
+  int lo_off, hi_off;
+  bwd_offsets32<bug>(p, b, lo_off, hi_off);
+  const int diag = static_cast<int>(diag_of<Bug::none>(p, b));
+
+  // The query rows that see a key of this block: hi(i) >= kb and lo(i) <= kend (both bounds are
+  // non-decreasing in i), in whole tiles.
+  int t_first = 0, ntiles = 0;
+  if (kb < keys) {
+    const int kend = (kb + C::kBc < keys ? kb + C::kBc : keys) - 1;
+    const std::int64_t f0 = std::int64_t{kb} - hi_off, f1 = std::int64_t{kend} - lo_off;
+    const std::int64_t i0 = f0 > 0 ? f0 : 0, i1 = f1 < p.sq - 1 ? f1 : p.sq - 1;
+    if (i0 <= i1) {
+      t_first = static_cast<int>(i0 / Br);
+      ntiles = static_cast<int>(i1 / Br) - t_first + 1;
+    }
+  }
+  const int steps = ntiles * p.group;
+
+  std::uint16_t* const k_s = fp_dev::dynamic_smem<std::uint16_t>();
+  std::uint16_t* const v_s = k_s + C::kKvTile;
+  std::uint16_t* const qd_s = v_s + C::kKvTile;  // stage s: Q at qd_s + 2s * kQTile, dO after it
+  std::uint16_t* const ds_s = qd_s + 4 * C::kQTile;
+  float* const lse_s = reinterpret_cast<float*>(k_s + C::kHalfElems);  // [2][Br], LSE * log2e
+  float* const dvec_s = lse_s + 2 * Br;                                // [2][Br]
+
+  const bool qvec = p.q_rows16 != 0, dovec = bp.dout_rows16 != 0, kvvec = p.kv_rows16 != 0;
+  const auto fill_step = [&](int stage, int step) {
+    const int h = kvh * p.group + step / ntiles, i0 = (t_first + step % ntiles) * Br;
+    std::uint16_t* q = qd_s + 2 * stage * C::kQTile;
+    bwd_fill_tile<Br, D, C::kThreads>(q, kLd, p.q, p.qs, b, h, i0, p.sq, qvec);
+    bwd_fill_tile<Br, D, C::kThreads>(q + C::kQTile, kLd, bp.dout, p.os, b, h, i0, p.sq, dovec);
+    for (int r = tid; r < Br; r += C::kThreads) {
+      const int i = i0 + r;
+      const std::int64_t row = (std::int64_t{b} * p.hq + h) * p.sq + i;
+      lse_s[stage * Br + r] = i < p.sq ? p.lse[row] * kLog2e : 0.f;
+      dvec_s[stage * Br + r] = i < p.sq ? bp.dvec[row] : 0.f;
+    }
+    cp_async_commit();
+  };
+
+  float dk[C::kDT][Atom::kC], dv[C::kDT][Atom::kC];
+  const auto clear = [&] {
+#pragma unroll
+    for (int t = 0; t < C::kDT; ++t)
+#pragma unroll
+      for (int q = 0; q < Atom::kC; ++q) dk[t][q] = dv[t][q] = 0.f;
+  };
+  clear();
+
+  if (steps > 0) {
+    bwd_fill_tile<C::kBc, D, C::kThreads>(k_s, kLd, p.k, p.ks, b, kvh, kb, keys, kvvec);
+    bwd_fill_tile<C::kBc, D, C::kThreads>(v_s, kLd, p.v, p.vs, b, kvh, kb, keys, kvvec);
+    fill_step(0, 0);
+  }
+  const float scale_log2 = p.scale * kLog2e;
+  // The wave's keys (rows of S^T): per C slot, its key index and whether it exists.
+  const std::uint32_t k_a = smem_u32(k_s) + 2 * ((wave * M + LdsmLanes::a_row(lane)) * kLd + 8 * LdsmLanes::a_chunk(lane));
+  const std::uint32_t v_a = smem_u32(v_s) + 2 * ((wave * M + LdsmLanes::a_row(lane)) * kLd + 8 * LdsmLanes::a_chunk(lane));
+  const std::uint32_t bn_off = 2 * (LdsmLanes::bn_row(lane) * kLd + 8 * LdsmLanes::bn_chunk(lane));
+  const std::uint32_t bk_off = 2 * (LdsmLanes::bk_row(lane) * kLd + 8 * LdsmLanes::bk_chunk(lane));
+
+  for (int step = 0; step < steps; ++step) {
+    const int stage = step & 1;
+    const int hh = step / ntiles, h = kvh * p.group + hh, i0 = (t_first + step % ntiles) * Br;
+    if constexpr (bug == Bug::bwd_mma_gqa_unsummed) {
+      if (step % ntiles == 0) clear();
+    }
+    cp_async_wait<0>();
+    fp_dev::barrier();  // this step's tiles are in; every wave is done with the previous step's
+    if (step + 1 < steps) fill_step(stage ^ 1, step + 1);
+    const std::uint16_t* q_s = qd_s + 2 * stage * C::kQTile;
+    const std::uint16_t* do_s = q_s + C::kQTile;
+    const float* lse_t = lse_s + stage * Br;
+    const float* dvec_t = dvec_s + stage * Br;
+
+    // S^T = K Q^T and dP^T = V dO^T for the wave's M keys x Br queries.
+    float s[C::kST][Atom::kC], dp[C::kST][Atom::kC];
+#pragma unroll
+    for (int t = 0; t < C::kST; ++t)
+#pragma unroll
+      for (int q = 0; q < Atom::kC; ++q) s[t][q] = dp[t][q] = 0.f;
+    const std::uint32_t q_b = smem_u32(q_s) + bn_off, do_b = smem_u32(do_s) + bn_off;
+    static_for<C::kKT>([&](auto kk_) {
+      constexpr int kk = decltype(kk_)::value;
+      std::uint32_t ka[4], va[4];
+      ldsm_x4<false, 2 * kk * K>(k_a, ka);
+      ldsm_x4<false, 2 * kk * K>(v_a, va);
+      static_for<C::kST / 2>([&](auto np_) {
+        constexpr int nt = 2 * decltype(np_)::value;
+        std::uint32_t r[4];
+        ldsm_x4<false, 2 * (nt * N * kLd + kk * K)>(q_b, r);
+        const std::uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+        Atom::mma(s[nt], ka, b0);
+        Atom::mma(s[nt + 1], ka, b1);
+        ldsm_x4<false, 2 * (nt * N * kLd + kk * K)>(do_b, r);
+        const std::uint32_t d0[2] = {r[0], r[1]}, d1[2] = {r[2], r[3]};
+        Atom::mma(dp[nt], va, d0);
+        Atom::mma(dp[nt + 1], va, d1);
+      });
+    });
+
+    // P^T and dS^T, masked per element unless the whole tile is visible (a uniform test).
+    const int jb = kb + wave * M;
+    const bool full = i0 + Br <= p.sq && kb + C::kBc <= keys && kb - (i0 + Br - 1) >= lo_off && kb + C::kBc - 1 - i0 <= hi_off;
+#pragma unroll
+    for (int nt = 0; nt < C::kST; ++nt)
+#pragma unroll
+      for (int q = 0; q < Atom::kC; ++q) {
+        const atoms::Coord c = Atom::c(lane, q);
+        const int il = nt * N + c.col, i = i0 + il, j = jb + c.row;
+        float fac;
+        const float x = bwd_score2<Extras, bug>(p, s[nt][q], scale_log2, h, i + diag, j, fac);
+        float P = exp2_ftz(x - lse_t[il]);
+        if (!full && (i >= p.sq || j >= keys || j - i < lo_off || j - i > hi_off)) P = 0.f;
+        s[nt][q] = P;
+        dp[nt][q] = bwd_ds<bug>(P, dp[nt][q], dvec_t[il], fac);
+      }
+    // Both as A fragments of the input type (k = queries), and dS into shared memory for dQ.
+    std::uint32_t pa[C::kQK][Atom::kA / 2], dsa[C::kQK][Atom::kA / 2];
+#pragma unroll
+    for (int pt = 0; pt < C::kQK; ++pt)
+#pragma unroll
+      for (int r = 0; r < Atom::kA / 2; ++r) {
+        constexpr int kTilesPerK = K / N;
+        const int t0 = pt * kTilesPerK + kC2A.tile[2 * r], t1 = pt * kTilesPerK + kC2A.tile[2 * r + 1];
+        pa[pt][r] = to_bits2<E>(s[t0][kC2A.slot[2 * r]], s[t1][kC2A.slot[2 * r + 1]]);
+        dsa[pt][r] = to_bits2<E>(dp[t0][kC2A.slot[2 * r]], dp[t1][kC2A.slot[2 * r + 1]]);
+      }
+    if constexpr (kAtomicDq) {
+#pragma unroll
+      for (int nt = 0; nt < C::kST; ++nt)
+#pragma unroll
+        for (int q = 0; q < Atom::kC; ++q) {
+          const atoms::Coord c = Atom::c(lane, q);
+          ds_s[(nt * N + c.col) * C::kDsLd + wave * M + c.row] = to_bits<E>(dp[nt][q]);
+        }
+    }
+    // dV += P^T dO, dK += dS^T Q (B k-major: ldmatrix .trans).
+    const std::uint32_t do_k = smem_u32(do_s) + bk_off, q_k = smem_u32(q_s) + bk_off;
+    static_for<C::kQK>([&](auto pt_) {
+      constexpr int pt = decltype(pt_)::value;
+      static_for<C::kDT / 2>([&](auto op_) {
+        constexpr int ot = 2 * decltype(op_)::value;
+        std::uint32_t r[4];
+        ldsm_x4<true, 2 * (pt * K * kLd + ot * N)>(do_k, r);
+        const std::uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+        Atom::mma(dv[ot], pa[pt], b0);
+        Atom::mma(dv[ot + 1], pa[pt], b1);
+        ldsm_x4<true, 2 * (pt * K * kLd + ot * N)>(q_k, r);
+        const std::uint32_t q0[2] = {r[0], r[1]}, q1[2] = {r[2], r[3]};
+        Atom::mma(dk[ot], dsa[pt], q0);
+        Atom::mma(dk[ot + 1], dsa[pt], q1);
+      });
+    });
+
+    if constexpr (kAtomicDq) {
+      // dQ_tile += dS K: unit = (m-tile of M queries, kDqCols columns), shared among the waves.
+      fp_dev::barrier();  // every wave's dS is in
+      for (int u = wave; u < C::kDqUnits; u += Waves) {
+        const int mt = u / (D / C::kDqCols), c0 = (u % (D / C::kDqCols)) * C::kDqCols;
+        float acc[4][Atom::kC];
+#pragma unroll
+        for (int t = 0; t < 4; ++t)
+#pragma unroll
+          for (int q = 0; q < Atom::kC; ++q) acc[t][q] = 0.f;
+        const std::uint32_t ds_a =
+            smem_u32(ds_s) + 2 * ((mt * M + LdsmLanes::a_row(lane)) * C::kDsLd + 8 * LdsmLanes::a_chunk(lane));
+        const std::uint32_t kk_b = smem_u32(k_s) + bk_off + 2 * c0;
+        static_for<C::kCK>([&](auto ks_) {
+          constexpr int ks = decltype(ks_)::value;
+          std::uint32_t a[4];
+          ldsm_x4<false, 2 * ks * K>(ds_a, a);
+          static_for<2>([&](auto np_) {
+            constexpr int nt = 2 * decltype(np_)::value;
+            std::uint32_t r[4];
+            ldsm_x4<true, 2 * (ks * K * kLd + nt * N)>(kk_b, r);
+            const std::uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+            Atom::mma(acc[nt], a, b0);
+            Atom::mma(acc[nt + 1], a, b1);
+          });
+        });
+#pragma unroll
+        for (int t = 0; t < 4; ++t)
+#pragma unroll
+          for (int q = 0; q < Atom::kC; ++q) {
+            const atoms::Coord c = Atom::c(lane, q);
+            const int i = i0 + mt * M + c.row;
+            if (i < p.sq)
+              atomicAdd(&bp.dq_acc[((std::int64_t{b} * p.sq + i) * p.hq + h) * D + c0 + t * N + c.col], acc[t][q]);
+          }
+      }
+    }
+  }
+
+  // dK = scale * dS^T Q and dV, in the input type at K's and V's strides; keys past keys(b) are 0.
+#pragma unroll
+  for (int t = 0; t < C::kDT; ++t)
+#pragma unroll
+    for (int q = 0; q < Atom::kC; ++q) {
+      const atoms::Coord c = Atom::c(lane, q);
+      const int j = kb + wave * M + c.row, x = t * N + c.col;
+      if (j < p.sk) {
+        store(bp.dk, offset4(p.ks, b, j, kvh, x), p.dtype, dk[t][q] * p.scale);
+        store(bp.dv, offset4(p.vs, b, j, kvh, x), p.dtype, dv[t][q]);
+      }
+    }
+}
+
+// Deterministic dQ: one block per (kBm query rows, head, batch), the key tiles of the block's hull
+// in increasing order, two stages deep.
+template <class Atom, class E, int D, int Waves, int Bn, Bug bug, bool Extras>
+__global__ __launch_bounds__(Waves * Atom::kWave) void mma_bwd_dq(BwdParams bp) {
+  static_assert(mma_bwd_atom_ok<Atom>(), "mma_bwd needs ldmatrix-fed operands and C fragments usable as A");
+  using C = MmaBwdDqConfig<Atom, D, Waves, Bn>;
+  constexpr atoms::CRows<Atom> kRows = atoms::derive_c_rows<Atom>();
+  constexpr atoms::CToA<Atom> kC2A = atoms::derive_c_to_a<Atom>();
+  static_assert(kRows.consistent, "every lane must group its C slots into rows the same way");
+  constexpr int M = C::M, N = C::N, K = C::K, R = kRows.rows, kLd = C::kLd;
+  const Params& p = bp.f;
+  const int lane = static_cast<int>(threadIdx.x) % Atom::kWave, wave = static_cast<int>(threadIdx.x) / Atom::kWave;
+  const int i0 = static_cast<int>(blockIdx.x) * C::kBm, h = static_cast<int>(blockIdx.y), b = static_cast<int>(blockIdx.z);
+  const int kvh = kv_head<Bug::none>(p, h), keys = keys_of(p, b);
+  const int w0 = i0 + wave * M;
+  int lo_off, hi_off;
+  bwd_offsets32<bug>(p, b, lo_off, hi_off);
+  const int diag = static_cast<int>(diag_of<Bug::none>(p, b));
+  // The block's keys: [lo(first row), hi(last row)].
+  const int last = (i0 + C::kBm < p.sq ? i0 + C::kBm : p.sq) - 1;
+  int blo = 1, bhi = 0;
+  if (i0 <= last) {
+    int t;
+    visible_from_offsets32(i0, keys, lo_off, hi_off, blo, t);
+    visible_from_offsets32(last, keys, lo_off, hi_off, t, bhi);
+  }
+
+  std::uint16_t* const q_s = fp_dev::dynamic_smem<std::uint16_t>();
+  std::uint16_t* const do_s = q_s + C::kQTile;
+  std::uint16_t* const kv_s = do_s + C::kQTile;  // stage s: K at kv_s + 2s * kKvTile, V after it
+  const auto fill_kv = [&](int stage, int kv0) {
+    std::uint16_t* k = kv_s + 2 * stage * C::kKvTile;
+    bwd_fill_tile<Bn, D, C::kThreads>(k, kLd, p.k, p.ks, b, kvh, kv0, keys, p.kv_rows16 != 0);
+    bwd_fill_tile<Bn, D, C::kThreads>(k + C::kKvTile, kLd, p.v, p.vs, b, kvh, kv0, keys, p.kv_rows16 != 0);
+    cp_async_commit();
+  };
+
+  // Per local row: its query index, LSE * log2e and D.
+  int row_i[R];
+  float lse2[R], dvec[R];
+#pragma unroll
+  for (int rr = 0; rr < R; ++rr) {
+    row_i[rr] = w0 + Atom::c(lane, atoms::first_slot_of_row<Atom>(kRows, rr)).row;
+    const std::int64_t row = (std::int64_t{b} * p.hq + h) * p.sq + row_i[rr];
+    lse2[rr] = row_i[rr] < p.sq ? p.lse[row] * kLog2e : 0.f;
+    dvec[rr] = row_i[rr] < p.sq ? bp.dvec[row] : 0.f;
+  }
+  float dq[C::kOT][Atom::kC];
+#pragma unroll
+  for (int t = 0; t < C::kOT; ++t)
+#pragma unroll
+    for (int q = 0; q < Atom::kC; ++q) dq[t][q] = 0.f;
+
+  const int kv_first = blo <= bhi ? (blo / Bn) * Bn : 0;
+  if (blo <= bhi) {
+    bwd_fill_tile<C::kBm, D, C::kThreads>(q_s, kLd, p.q, p.qs, b, h, i0, p.sq, p.q_rows16 != 0);
+    bwd_fill_tile<C::kBm, D, C::kThreads>(do_s, kLd, bp.dout, p.os, b, h, i0, p.sq, bp.dout_rows16 != 0);
+    fill_kv(0, kv_first);
+  }
+  const float scale_log2 = p.scale * kLog2e;
+  const std::uint32_t q_a = smem_u32(q_s) + 2 * ((wave * M + LdsmLanes::a_row(lane)) * kLd + 8 * LdsmLanes::a_chunk(lane));
+  const std::uint32_t do_a = smem_u32(do_s) + 2 * ((wave * M + LdsmLanes::a_row(lane)) * kLd + 8 * LdsmLanes::a_chunk(lane));
+  const std::uint32_t bn_off = 2 * (LdsmLanes::bn_row(lane) * kLd + 8 * LdsmLanes::bn_chunk(lane));
+  const std::uint32_t bk_off = 2 * (LdsmLanes::bk_row(lane) * kLd + 8 * LdsmLanes::bk_chunk(lane));
+  int stage = 0;
+  for (int kv0 = kv_first; blo <= bhi && kv0 <= bhi; kv0 += Bn, stage ^= 1) {
+    cp_async_wait<0>();
+    fp_dev::barrier();  // this tile is in; every wave is done with the other stage
+    if (kv0 + Bn <= bhi) fill_kv(stage ^ 1, kv0 + Bn);
+    const std::uint16_t* k_s = kv_s + 2 * stage * C::kKvTile;
+    const std::uint16_t* v_s = k_s + C::kKvTile;
+    float s[C::kNT][Atom::kC], dp[C::kNT][Atom::kC];
+#pragma unroll
+    for (int t = 0; t < C::kNT; ++t)
+#pragma unroll
+      for (int q = 0; q < Atom::kC; ++q) s[t][q] = dp[t][q] = 0.f;
+    const std::uint32_t k_b = smem_u32(k_s) + bn_off, v_b = smem_u32(v_s) + bn_off;
+    static_for<C::kKT>([&](auto kk_) {
+      constexpr int kk = decltype(kk_)::value;
+      std::uint32_t qa[4], da[4];
+      ldsm_x4<false, 2 * kk * K>(q_a, qa);
+      ldsm_x4<false, 2 * kk * K>(do_a, da);
+      static_for<C::kNT / 2>([&](auto np_) {
+        constexpr int nt = 2 * decltype(np_)::value;
+        std::uint32_t r[4];
+        ldsm_x4<false, 2 * (nt * N * kLd + kk * K)>(k_b, r);
+        const std::uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+        Atom::mma(s[nt], qa, b0);
+        Atom::mma(s[nt + 1], qa, b1);
+        ldsm_x4<false, 2 * (nt * N * kLd + kk * K)>(v_b, r);
+        const std::uint32_t d0[2] = {r[0], r[1]}, d1[2] = {r[2], r[3]};
+        Atom::mma(dp[nt], da, d0);
+        Atom::mma(dp[nt + 1], da, d1);
+      });
+    });
+    const bool full = w0 + M <= p.sq && kv0 + Bn <= keys && kv0 - (w0 + M - 1) >= lo_off && kv0 + Bn - 1 - w0 <= hi_off;
+#pragma unroll
+    for (int nt = 0; nt < C::kNT; ++nt)
+#pragma unroll
+      for (int q = 0; q < Atom::kC; ++q) {
+        const int rr = kRows.local[q];
+        const int i = row_i[rr], j = kv0 + nt * N + Atom::c(lane, q).col;
+        float fac;
+        const float x = bwd_score2<Extras, bug>(p, s[nt][q], scale_log2, h, i + diag, j, fac);
+        float P = exp2_ftz(x - lse2[rr]);
+        if (!full && (i >= p.sq || j >= keys || j - i < lo_off || j - i > hi_off)) P = 0.f;
+        dp[nt][q] = bwd_ds<bug>(P, dp[nt][q], dvec[rr], fac);
+      }
+    // dQ += dS K: A = dS in registers (k = keys), B = K k-major.
+    const std::uint32_t k_k = smem_u32(k_s) + bk_off;
+    static_for<C::kPT>([&](auto pt_) {
+      constexpr int pt = decltype(pt_)::value;
+      constexpr int kTilesPerK = K / N;
+      std::uint32_t a[Atom::kA / 2];
+#pragma unroll
+      for (int r = 0; r < Atom::kA / 2; ++r)
+        a[r] = to_bits2<E>(dp[pt * kTilesPerK + kC2A.tile[2 * r]][kC2A.slot[2 * r]],
+                           dp[pt * kTilesPerK + kC2A.tile[2 * r + 1]][kC2A.slot[2 * r + 1]]);
+      static_for<C::kOT / 2>([&](auto op_) {
+        constexpr int ot = 2 * decltype(op_)::value;
+        std::uint32_t r[4];
+        ldsm_x4<true, 2 * (pt * K * kLd + ot * N)>(k_k, r);
+        const std::uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+        Atom::mma(dq[ot], a, b0);
+        Atom::mma(dq[ot + 1], a, b1);
+      });
+    });
+  }
+#pragma unroll
+  for (int t = 0; t < C::kOT; ++t)
+#pragma unroll
+    for (int q = 0; q < Atom::kC; ++q) {
+      const int i = row_i[kRows.local[q]];
+      if (i < p.sq) store(bp.dq, offset4(p.qs, b, i, h, t * N + Atom::c(lane, q).col), p.dtype, dq[t][q] * p.scale);
+    }
+}
+
+}  // namespace flashprobe::kernels::dev

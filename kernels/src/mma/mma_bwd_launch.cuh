@@ -1,0 +1,85 @@
+#pragma once
+// Host launch of mma_bwd / mma_bwd_det for one atom, element type and head dim: the row term, the
+// dK/dV kernel (with atomic dQ in the fast mode) and the dQ pass (bwd_dq_convert, or the
+// deterministic mma_bwd_dq).
+#include <string>
+
+#include "flashprobe/core/error.h"
+#include "flashprobe/core/vendor.h"
+#include "src/mma/mma_bwd.cuh"
+#include "src/mma/mma_bwd_launchers.h"
+
+namespace flashprobe::kernels::detail {
+
+// 4 waves of M = 16 keys: 64-key blocks; query tiles of 64 rows (FlashAttention-2's sm80 backward
+// uses 64 x 128 at d = 128 with 8 warps; one wave per 16 keys keeps every row of S^T in one wave,
+// so P^T and dS^T never leave the registers). The deterministic dQ kernel: 64 rows x 64 keys.
+inline constexpr int kMmaBwdWaves = 4;
+inline constexpr int kMmaBwdRows = 64;
+inline constexpr int kMmaBwdDqKeys = 64;
+
+template <class K>
+void raise_smem(K* kernel, int bytes) {
+  if (bytes > 48 * 1024) FP_CHECK(fp_rt::set_max_dynamic_smem(kernel, bytes));
+}
+
+template <class Atom, class E, int D, Bug bug, bool Det, bool Extras>
+void launch_mma_bwd_config(const BwdParams& bp, Stream s) {
+  const Params& p = bp.f;
+  using C = dev::MmaBwdConfig<Atom, D, kMmaBwdWaves, kMmaBwdRows>;
+  using Q = dev::MmaBwdDqConfig<Atom, D, kMmaBwdWaves, kMmaBwdDqKeys>;
+  const std::int64_t rows = std::int64_t{p.batch} * p.hq * p.sq;
+  constexpr int kRowsPerBlock = 128 / 32;
+  if (rows > 0) {
+    dev::mma_bwd_rowdot<bug><<<static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock), 128, 0, s>>>(bp);
+    FP_CHECK_LAUNCH("mma_bwd_rowdot");
+  }
+  const std::int64_t nq = rows * p.d;
+  if (!Det && nq > 0) {
+    dev::bwd_zero<bug><<<static_cast<unsigned>((nq + dev::kBwdThreads - 1) / dev::kBwdThreads), dev::kBwdThreads, 0, s>>>(
+        bp.dq_acc, nq);
+    FP_CHECK_LAUNCH("bwd_zero");
+  }
+  if (p.sk > 0) {
+    auto* k = dev::mma_bwd_dkdv<Atom, E, D, kMmaBwdWaves, kMmaBwdRows, bug, !Det, Extras>;
+    static const bool raised = (raise_smem(k, C::kSmemBytes), true);  // once per instantiation
+    (void)raised;
+    const dim3 grid(static_cast<unsigned>((p.sk + C::kBc - 1) / C::kBc), static_cast<unsigned>(p.hkv),
+                    static_cast<unsigned>(p.batch));
+    k<<<grid, C::kThreads, C::kSmemBytes, s>>>(bp);
+    FP_CHECK_LAUNCH("mma_bwd_dkdv");
+  }
+  if (nq == 0) return;
+  if constexpr (Det) {
+    auto* k = dev::mma_bwd_dq<Atom, E, D, kMmaBwdWaves, kMmaBwdDqKeys, bug, Extras>;
+    static const bool raised = (raise_smem(k, Q::kSmemBytes), true);
+    (void)raised;
+    const dim3 grid(static_cast<unsigned>((p.sq + Q::kBm - 1) / Q::kBm), static_cast<unsigned>(p.hq),
+                    static_cast<unsigned>(p.batch));
+    k<<<grid, Q::kThreads, Q::kSmemBytes, s>>>(bp);
+    FP_CHECK_LAUNCH("mma_bwd_dq");
+  } else {
+    dev::bwd_dq_convert<bug><<<static_cast<unsigned>((nq + dev::kBwdThreads - 1) / dev::kBwdThreads), dev::kBwdThreads, 0, s>>>(bp);
+    FP_CHECK_LAUNCH("bwd_dq_convert");
+  }
+}
+
+// Soft-cap/ALiBi get their own instantiation (as the forward's Extras): the plain one has no code
+// for them.
+template <class Atom, class E, int D, Bug bug, bool Det>
+void launch_mma_bwd_atom(const BwdParams& bp, Stream s) {
+  const Params& p = bp.f;
+  if (static_cast<std::int64_t>(p.sq) + p.sk > kMaxLen32)
+    throw UsageError("mma_bwd: sq=" + std::to_string(p.sq) + ", sk=" + std::to_string(p.sk) +
+                     ": sq + sk must be at most " + std::to_string(kMaxLen32) + " (32-bit indices)");
+  if (p.softcap > 0.f || p.alibi != nullptr) launch_mma_bwd_config<Atom, E, D, bug, Det, true>(bp, s);
+  else launch_mma_bwd_config<Atom, E, D, bug, Det, false>(bp, s);
+}
+
+template <class AtomF16, class AtomBF16, int D, Bug bug, bool Det>
+void launch_mma_bwd_pair(const BwdParams& bp, Stream s) {
+  if (bp.f.dtype == DType::bf16) launch_mma_bwd_atom<AtomBF16, dev::BF16, D, bug, Det>(bp, s);
+  else launch_mma_bwd_atom<AtomF16, dev::F16, D, bug, Det>(bp, s);
+}
+
+}  // namespace flashprobe::kernels::detail

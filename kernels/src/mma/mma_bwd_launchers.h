@@ -1,0 +1,18 @@
+#pragma once
+// Host entry points of the tensor-core backward (mma_bwd, mma_bwd_det): one per head dim, NVIDIA
+// mma.sync m16n8k16 (sm_80+). `bug` is Bug::none in the production library; the mutants instantiate
+// their own at kMutantMmaBwdDim in the atomic mode only.
+#include "flashprobe/kernels/bug.h"
+#include "flashprobe/kernels/registry.h"
+#include "src/bwd_params.h"
+
+namespace flashprobe::kernels::detail {
+
+template <int D, Bug bug>
+void launch_mma_bwd_nvidia(const BwdParams& p, bool deterministic, Stream s);
+
+// The head dims mma_bwd is built for (d == dv).
+inline constexpr int kMmaBwdDims[] = {64, 128};
+inline constexpr int kMutantMmaBwdDim = 64;
+
+}  // namespace flashprobe::kernels::detail

@@ -1,0 +1,62 @@
+// mma_bwd / mma_bwd_det: their domain and launch (the kernels: src/mma/mma_bwd.cuh).
+#include "src/mma/mma_bwd_registry.h"
+
+#include <algorithm>
+#include <string>
+
+#include "flashprobe/core/error.h"
+#include "flashprobe/core/vendor.h"
+#include "src/bwd_params.h"
+#include "src/mma/mma_bwd_launchers.h"
+#include "src/mma/mma_launchers.h"
+
+namespace flashprobe::kernels {
+
+Support mma_bwd_supports(const DeviceInfo& dev, const AttnProblem& p) {
+  if (Support v = Support::valid(p); !v) return v;
+  if (detail::mma_atom_family(dev) != "sm80")
+    return Support::no("arch=" + (dev.arch.empty() ? std::string("none") : dev.arch) +
+                       ": mma_bwd runs on NVIDIA sm_80 and later (mma.sync m16n8k16); tiled_bwd takes other devices");
+  if (p.dtype == DType::f32) return Support::no("dtype=f32: mma_bwd reads f16 or bf16 inputs");
+  if (p.out_dtype != p.dtype)
+    return Support::no("out_dtype=" + std::string(dtype_name(p.out_dtype)) + " with dtype=" + std::string(dtype_name(p.dtype)) +
+                       ": mma_bwd feeds dO to the matrix unit in the input type (out_dtype == dtype)");
+  if (p.d != p.dv) return Support::no("d=" + std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + ": mma_bwd needs d == dv");
+  if (std::find(std::begin(detail::kMmaBwdDims), std::end(detail::kMmaBwdDims), p.d) == std::end(detail::kMmaBwdDims))
+    return Support::no("d=" + std::to_string(p.d) + ": mma_bwd is built for d in {64, 128}");
+  if (p.hq > kMaxGridYZ || p.hkv > kMaxGridYZ || p.batch > kMaxGridYZ)
+    return Support::no("batch=" + std::to_string(p.batch) + ", hq=" + std::to_string(p.hq) + ": grid.y/z limit " +
+                       std::to_string(kMaxGridYZ));
+  if (static_cast<std::int64_t>(p.sq) + p.sk > kMaxLen32)
+    return Support::no("sq + sk = " + std::to_string(static_cast<std::int64_t>(p.sq) + p.sk) + ": mma_bwd keeps rows and keys in 32 bits (at most " +
+                       std::to_string(kMaxLen32) + ")");
+  return Support::yes();
+}
+
+BackwardKernelInfo make_mma_bwd_kernel(bool deterministic) {
+  BackwardKernelInfo k;
+  k.name = deterministic ? "mma_bwd_det" : "mma_bwd";
+  k.description = deterministic
+                      ? "tensor-core FlashAttention-2 backward driven by an atom (mma.sync m16n8k16), deterministic: dQ "
+                        "recomputed per query tile over the key tiles in order, no atomics; f16/bf16, d = dv in {64, 128}"
+                      : "tensor-core FlashAttention-2 backward driven by an atom (mma.sync m16n8k16): dK/dV per key "
+                        "block, dQ added across key blocks with fp32 atomics; f16/bf16, d = dv in {64, 128}";
+  k.deterministic = deterministic;
+  k.supports = mma_bwd_supports;
+  k.workspace_bytes = [deterministic](const AttnProblem& p) { return backward_workspace_bytes(p, deterministic); };
+  k.launch = [deterministic, n = k.name](const AttnProblem& p, const BwdDeviceTensors& t, void* ws, Stream s) {
+#if defined(FP_HAVE_GPU_RUNTIME) && !defined(FP_VENDOR_HIP)
+    (void)n;
+    const BwdParams bp = make_bwd_params(p, t, ws, deterministic);
+    if (p.d == 64) detail::launch_mma_bwd_nvidia<64, Bug::none>(bp, deterministic, s);
+    else if (p.d == 128) detail::launch_mma_bwd_nvidia<128, Bug::none>(bp, deterministic, s);
+    else throw UsageError("d=" + std::to_string(p.d) + ": " + n + " is built for d in {64, 128}");
+#else
+    (void)p, (void)t, (void)ws, (void)s, (void)deterministic;
+    throw NoDevice("no NVIDIA GPU backend in this build: " + n + " cannot launch");
+#endif
+  };
+  return k;
+}
+
+}  // namespace flashprobe::kernels

@@ -1,0 +1,12 @@
+#pragma once
+// The tensor-core backward's registry entries (mma_bwd, mma_bwd_det): which devices and problems they
+// take (host code, every build) and their launch.
+#include "flashprobe/kernels/backward.h"
+
+namespace flashprobe::kernels {
+
+Support mma_bwd_supports(const DeviceInfo& dev, const AttnProblem& p);
+// `launch` runs Bug::none; the mutants replace it.
+BackwardKernelInfo make_mma_bwd_kernel(bool deterministic);
+
+}  // namespace flashprobe::kernels

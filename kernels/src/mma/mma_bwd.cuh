@@ -248,7 +248,8 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_bwd_dkdv(BwdParams bp
     fill_step(0, 0);
   }
   const float scale_log2 = p.scale * kLog2e;
-  // The wave's keys (rows of S^T): per C slot, its key index and whether it exists.
+  // ldmatrix lane addresses: the wave's M rows of K and V (A operands), and the per-lane offsets of
+  // B fragments read n-major (Q, dO for S^T, dP^T) and k-major (dO, Q for dV, dK; K for dQ).
   const std::uint32_t k_a = smem_u32(k_s) + 2 * ((wave * M + LdsmLanes::a_row(lane)) * kLd + 8 * LdsmLanes::a_chunk(lane));
   const std::uint32_t v_a = smem_u32(v_s) + 2 * ((wave * M + LdsmLanes::a_row(lane)) * kLd + 8 * LdsmLanes::a_chunk(lane));
   const std::uint32_t bn_off = 2 * (LdsmLanes::bn_row(lane) * kLd + 8 * LdsmLanes::bn_chunk(lane));

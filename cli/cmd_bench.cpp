@@ -78,6 +78,26 @@ std::vector<kernels::KernelInfo> kernels_to_time(const Opts& o) {
   return v;
 }
 
+// One timing: its printed line, and its record row with TFLOP/s and GB/s from the given model.
+nlohmann::json timing_row(const Opts& o, const std::string& kernel, const bench::BenchCase& c, const bench::Timing& t,
+                          int sets, double flops, double bytes, const std::string& dispatched) {
+  const double tflops = flops / (t.median_ms * 1e-3) / 1e12, gbps = bytes / (t.median_ms * 1e-3) / 1e9;
+  std::printf("%-14s %-48s %10.4f %10.1f %9.0f\n", kernel.c_str(), c.id().substr(0, 48).c_str(), t.median_ms, tflops, gbps);
+  std::fflush(stdout);
+  return {{"impl", "flashprobe"}, {"kernel", kernel}, {"group", c.group}, {"case", c.id()}, {"problem", c.p},
+          {"median_ms", t.median_ms}, {"min_ms", t.min_ms}, {"max_ms", t.max_ms}, {"reps", t.reps}, {"timing", o.timing},
+          {"launch_host_us", t.launch_host_us}, {"input_sets", sets}, {"flops", flops}, {"bytes", bytes},
+          {"tflops", tflops}, {"gbps", gbps}, {"dispatched", dispatched}};
+}
+
+// Rewritten after every timing, so a run cut short by a time limit still leaves its records.
+void write_results(const Opts& o, nlohmann::json& rec, const nlohmann::json& results, bool complete) {
+  rec["results"] = results;
+  rec["complete"] = complete;
+  write_json_file(o.json, rec);
+  if (complete) std::printf("wrote %zu timing(s) to %s\n", results.size(), o.json.c_str());
+}
+
 // The backward kernels to time: all of them, or the ones named (an unknown name lists them).
 std::vector<const kernels::BackwardKernelInfo*> backward_to_time(const Opts& o) {
   std::vector<const kernels::BackwardKernelInfo*> v;
@@ -122,24 +142,14 @@ int run_backward(const Opts& o, const std::vector<const kernels::BackwardKernelI
     for (const kernels::BackwardKernelInfo* k : timed) {
       if (!k->supports(dev, c.p)) continue;
       const bench::BackwardTiming bt = bench::time_backward(*k, c, o.timing, o.min_seconds);
-      const double flops = c.backward_flops(), bytes = c.backward_bytes();
-      const double tflops = flops / (bt.t.median_ms * 1e-3) / 1e12, gbps = bytes / (bt.t.median_ms * 1e-3) / 1e9;
-      std::printf("%-14s %-48s %10.4f %10.1f %9.0f\n", k->name.c_str(), c.id().substr(0, 48).c_str(), bt.t.median_ms, tflops, gbps);
-      std::fflush(stdout);
-      results.push_back({{"impl", "flashprobe"}, {"kernel", k->name}, {"pass", "backward"}, {"group", c.group},
-                         {"case", c.id()}, {"problem", c.p}, {"median_ms", bt.t.median_ms}, {"min_ms", bt.t.min_ms},
-                         {"max_ms", bt.t.max_ms}, {"reps", bt.t.reps}, {"timing", o.timing},
-                         {"launch_host_us", bt.t.launch_host_us}, {"input_sets", 1}, {"flops", flops}, {"bytes", bytes},
-                         {"tflops", tflops}, {"gbps", gbps}, {"dispatched", dispatched}, {"forward_by", bt.forward_by}});
-      rec["results"] = results;
-      rec["complete"] = false;
-      write_json_file(o.json, rec);
+      nlohmann::json row = timing_row(o, k->name, c, bt.t, 1, c.backward_flops(), c.backward_bytes(), dispatched);
+      row["pass"] = "backward";
+      row["forward_by"] = bt.forward_by;
+      results.push_back(std::move(row));
+      write_results(o, rec, results, false);
     }
   }
-  rec["results"] = results;
-  rec["complete"] = true;
-  write_json_file(o.json, rec);
-  std::printf("wrote %zu timing(s) to %s\n", results.size(), o.json.c_str());
+  write_results(o, rec, results, true);
   return 0;
 }
 
@@ -171,7 +181,7 @@ int run(const Opts& o, const std::vector<kernels::KernelInfo>& timed, const std:
               gemm.tflops ? (std::to_string(static_cast<int>(*gemm.tflops)) + " TFLOP/s").c_str() : gemm.why_not.c_str());
   long long l2 = 50ll << 20;  // H100: 50 MB; used only to size the input rotation
   nlohmann::json results = nlohmann::json::array();
-  std::printf("%-10s %-48s %10s %10s %9s\n", "kernel", "case", "median ms", "TFLOP/s", "GB/s");
+  std::printf("%-14s %-48s %10s %10s %9s\n", "kernel", "case", "median ms", "TFLOP/s", "GB/s");
   for (const auto& c : cases) {
     if (!wanted(o, c)) continue;
     // The kernel a user gets for this problem here: the report draws a run's figure only when the
@@ -199,24 +209,11 @@ int run(const Opts& o, const std::vector<kernels::KernelInfo>& timed, const std:
           o.timing == "graph"
               ? bench::time_graph(launch_set, in.count, 3, 10, 200, o.min_seconds)
               : bench::time_device([&](int rep) { launch_set(rep % in.count, nullptr); }, 3, 10, 200, o.min_seconds);
-      const double tflops = c.flops() / (t.median_ms * 1e-3) / 1e12;
-      const double gbps = c.bytes() / (t.median_ms * 1e-3) / 1e9;
-      std::printf("%-10s %-48s %10.4f %10.1f %9.0f\n", k.name.c_str(), c.id().substr(0, 48).c_str(), t.median_ms, tflops, gbps);
-      std::fflush(stdout);
-      results.push_back({{"impl", "flashprobe"}, {"kernel", k.name}, {"group", c.group}, {"case", c.id()},
-                         {"problem", c.p}, {"median_ms", t.median_ms}, {"min_ms", t.min_ms}, {"max_ms", t.max_ms},
-                         {"reps", t.reps}, {"timing", o.timing}, {"launch_host_us", t.launch_host_us}, {"input_sets", in.count}, {"flops", c.flops()}, {"bytes", c.bytes()},
-                         {"tflops", tflops}, {"gbps", gbps}, {"dispatched", dispatched}});
-      // Rewritten after every timing, so a run cut short by a time limit still leaves its records.
-      rec["results"] = results;
-      rec["complete"] = false;
-      write_json_file(o.json, rec);
+      results.push_back(timing_row(o, k.name, c, t, in.count, c.flops(), c.bytes(), dispatched));
+      write_results(o, rec, results, false);
     }
   }
-  rec["results"] = results;
-  rec["complete"] = true;
-  write_json_file(o.json, rec);
-  std::printf("wrote %zu timing(s) to %s\n", results.size(), o.json.c_str());
+  write_results(o, rec, results, true);
   return 0;
 }
 

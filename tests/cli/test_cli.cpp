@@ -128,20 +128,27 @@ TEST(Cli, ProbeAllWithoutAGpuSaysSoAndExits0) {
   EXPECT_NE(r.out.find("--simulate"), std::string::npos) << r.out;
 }
 
-// Every bench record names the kernel the dispatcher picks for its case, one of the kernels timed
-// when none is left out (the report draws a run only when it timed that kernel).
-TEST(Cli, BenchRecordsTheDispatchersChoice) {
-  if (run("devices").out.find("no GPU device") != std::string::npos) GTEST_SKIP() << "no GPU: bench needs one";
+namespace {
+// bench `args` on one small problem (f16, d = 64, 128 x 128): its exit and the record it wrote.
+std::pair<Result, std::string> bench_small_problem(const std::string& name, const std::string& args) {
   const std::string dir = ::testing::TempDir();
-  const std::string problem = dir + "bench_dispatch.json", out = dir + "bench_dispatch_out.json";
+  const std::string problem = dir + name + ".json", out = dir + name + "_out.json";
   {
     std::ofstream f(problem);
     f << R"({"batch": 1, "hq": 2, "hkv": 2, "sq": 128, "sk": 128, "d": 64, "dtype": "f16"})";
   }
-  auto r = run("bench --min-seconds 0.01 --problem " + problem + " --json " + out);
-  ASSERT_EQ(r.code, 0) << r.out;
+  const Result r = run("bench " + args + " --min-seconds 0.01 --problem " + problem + " --json " + out);
   std::ifstream f(out);
-  const std::string rec((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  return {r, std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>())};
+}
+}  // namespace
+
+// Every bench record names the kernel the dispatcher picks for its case, one of the kernels timed
+// when none is left out (the report draws a run only when it timed that kernel).
+TEST(Cli, BenchRecordsTheDispatchersChoice) {
+  if (run("devices").out.find("no GPU device") != std::string::npos) GTEST_SKIP() << "no GPU: bench needs one";
+  const auto [r, rec] = bench_small_problem("bench_dispatch", "");
+  ASSERT_EQ(r.code, 0) << r.out;
   std::set<std::string> timed, dispatched;
   const std::regex kernel("\"kernel\": \"([a-z0-9_]+)\""), chosen("\"dispatched\": \"([a-z0-9_]*)\"");
   for (auto it = std::sregex_iterator(rec.begin(), rec.end(), kernel); it != std::sregex_iterator(); ++it)
@@ -164,16 +171,8 @@ TEST(Cli, BenchBackwardRejectsAForwardKernel) {
 // On a GPU: every backward kernel that takes the problem is timed, with 2.5x the forward's FLOPs.
 TEST(Cli, BenchBackwardTimesTheBackwardKernels) {
   if (run("devices").out.find("no GPU device") != std::string::npos) GTEST_SKIP() << "no GPU: bench needs one";
-  const std::string dir = ::testing::TempDir();
-  const std::string problem = dir + "bench_bwd.json", out = dir + "bench_bwd_out.json";
-  {
-    std::ofstream f(problem);
-    f << R"({"batch": 1, "hq": 2, "hkv": 2, "sq": 128, "sk": 128, "d": 64, "dtype": "f16"})";
-  }
-  auto r = run("bench --backward --min-seconds 0.01 --problem " + problem + " --json " + out);
+  const auto [r, rec] = bench_small_problem("bench_bwd", "--backward");
   ASSERT_EQ(r.code, 0) << r.out;
-  std::ifstream f(out);
-  const std::string rec((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   for (const char* k : {"\"mma_bwd\"", "\"mma_bwd_det\"", "\"tiled_bwd\"", "\"tiled_bwd_det\""})
     EXPECT_NE(rec.find(std::string("\"kernel\": ") + k), std::string::npos) << k << " not timed: " << rec;
   // 4 * 1 * 2 * 128 * 128 * 64 forward FLOPs, times 2.5.

@@ -99,6 +99,37 @@ struct MmaBwdDqConfig {
   static_assert(kNT % 2 == 0 && kOT % 2 == 0, "ldmatrix.x4 reads two n-tiles at a time");
 };
 
+// Two products that share their shape, computed together (S and dP, or S^T and dP^T): acc0 = A0 B0^T
+// and acc1 = A1 B1^T over kKT k-steps and kNT n-tiles, A0 and A1 the wave's Atom::M rows of row-major
+// tiles (ldmatrix lane addresses a0, a1), B0 and B1 n-major tiles (lane addresses b0, b1), rows kLd
+// elements apart. Each B fragment pair (one ldmatrix.x4) feeds two mma.
+template <class Atom, int kKT, int kNT, int kLd>
+FP_DEV void mma_two_nmajor(float (&acc0)[kNT][Atom::kC], float (&acc1)[kNT][Atom::kC], std::uint32_t a0, std::uint32_t a1,
+                           std::uint32_t b0, std::uint32_t b1) {
+#pragma unroll
+  for (int t = 0; t < kNT; ++t)
+#pragma unroll
+    for (int q = 0; q < Atom::kC; ++q) acc0[t][q] = acc1[t][q] = 0.f;
+  static_for<kKT>([&](auto kk_) {
+    constexpr int kk = decltype(kk_)::value;
+    std::uint32_t x0[4], x1[4];
+    ldsm_x4<false, 2 * kk * Atom::K>(a0, x0);
+    ldsm_x4<false, 2 * kk * Atom::K>(a1, x1);
+    static_for<kNT / 2>([&](auto np_) {
+      constexpr int nt = 2 * decltype(np_)::value;
+      std::uint32_t r[4];
+      ldsm_x4<false, 2 * (nt * Atom::N * kLd + kk * Atom::K)>(b0, r);
+      const std::uint32_t p0[2] = {r[0], r[1]}, p1[2] = {r[2], r[3]};
+      Atom::mma(acc0[nt], x0, p0);
+      Atom::mma(acc0[nt + 1], x0, p1);
+      ldsm_x4<false, 2 * (nt * Atom::N * kLd + kk * Atom::K)>(b1, r);
+      const std::uint32_t q0[2] = {r[0], r[1]}, q1[2] = {r[2], r[3]};
+      Atom::mma(acc1[nt], x1, q0);
+      Atom::mma(acc1[nt + 1], x1, q1);
+    });
+  });
+}
+
 // The mask offsets of the backward (visible_offsets32); the bwd_mma_causal_missing mutant drops the
 // causal bound here, in the backward only.
 template <Bug bug>
@@ -271,29 +302,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_bwd_dkdv(BwdParams bp
 
     // S^T = K Q^T and dP^T = V dO^T for the wave's M keys x Br queries.
     float s[C::kST][Atom::kC], dp[C::kST][Atom::kC];
-#pragma unroll
-    for (int t = 0; t < C::kST; ++t)
-#pragma unroll
-      for (int q = 0; q < Atom::kC; ++q) s[t][q] = dp[t][q] = 0.f;
-    const std::uint32_t q_b = smem_u32(q_s) + bn_off, do_b = smem_u32(do_s) + bn_off;
-    static_for<C::kKT>([&](auto kk_) {
-      constexpr int kk = decltype(kk_)::value;
-      std::uint32_t ka[4], va[4];
-      ldsm_x4<false, 2 * kk * K>(k_a, ka);
-      ldsm_x4<false, 2 * kk * K>(v_a, va);
-      static_for<C::kST / 2>([&](auto np_) {
-        constexpr int nt = 2 * decltype(np_)::value;
-        std::uint32_t r[4];
-        ldsm_x4<false, 2 * (nt * N * kLd + kk * K)>(q_b, r);
-        const std::uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
-        Atom::mma(s[nt], ka, b0);
-        Atom::mma(s[nt + 1], ka, b1);
-        ldsm_x4<false, 2 * (nt * N * kLd + kk * K)>(do_b, r);
-        const std::uint32_t d0[2] = {r[0], r[1]}, d1[2] = {r[2], r[3]};
-        Atom::mma(dp[nt], va, d0);
-        Atom::mma(dp[nt + 1], va, d1);
-      });
-    });
+    mma_two_nmajor<Atom, C::kKT, C::kST, kLd>(s, dp, k_a, v_a, smem_u32(q_s) + bn_off, smem_u32(do_s) + bn_off);
 
     // P^T and dS^T, masked per element unless the whole tile is visible (a uniform test).
     const int jb = kb + wave * M;
@@ -474,29 +483,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_bwd_dq(BwdParams bp) 
     const std::uint16_t* k_s = kv_s + 2 * stage * C::kKvTile;
     const std::uint16_t* v_s = k_s + C::kKvTile;
     float s[C::kNT][Atom::kC], dp[C::kNT][Atom::kC];
-#pragma unroll
-    for (int t = 0; t < C::kNT; ++t)
-#pragma unroll
-      for (int q = 0; q < Atom::kC; ++q) s[t][q] = dp[t][q] = 0.f;
-    const std::uint32_t k_b = smem_u32(k_s) + bn_off, v_b = smem_u32(v_s) + bn_off;
-    static_for<C::kKT>([&](auto kk_) {
-      constexpr int kk = decltype(kk_)::value;
-      std::uint32_t qa[4], da[4];
-      ldsm_x4<false, 2 * kk * K>(q_a, qa);
-      ldsm_x4<false, 2 * kk * K>(do_a, da);
-      static_for<C::kNT / 2>([&](auto np_) {
-        constexpr int nt = 2 * decltype(np_)::value;
-        std::uint32_t r[4];
-        ldsm_x4<false, 2 * (nt * N * kLd + kk * K)>(k_b, r);
-        const std::uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
-        Atom::mma(s[nt], qa, b0);
-        Atom::mma(s[nt + 1], qa, b1);
-        ldsm_x4<false, 2 * (nt * N * kLd + kk * K)>(v_b, r);
-        const std::uint32_t d0[2] = {r[0], r[1]}, d1[2] = {r[2], r[3]};
-        Atom::mma(dp[nt], da, d0);
-        Atom::mma(dp[nt + 1], da, d1);
-      });
-    });
+    mma_two_nmajor<Atom, C::kKT, C::kNT, kLd>(s, dp, q_a, do_a, smem_u32(k_s) + bn_off, smem_u32(v_s) + bn_off);
     const bool full = w0 + M <= p.sq && kv0 + Bn <= keys && kv0 - (w0 + M - 1) >= lo_off && kv0 + Bn - 1 - w0 <= hi_off;
 #pragma unroll
     for (int nt = 0; nt < C::kNT; ++nt)

@@ -59,3 +59,27 @@ TEST(PluginSubjects, ProjectKernelPluginWrapsTheNamedKernel) {
     EXPECT_EQ(pl.supports(p), "");
   }
 }
+
+#ifdef FP_HAVE_CUDNN_PLUGIN
+// Without cuDNN the plug-in refuses every problem saying what it tried; what its graph does not
+// express is refused naming the field, cuDNN or not.
+TEST(PluginSubjects, CudnnPluginRefusesWithAReasonWhenCudnnIsAbsent) {
+  setenv("FLASHPROBE_CUDNN_LIB", "/nonexistent/libcudnn.so.9", 1);  // read at the first supports()
+  const auto pl = Plugin::load(plugin_dir() + "/libfp_cudnn_sdpa.so");
+  EXPECT_EQ(pl.name(), "cudnn-sdpa");
+  AttnProblem p;
+  EXPECT_EQ(pl.supports(p).rfind("cuDNN not found: dlopen(\"/nonexistent/libcudnn.so.9\") failed", 0), 0u) << pl.supports(p);
+  p.softcap = 30;
+  EXPECT_EQ(pl.supports(p).rfind("softcap: ", 0), 0u) << pl.supports(p);
+  p.softcap = 0;
+  p.dtype = p.out_dtype = DType::f32;
+  EXPECT_EQ(pl.supports(p).rfind("dtype: ", 0), 0u) << pl.supports(p);
+  p.dtype = p.out_dtype = DType::bf16;
+  p.d = p.dv = 72 + 4;
+  EXPECT_EQ(pl.supports(p).rfind("d=76, dv=76: ", 0), 0u) << pl.supports(p);
+  p.d = p.dv = 64;
+  p.with_layout(TensorLayout::bhsd);
+  p.sk = 3;  // BHSD K: the head stride is sk * d, the seq stride d: all multiples of 8
+  EXPECT_EQ(pl.supports(p).rfind("cuDNN not found", 0), 0u) << pl.supports(p);
+}
+#endif

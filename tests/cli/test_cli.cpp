@@ -259,3 +259,36 @@ TEST(Cli, SelectNamesTheProblemFileInItsErrors) {
     EXPECT_NE(r.out.find(what), std::string::npos) << r.out;
   }
 }
+
+// flashprobe gate refuses bad values before any device is touched (exit 2, naming the value and what
+// is allowed); without a GPU a well-formed gate is an error (2), never a pass (tests/gate tests the
+// command's runs on host stand-ins).
+TEST(Cli, GateRejectsBadUsageWithExit2) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases{
+      {"gate", {"no subject", "--kernel", "--plugin"}},
+      {"gate --kernel mma --cases 0", {"--cases 0"}},
+      {"gate --kernel mma --dtype f64", {"f64", "f16, bf16, f32"}},
+      {"gate --kernel nosuch", {"nosuch", "mma"}},
+      {"gate --kernel mma --property Nope", {"Nope", "AgreesWithOracle"}},
+      {"gate --kernel mma --property SplitsAgree", {"applies to none"}},
+      {"gate --kernel mma --allow-not-exercised Nope", {"Nope", "all"}},
+      {"gate --kernel mma --time-budget -3", {"--time-budget"}},
+      {"gate --plugin /nonexistent/libnothing.so", {"/nonexistent/libnothing.so"}},
+      {"gate --kernel mma --junit /nonexistent-dir/g.xml", {"/nonexistent-dir"}},
+      {"gate --replay 'kernel=mma rc=x'", {"property"}},
+      {"gate --kernel mma --replay 'kernel=mma property=AgreesWithOracle rc=x'", {"--replay takes"}},
+      {"gate --kernel mma --cases many", {"many"}}};
+  for (const auto& [args, want] : cases) {
+    const auto r = run(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    for (const auto& w : want) EXPECT_NE(r.out.find(w), std::string::npos) << args << " should name " << w << ":\n" << r.out;
+  }
+}
+
+TEST(Cli, GateHelpNamesEveryOption) {
+  const auto r = run("gate --help");
+  EXPECT_EQ(r.code, 0) << r.out;
+  for (const char* o : {"--kernel", "--plugin", "--property", "--cases", "--max-size", "--seed", "--dtype", "--time-budget", "--junit",
+                        "--json", "--replay", "--allow-not-exercised", "LargeOffsetsAgree"})
+    EXPECT_NE(r.out.find(o), std::string::npos) << o << "\n" << r.out;
+}

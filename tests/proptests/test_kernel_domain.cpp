@@ -1,7 +1,7 @@
-// The gate's device check and verdict rule on the CPU: every kernel is asked about a device with a
-// problem of its own domain (decode was asked with sq = 128, which it refuses by design, and its
-// nine properties were skipped on the H100 as if the device could not run them), a refusal counts
-// only when the kernel refuses its whole domain there, and zero cases run is a failure.
+// The gate's device check on the CPU: every kernel is asked about a device with a problem of its own
+// domain (decode was asked with sq = 128, which it refuses by design, and its nine properties were
+// skipped on the H100 as if the device could not run them), and a refusal counts only when the
+// kernel refuses its whole domain there (the verdict rule: tests/gate/test_gate_verdict.cpp).
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
@@ -13,11 +13,11 @@
 #include "flashprobe/kernels/mutants.h"
 #include "flashprobe/kernels/registry.h"
 #include "flashprobe/proptests/generators.h"
-#include "gate_verdict.h"
-#include "kernel_domain.h"
+#include "flashprobe/gate/kernel_domain.h"
 
 using namespace flashprobe;
 using namespace flashprobe::proptests;
+using namespace flashprobe::gate;
 
 namespace {
 
@@ -110,20 +110,6 @@ TEST(KernelDomain, AProbeRefusedForWhatItIsIsAnErrorNotASkip) {
     return dev.arch == "sm_90" ? kernels::Support::no("arch=sm_90: not built for it") : kernels::Support::yes();
   };
   EXPECT_EQ(device_refusal(fake, h100()), "arch=sm_90: not built for it");
-}
-
-TEST(GateVerdict, ASkipIsADeviceRefusalAndZeroCasesIsAFailure) {
-  EXPECT_EQ(gate_verdict("", "", 150).status, GateStatus::passed);
-  const GateVerdict zero = gate_verdict("", "", 0);
-  EXPECT_EQ(zero.status, GateStatus::failed);
-  EXPECT_NE(zero.why.find("zero cases"), std::string::npos);
-  EXPECT_EQ(gate_verdict("", "Falsifiable after 3 tests", 2).status, GateStatus::failed);
-  const GateVerdict skip = gate_verdict("arch=sm_80: wgmma exists on sm_90 only", "", 0);
-  EXPECT_EQ(skip.status, GateStatus::skipped);
-  EXPECT_NE(skip.why.find("sm_90"), std::string::npos);
-  EXPECT_EQ(gate_status_name(GateStatus::skipped), "skipped");
-  EXPECT_EQ(gate_status_name(GateStatus::failed), "failed");
-  EXPECT_EQ(gate_status_name(GateStatus::passed), "passed");
 }
 
 // ---- What the gate's default budget (150 cases per property, RapidCheck's sizes 0..100) draws ----

@@ -15,7 +15,9 @@
 #include "../common/gpu_skip.h"
 #include "flashprobe/core/record.h"
 #include "flashprobe/kernels/mutants.h"
-#include "kernel_props.h"
+#include "flashprobe/gate/engine.h"
+#include "flashprobe/gate/properties.h"
+#include "flashprobe/proptests/generators.h"
 
 namespace flashprobe::proptests {
 namespace {
@@ -29,27 +31,28 @@ struct Outcome {
 
 Outcome hunt(const kernels::Mutant& m, const DeviceInfo& dev) {
   Outcome o;
-  for (const auto& p : properties_for(m.meta.kernel)) {
-    if (!property_device_refusal(p.name, m.kernel, dev).empty()) {
-      o.skipped.push_back(p.name + " (" + property_device_refusal(p.name, m.kernel, dev) + ")");
+  const gate::Subject s = gate::builtin_subject(m.kernel, m.meta.kernel, dev, "");
+  const auto& cfg = rc::detail::configuration();
+  gate::RunOptions opt;
+  opt.cases = cfg.testParams.maxSuccess;
+  opt.max_size = cfg.testParams.maxSize;
+  opt.seed = cfg.testParams.seed;
+  for (const auto& p : gate::properties_for(m.meta.kernel)) {
+    opt.test_id = "mutant/" + m.meta.name + "/" + p.name;
+    const gate::Outcome r = gate::run_property(s, p.name, opt);
+    if (r.verdict.status == gate::GateStatus::not_exercised && r.verdict.cause == gate::Unexercised::device) {
+      o.skipped.push_back(p.name + " (" + r.verdict.why + ")");
       continue;
     }
-    rc::detail::TestMetadata md;
-    md.id = "mutant/" + m.meta.name + "/" + p.name;
-    md.description = md.id;
-    const auto result = rc::detail::checkTestable([&] { p.run(m.kernel, dev); }, md);
-    if (result.template is<rc::detail::FailureResult>()) {
-      const auto* f = &result.template get<rc::detail::FailureResult>();
+    o.cases += static_cast<int>(r.facts.cases_run);
+    if (r.verdict.status == gate::GateStatus::failed && !r.reproduce.empty()) {  // a shrunk counterexample, not a give-up
       o.killed = true;
       o.property = p.name;
-      o.cases += f->numSuccess + 1;
-      o.description = f->description;
-      std::ostringstream ce;
-      for (const auto& [type, value] : f->counterExample) ce << value << "\n";
-      o.counterexample = ce.str();
+      o.cases += 1;
+      o.description = r.verdict.why;
+      o.counterexample = r.case_id + "\n" + (r.counterexample.is_null() ? std::string() : r.counterexample.dump());
       return o;
     }
-    if (result.template is<rc::detail::SuccessResult>()) o.cases += result.template get<rc::detail::SuccessResult>().numSuccess;
   }
   return o;
 }
@@ -58,7 +61,7 @@ bool is_pow2(long v) { return v > 0 && (v & (v - 1)) == 0; }
 
 TEST(Mutation, EveryMutantIsKilledWithAShrunkCounterexample) {
   FP_SKIP_WITHOUT_GPU();
-  apply_budget_from_env();
+  apply_budget_from_env();  // RC_PARAMS from FLASHPROBE_PROP_*: the engine's options below
   const DeviceInfo dev = require_device();
   nlohmann::json rec = record_header("mutants");
   rec["mutants"] = nlohmann::json::array();

@@ -8,9 +8,9 @@
 #include <thread>
 
 #include "flashprobe/core/record.h"
-#include "time_ledger.h"
+#include "flashprobe/gate/time_ledger.h"
 
-namespace fp = flashprobe::proptests;
+namespace fp = flashprobe::gate;
 
 TEST(TimeLedger, PhasesAreTimedAndRecorded) {
   const auto dir = std::filesystem::path(::testing::TempDir()) / "ledger";

@@ -60,7 +60,7 @@ struct Domain {
   bool sk_zero = true;
   // 1 in long_row_odds problems (at every size; 0: never) is a long row: batch 1, at most 2 query
   // heads and long_row_max_sq query rows, Sk in [long_sk_min, long_sk_max]. The kernel gate's
-  // domains (tests/proptests/kernel_domain.h) turn it on.
+  // domains (gate/include/flashprobe/gate/kernel_domain.h) turn it on.
   int long_row_odds = 0;
   int long_sk_min = 1024, long_sk_max = 4096, long_row_max_sq = 16;
   // The kernel splits the keys of a row over blocks (decode): each case also draws a split count

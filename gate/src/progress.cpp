@@ -1,11 +1,11 @@
-#include "progress.h"
+#include "flashprobe/gate/progress.h"
 
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 
-namespace flashprobe::proptests {
+namespace flashprobe::gate {
 namespace {
 struct State {
   std::string what;
@@ -29,4 +29,4 @@ void progress_end() {
   show(true);
   if (s.tty) std::fprintf(stderr, "\n");
 }
-}  // namespace flashprobe::proptests
+}  // namespace flashprobe::gate

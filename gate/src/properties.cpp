@@ -1,25 +1,29 @@
-#include "kernel_props.h"
+#include "flashprobe/gate/properties.h"
 
 #include <rapidcheck.h>
 
 #include <cmath>
 #include <cstring>
 
+#include "flashprobe/gate/engine.h"
+#include "flashprobe/gate/kernel_domain.h"
+#include "flashprobe/proptests/generators.h"
 #include "flashprobe/kernels/kv_append.h"
 #include "flashprobe/kernels/runner.h"
 #include "flashprobe/oracle/check.h"
-#include "large_offsets.h"
-#include "time_ledger.h"
+#include "flashprobe/gate/large_offsets.h"
+#include "flashprobe/gate/time_ledger.h"
 
-namespace flashprobe::proptests {
+namespace flashprobe::gate {
 
 using kernels::KernelInfo;
 using kernels::RunResult;
+using proptests::gen_case;
 
-Domain domain_for(const KernelInfo& k, const DeviceInfo& dev) {
-  Domain d = kernel_domain(k, dev);
-  restrict_dtypes_from_env(d);
-  return d;
+Case draw_case(const Domain& d) {
+  Case c = *gen_case(d);
+  note_case(c);
+  return c;
 }
 
 KernelInfo as_drawn(const KernelInfo& k, const Case& c) { return c.splits > 0 && k.with_splits ? k.with_splits(c.splits) : k; }
@@ -35,10 +39,9 @@ oracle::CheckOptions check_options(const AttnProblem& p) {
 
 namespace {
 
-RunResult run(const KernelInfo& k, const AttnProblem& p, const AttnInputs& in) {
+RunResult run(const Subject& s, const KernelInfo& k, const AttnProblem& p, const AttnInputs& in) {
   const Timed t(Phase::kernel);
-  kernels::RunOptions opt;
-  RunResult r = kernels::run_kernel(k, p, in, opt);
+  RunResult r = s.run(k, p, in);
   ledger_kernel_parts(r.upload_s, r.device_s, r.download_s);
   return r;
 }
@@ -76,14 +79,14 @@ double max_row_diff(const AttnProblem& pa, const AttnOutputs& a, int row_a, cons
 
 }  // namespace
 
-void prop_agrees_with_oracle(const KernelInfo& k, const DeviceInfo& dev) {
-  const Case c = *gen_case(domain_for(k, dev));
+void prop_agrees_with_oracle(const Subject& s) {
+  const Case c = draw_case(s.domain);
   RC_TAG(dtype_name(c.problem.dtype));
   RC_CLASSIFY(c.problem.sk <= 7, "Sk <= 7");
   RC_CLASSIFY(c.problem.hq != c.problem.hkv, "GQA");
   RC_CLASSIFY(c.problem.causal != Causal::none, "causal");
   const AttnInputs in = inputs_of(c);
-  const RunResult r = run(as_drawn(k, c), c.problem, in);
+  const RunResult r = run(s, as_drawn(s.kernel, c), c.problem, in);
   const oracle::CheckResult chk = timed_check(c.problem, in, r.out);
   if (!chk.pass) RC_FAIL(c.id() + ": " + chk.summary());
 }
@@ -95,59 +98,59 @@ void prop_agrees_with_oracle(const KernelInfo& k, const DeviceInfo& dev) {
 // 1200 cases there on one run (2026-11-24). Half the windows put a bound on a key-tile edge at a
 // row-tile boundary (Domain::edge_windows): an off-by-one in mma's wave skip that drops the tile
 // ending at a wave's first visible key survived 150 cases of every mma property without them.
-void prop_windows_agree_with_oracle(const KernelInfo& k, const DeviceInfo& dev) {
-  Domain d = domain_for(k, dev);
+void prop_windows_agree_with_oracle(const Subject& s) {
+  Domain d = s.domain;
   d.window_odds = 1;
   d.edge_windows = true;
-  const Case c = *gen_case(d);
+  const Case c = draw_case(d);
   RC_TAG(dtype_name(c.problem.dtype));
   RC_CLASSIFY(c.problem.window_left >= 0, "left window");
   const AttnInputs in = inputs_of(c);
-  const RunResult r = run(as_drawn(k, c), c.problem, in);
+  const RunResult r = run(s, as_drawn(s.kernel, c), c.problem, in);
   const oracle::CheckResult chk = timed_check(c.problem, in, r.out);
   if (!chk.pass) RC_FAIL(c.id() + ": " + chk.summary());
 }
 
-void prop_every_output_written(const KernelInfo& k, const DeviceInfo& dev) {
-  const Case c = *gen_case(domain_for(k, dev));
-  const RunResult r = run(as_drawn(k, c), c.problem, inputs_of(c));
+void prop_every_output_written(const Subject& s) {
+  const Case c = draw_case(s.domain);
+  const RunResult r = run(s, as_drawn(s.kernel, c), c.problem, inputs_of(c));
   if (r.o_unwritten || r.lse_unwritten || !r.inputs_modified.empty())
     RC_FAIL(c.id() + ": " + std::to_string(r.o_unwritten) + " O and " + std::to_string(r.lse_unwritten) +
             " LSE element(s) never written (first " + r.first_unwritten + ")" +
             (r.inputs_modified.empty() ? "" : "; inputs modified: " + r.inputs_modified.front()));
 }
 
-void prop_guard_bands_intact(const KernelInfo& k, const DeviceInfo& dev) {
-  const Case c = *gen_case(domain_for(k, dev));
-  const RunResult r = run(as_drawn(k, c), c.problem, inputs_of(c));
+void prop_guard_bands_intact(const Subject& s) {
+  const Case c = draw_case(s.domain);
+  const RunResult r = run(s, as_drawn(s.kernel, c), c.problem, inputs_of(c));
   if (!r.guard_damage.empty()) RC_FAIL(c.id() + ": " + r.guard_damage.front());
 }
 
-void prop_finite_where_oracle_is(const KernelInfo& k, const DeviceInfo& dev) {
-  const Case c = *gen_case(domain_for(k, dev));
+void prop_finite_where_oracle_is(const Subject& s) {
+  const Case c = draw_case(s.domain);
   const AttnInputs in = inputs_of(c);
-  const RunResult r = run(as_drawn(k, c), c.problem, in);
+  const RunResult r = run(s, as_drawn(s.kernel, c), c.problem, in);
   const oracle::CheckResult chk = timed_check(c.problem, in, r.out);
   if (!chk.o_metrics.nonfinite_pattern_ok)
     RC_FAIL(c.id() + ": NaN/Inf pattern differs from the oracle: " + chk.o_metrics.nonfinite_detail);
 }
 
-void prop_deterministic(const KernelInfo& k, const DeviceInfo& dev) {
-  const Case c = *gen_case(domain_for(k, dev));
+void prop_deterministic(const Subject& s) {
+  const Case c = draw_case(s.domain);
   const AttnInputs in = inputs_of(c);
-  const KernelInfo kc = as_drawn(k, c);
-  const RunResult a = run(kc, c.problem, in), b = run(kc, c.problem, in);
+  const KernelInfo kc = as_drawn(s.kernel, c);
+  const RunResult a = run(s, kc, c.problem, in), b = run(s, kc, c.problem, in);
   const std::string d = bytes_diff(a.out.o.bytes, b.out.o.bytes);
   if (!d.empty()) RC_FAIL(c.id() + ": O differs between two runs: " + d);
   if (std::memcmp(a.out.lse.data(), b.out.lse.data(), a.out.lse.size() * sizeof(float)) != 0)
     RC_FAIL(c.id() + ": LSE differs between two runs");
 }
 
-void prop_batch_invariant(const KernelInfo& k, const DeviceInfo& dev) {
-  Domain d = domain_for(k, dev);
+void prop_batch_invariant(const Subject& s) {
+  Domain d = s.domain;
   auto inner = d.supports;
   d.supports = [inner](const AttnProblem& p) { return p.batch >= 2 && inner(p); };
-  const Case c = *gen_case(d);
+  const Case c = draw_case(d);
   const AttnProblem& p = c.problem;
   const AttnInputs in = inputs_of(c);
   const int b = *rc::gen::inRange(0, p.batch);
@@ -156,7 +159,7 @@ void prop_batch_invariant(const KernelInfo& k, const DeviceInfo& dev) {
   one.batch = 1;
   one.q = one.k = one.v = one.o = Strides{};
   if (!p.seqlens_k.empty()) one.seqlens_k = {p.seqlens_k[static_cast<std::size_t>(b)]};
-  RC_PRE(static_cast<bool>(k.supports(dev, one)));
+  RC_PRE(static_cast<bool>(s.kernel.supports(s.dev, one)));
   AttnInputs solo{Tensor(p.dtype, one.q_span()), Tensor(p.dtype, one.k_span()), Tensor(p.dtype, one.v_span())};
   for (int i = 0; i < p.sq; ++i)
     for (int h = 0; h < p.hq; ++h)
@@ -166,8 +169,8 @@ void prop_batch_invariant(const KernelInfo& k, const DeviceInfo& dev) {
       for (int x = 0; x < p.d; ++x) solo.k.set(offset(one.k_strides(), 0, j, h, x), in.k.get(offset(p.k_strides(), b, j, h, x)));
       for (int x = 0; x < p.dv; ++x) solo.v.set(offset(one.v_strides(), 0, j, h, x), in.v.get(offset(p.v_strides(), b, j, h, x)));
     }
-  const KernelInfo kc = as_drawn(k, c);
-  const RunResult all = run(kc, p, in), alone = run(kc, one, solo);
+  const KernelInfo kc = as_drawn(s.kernel, c);
+  const RunResult all = run(s, kc, p, in), alone = run(s, kc, one, solo);
   for (int i = 0; i < p.sq; ++i) {
     const double diff = max_row_diff(p, all.out, i, one, alone.out, i, b, 0);
     if (diff != 0) RC_FAIL(c.id() + ": batch element " + std::to_string(b) + " row " + std::to_string(i) +
@@ -181,21 +184,21 @@ void prop_batch_invariant(const KernelInfo& k, const DeviceInfo& dev) {
   }
 }
 
-void prop_chunked_append_equals_prefill(const KernelInfo& k, const DeviceInfo& dev) {
+void prop_chunked_append_equals_prefill(const Subject& s) {
   // A cache holding `off` tokens; `n` new tokens arrive in chunks; after each chunk the new queries
   // attend (causal, bottom-right) over the cache. Must equal the rows of one prefill over all of it.
-  Domain d = domain_for(k, dev);
+  Domain d = s.domain;
   d.seqlens = false;
   d.strides = false;
   d.windows = false;
   auto inner = d.supports;
   d.supports = [inner](const AttnProblem& p) { return p.causal == Causal::bottom_right && p.sq <= p.sk && p.sq >= 2 && inner(p); };
-  const Case c = *gen_case(d);
+  const Case c = draw_case(d);
   const AttnProblem full = c.problem;  // sq new tokens at the end of sk keys
   const int off = full.sk - full.sq;
   const AttnInputs in = inputs_of(c);
-  const KernelInfo kd = as_drawn(k, c);
-  const RunResult ref = run(kd, full, in);
+  const KernelInfo kd = as_drawn(s.kernel, c);
+  const RunResult ref = run(s, kd, full, in);
   const oracle::CheckResult ref_chk = timed_check(full, in, ref.out);
   RC_ASSERT(ref_chk.pass);
   const int chunk = *rc::gen::inRange(1, full.sq + 1);
@@ -228,13 +231,17 @@ void prop_chunked_append_equals_prefill(const KernelInfo& k, const DeviceInfo& d
           for (int x = 0; x < full.d; ++x) kn.set(offset(kns, b, t, h, x), in.k.get(offset(ks, b, off + start + t, h, x)));
           for (int x = 0; x < full.dv; ++x) vn.set(offset(vns, b, t, h, x), in.v.get(offset(vs, b, off + start + t, h, x)));
         }
-    const kernels::KvAppendResult app = [&] {
-      const Timed t(Phase::kernel);
-      return kernels::run_kv_append(a, kn, vn, kc, vc);
-    }();
-    RC_ASSERT(app.guard_damage.empty());
-    kc = app.k_cache;
-    vc = app.v_cache;
+    if (s.host) {
+      copy_tokens(off + start, off + start + len);  // no device: the append is a copy
+    } else {
+      const kernels::KvAppendResult app = [&] {
+        const Timed t(Phase::kernel);
+        return kernels::run_kv_append(a, kn, vn, kc, vc);
+      }();
+      RC_ASSERT(app.guard_damage.empty());
+      kc = app.k_cache;
+      vc = app.v_cache;
+    }
     // Attend: the chunk's queries over the first off + start + len keys.
     AttnProblem step = full;
     step.sq = len;
@@ -249,8 +256,8 @@ void prop_chunked_append_equals_prefill(const KernelInfo& k, const DeviceInfo& d
         for (int h = 0; h < full.hq; ++h)
           for (int x = 0; x < full.d; ++x)
             sin.q.set(offset(step.q_strides(), b, i, h, x), in.q.get(offset(full.q_strides(), b, start + i, h, x)));
-    RC_PRE(static_cast<bool>(k.supports(dev, step)));
-    const RunResult got = run(kd, step, sin);
+    RC_PRE(static_cast<bool>(s.kernel.supports(s.dev, step)));
+    const RunResult got = run(s, kd, step, sin);
     const oracle::CheckResult chk = timed_check(step, sin, got.out);
     if (!chk.pass) RC_FAIL(c.id() + ": chunk at " + std::to_string(start) + " (len " + std::to_string(len) + "): " + chk.summary());
     for (int b = 0; b < full.batch; ++b)
@@ -263,10 +270,9 @@ void prop_chunked_append_equals_prefill(const KernelInfo& k, const DeviceInfo& d
   }
 }
 
-void prop_decode_last_row_equals_prefill(const KernelInfo& k, const DeviceInfo& dev) {
-  const KernelInfo* dec = kernels::find_kernel("decode");
-  RC_PRE(dec != nullptr);
-  const Case c = *gen_case(domain_for(k, dev));
+void prop_decode_last_row_equals_prefill(const Subject& s) {
+  const KernelInfo& dec = s.decoder ? *s.decoder : s.kernel;
+  const Case c = draw_case(s.domain);
   const AttnProblem& p = c.problem;
   AttnProblem last = p;
   last.sq = 1;
@@ -276,32 +282,32 @@ void prop_decode_last_row_equals_prefill(const KernelInfo& k, const DeviceInfo& 
   // The last row keeps its diagonal: with bottom-right alignment it is the same (keys - 1); a top-left
   // mask would move, so the property uses the alignment that is invariant under dropping rows above.
   RC_PRE(p.causal != Causal::top_left);
-  RC_PRE(static_cast<bool>(dec->supports(dev, last)));
+  RC_PRE(static_cast<bool>(dec.supports(s.dev, last)));
   const AttnInputs in = inputs_of(c);
   AttnInputs lin{Tensor(p.dtype, last.q_span()), in.k, in.v};
   for (int b = 0; b < p.batch; ++b)
     for (int h = 0; h < p.hq; ++h)
       for (int x = 0; x < p.d; ++x)
         lin.q.set(offset(last.q_strides(), b, 0, h, x), in.q.get(offset(p.q_strides(), b, p.sq - 1, h, x)));
-  const RunResult full = run(k, p, in), one = run(*dec, last, lin);
+  const RunResult full = run(s, s.kernel, p, in), one = run(s, dec, last, lin);
   const oracle::CheckResult cf = timed_check(p, in, full.out), co = timed_check(last, lin, one.out);
   RC_ASSERT(cf.pass);
   RC_ASSERT(co.pass);
   for (int b = 0; b < p.batch; ++b) {
     const double diff = max_row_diff(p, full.out, p.sq - 1, last, one.out, 0, b, b);
     if (diff > cf.o_bound_max + co.o_bound_max)
-      RC_FAIL(c.id() + ": decode of the last row differs from " + k.name + "'s by " + std::to_string(diff));
+      RC_FAIL(c.id() + ": " + dec.name + " on the last row alone differs from " + s.kernel.name + "'s prefill by " + std::to_string(diff));
   }
 }
 
-void prop_decode_splits_agree(const KernelInfo& k, const DeviceInfo& dev) {
-  const Case c = *gen_case(domain_for(k, dev));
+void prop_decode_splits_agree(const Subject& s) {
+  const Case c = draw_case(s.domain);
   const AttnInputs in = inputs_of(c);
   const int splits = *rc::gen::element(1, 2, 3, 7, 64);
   RC_TAG("splits " + std::to_string(splits));
   const KernelInfo forced = kernels::decode_with_splits(splits);
-  RC_PRE(static_cast<bool>(forced.supports(dev, c.problem)));
-  const RunResult a = run(k, c.problem, in), b = run(forced, c.problem, in);
+  RC_PRE(static_cast<bool>(forced.supports(s.dev, c.problem)));
+  const RunResult a = run(s, s.kernel, c.problem, in), b = run(s, forced, c.problem, in);
   const oracle::CheckResult ca = timed_check(c.problem, in, a.out), cb = timed_check(c.problem, in, b.out);
   if (!cb.pass) RC_FAIL(c.id() + ": decode with " + std::to_string(splits) + " split(s): " + cb.summary());
   for (int bb = 0; bb < c.problem.batch; ++bb)
@@ -312,7 +318,7 @@ void prop_decode_splits_agree(const KernelInfo& k, const DeviceInfo& dev) {
     }
 }
 
-std::vector<NamedProperty> properties_for(const std::string& name) {
+std::vector<NamedProperty> properties_for(const std::string& family) {
   std::vector<NamedProperty> v{{"AgreesWithOracle", prop_agrees_with_oracle},
                                {"WindowsAgreeWithOracle", prop_windows_agree_with_oracle},
                                {"EveryOutputWritten", prop_every_output_written},
@@ -321,15 +327,24 @@ std::vector<NamedProperty> properties_for(const std::string& name) {
                                {"Deterministic", prop_deterministic},
                                {"BatchInvariant", prop_batch_invariant},
                                {"ChunkedAppendEqualsPrefill", prop_chunked_append_equals_prefill}};
-  if (name == "decode" || name.find("decode") != std::string::npos) v.push_back({"SplitsAgree", prop_decode_splits_agree});
+  if (family == "decode" || family.find("decode") != std::string::npos) v.push_back({"SplitsAgree", prop_decode_splits_agree});
   else v.push_back({"DecodeLastRowEqualsPrefill", prop_decode_last_row_equals_prefill});
   // Last: it holds four tensors of 2^31 elements (skipped, naming the memory, on smaller devices).
   v.push_back({"LargeOffsetsAgree", prop_large_offsets_agree});
   return v;
 }
 
-std::string property_device_refusal(const std::string& property, const KernelInfo& k, const DeviceInfo& dev) {
-  return property == "LargeOffsetsAgree" ? large_offsets_refusal(k, dev) : std::string();
+std::vector<std::string> all_property_names() {
+  std::vector<std::string> names;
+  for (const auto& p : properties_for("any")) names.push_back(p.name);
+  names.insert(names.end() - 2, "SplitsAgree");
+  return names;
 }
 
-}  // namespace flashprobe::proptests
+std::string property_device_refusal(const std::string& property, const Subject& s) {
+  if (property != "LargeOffsetsAgree") return {};
+  if (s.host) return "runs on the host: LargeOffsetsAgree needs four device tensors of 2^31 elements";
+  return large_offsets_refusal(s);
+}
+
+}  // namespace flashprobe::gate

@@ -1,4 +1,4 @@
-#include "time_ledger.h"
+#include "flashprobe/gate/time_ledger.h"
 
 #include <chrono>
 #include <cstdio>
@@ -7,7 +7,7 @@
 
 #include "flashprobe/core/record.h"
 
-namespace flashprobe::proptests {
+namespace flashprobe::gate {
 namespace {
 
 double now_s() {
@@ -82,4 +82,4 @@ void ledger_end(std::string_view status, long long cases_run, const std::string&
   write_record();
 }
 
-}  // namespace flashprobe::proptests
+}  // namespace flashprobe::gate

@@ -1,4 +1,4 @@
-#include "large_offsets.h"
+#include "flashprobe/gate/large_offsets.h"
 
 #include <rapidcheck.h>
 
@@ -9,10 +9,11 @@
 #include "flashprobe/core/vendor.h"
 #include "flashprobe/kernels/runner.h"
 #include "flashprobe/oracle/check.h"
-#include "kernel_props.h"
-#include "time_ledger.h"
+#include "flashprobe/gate/properties.h"
+#include "flashprobe/gate/engine.h"
+#include "flashprobe/gate/time_ledger.h"
 
-namespace flashprobe::proptests {
+namespace flashprobe::gate {
 
 using kernels::KernelInfo;
 
@@ -54,23 +55,21 @@ BigBuffers& big_buffers() {
 
 }  // namespace
 
-std::int64_t large_offsets_bytes(const KernelInfo& k, const DeviceInfo& dev) {
-  return 4 * tensor_bytes(widest(domain_for(k, dev)));
-}
+std::int64_t large_offsets_bytes(const Subject& s) { return 4 * tensor_bytes(widest(s.domain)); }
 
-std::string large_offsets_refusal(const KernelInfo& k, const DeviceInfo& dev) {
-  const std::int64_t need = large_offsets_bytes(k, dev), slack = std::int64_t{2} << 30;
-  if (dev.global_mem_bytes >= need + slack) return {};
-  return "device memory " + std::to_string(dev.global_mem_bytes >> 20) + " MiB: LargeOffsetsAgree needs " +
+std::string large_offsets_refusal(const Subject& s) {
+  const std::int64_t need = large_offsets_bytes(s), slack = std::int64_t{2} << 30;
+  if (s.dev.global_mem_bytes >= need + slack) return {};
+  return "device memory " + std::to_string(s.dev.global_mem_bytes >> 20) + " MiB: LargeOffsetsAgree needs " +
          std::to_string((need + slack) >> 20) + " MiB (four tensors of 2^31 elements and a margin)";
 }
 
-void prop_large_offsets_agree(const KernelInfo& k, const DeviceInfo& dev) {
-  Domain d = domain_for(k, dev);
+void prop_large_offsets_agree(const Subject& s) {
+  Domain d = s.domain;
   d.max_batch = 1;    // the second batch element is the first one's copy in shape, far away
   d.strides = false;  // the property sets the strides
   d.long_row_odds = 0;
-  Case c = *gen_case(d);
+  Case c = draw_case(d);
   c.problem.batch = 2;
   if (!c.problem.seqlens_k.empty()) c.problem.seqlens_k.push_back(c.problem.seqlens_k.front());
   const AttnProblem& small = c.problem;  // contiguous BSHD: the oracle's copy
@@ -84,8 +83,8 @@ void prop_large_offsets_agree(const KernelInfo& k, const DeviceInfo& dev) {
   const std::int64_t per_q = std::int64_t{small.sq} * small.hq * small.d, per_k = std::int64_t{small.sk} * small.hkv * small.d,
                      per_v = std::int64_t{small.sk} * small.hkv * small.dv, per_o = std::int64_t{small.sq} * small.hq * small.dv;
   RC_PRE(std::max({per_q, per_k, per_v, per_o}) <= kLargeBatchElems);
-  RC_PRE(static_cast<bool>(k.supports(dev, big)));
-  const KernelInfo kc = as_drawn(k, c);
+  RC_PRE(static_cast<bool>(s.kernel.supports(s.dev, big)));
+  const KernelInfo kc = as_drawn(s.kernel, c);
   const AttnInputs in = [&] {
     const Timed t(Phase::inputs);
     return c.make_inputs();
@@ -140,4 +139,4 @@ void prop_large_offsets_agree(const KernelInfo& k, const DeviceInfo& dev) {
 #endif
 }
 
-}  // namespace flashprobe::proptests
+}  // namespace flashprobe::gate

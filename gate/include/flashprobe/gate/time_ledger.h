@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-namespace flashprobe::proptests {
+namespace flashprobe::gate {
 
 enum class Phase { inputs, kernel, oracle };
 
@@ -37,4 +37,4 @@ void ledger_end(std::string_view status = "passed", long long cases_run = -1, co
 // A kernel x property that did not run: a row with status "skipped", its reason and no times.
 void ledger_skip(const std::string& kernel, const std::string& property, const std::string& reason);
 
-}  // namespace flashprobe::proptests
+}  // namespace flashprobe::gate

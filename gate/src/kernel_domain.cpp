@@ -1,4 +1,4 @@
-#include "kernel_domain.h"
+#include "flashprobe/gate/kernel_domain.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -6,7 +6,7 @@
 #include "flashprobe/core/error.h"
 #include "flashprobe/kernels/mutant_catalogue.h"
 
-namespace flashprobe::proptests {
+namespace flashprobe::gate {
 
 using kernels::KernelInfo;
 
@@ -69,7 +69,7 @@ std::string device_refusal(const KernelInfo& k, const DeviceInfo& dev, int sampl
   // here means the probe was refused for what it is, not for where it runs.
   d.supports = nullptr;
   for (int i = 0; i < samples; ++i) {
-    const Case c = generate_case(d, static_cast<std::uint64_t>(i));
+    const Case c = proptests::generate_case(d, static_cast<std::uint64_t>(i));
     if (k.supports(dev, c.problem))
       throw std::logic_error(k.name + " refuses its probe problem " + probe.id() + " on " + dev.arch + " (" + s.reason +
                              ") but accepts " + c.problem.id() + " of its domain: the probe is wrong, the skip would hide its suite");
@@ -77,4 +77,4 @@ std::string device_refusal(const KernelInfo& k, const DeviceInfo& dev, int sampl
   return s.reason;
 }
 
-}  // namespace flashprobe::proptests
+}  // namespace flashprobe::gate

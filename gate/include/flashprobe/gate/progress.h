@@ -3,9 +3,9 @@
 // most once a second, on stderr, only when stderr is a terminal (CI logs stay clean).
 #include <string>
 
-namespace flashprobe::proptests {
+namespace flashprobe::gate {
 void progress_start(const std::string& what, int budget);
 void progress_case();
 void progress_failure();
 void progress_end();
-}  // namespace flashprobe::proptests
+}  // namespace flashprobe::gate

@@ -14,7 +14,10 @@
 #include "flashprobe/kernels/registry.h"
 #include "flashprobe/proptests/cases.h"
 
-namespace flashprobe::proptests {
+namespace flashprobe::gate {
+
+using proptests::Case;
+using proptests::Domain;
 
 // Long rows (Sk >= kSampledRowsFromKeys, Domain::long_row_odds) are checked on kSampledRows sampled
 // query rows (the first, the last and the rows that see no key among them): thousands of keys over
@@ -23,7 +26,7 @@ inline constexpr int kSampledRowsFromKeys = 1024;
 inline constexpr int kSampledRows = 8;
 
 // The generator domain of a kernel: its own supports() as the last word, tile sizes for the edge
-// bias. Every dtype the kernel takes (FLASHPROBE_PROP_DTYPE is domain_for's, kernel_props.h).
+// bias. Every dtype the kernel takes (a subject restricts them, subject.h).
 Domain kernel_domain(const kernels::KernelInfo& k, const DeviceInfo& dev);
 
 // The plainest problem of a domain: one batch element and head, no mask or other feature,
@@ -38,4 +41,4 @@ AttnProblem probe_problem(const Domain& d);
 // skip would hide the kernel's suite).
 std::string device_refusal(const kernels::KernelInfo& k, const DeviceInfo& dev, int samples = 200);
 
-}  // namespace flashprobe::proptests
+}  // namespace flashprobe::gate

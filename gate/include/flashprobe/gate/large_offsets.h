@@ -7,21 +7,21 @@
 #include <cstdint>
 #include <string>
 
-#include "flashprobe/core/device_info.h"
-#include "flashprobe/kernels/registry.h"
+#include "flashprobe/gate/subject.h"
 
-namespace flashprobe::proptests {
+namespace flashprobe::gate {
 
 // The batch stride of every tensor: past 2^31, a multiple of 8 elements (TMA-fed kernels need it).
 inline constexpr std::int64_t kLargeBatchStride = (std::int64_t{1} << 31) + 64;
 // Elements one batch element of a drawn problem may hold (per tensor), past the stride.
 inline constexpr std::int64_t kLargeBatchElems = std::int64_t{1} << 22;
 
-// Device bytes the property holds for kernel k (four tensors of the widest dtype k's domain takes).
-std::int64_t large_offsets_bytes(const kernels::KernelInfo& k, const DeviceInfo& dev);
-// Empty when dev has the memory for it; else the reason (about the device: "device has N GiB ...").
-std::string large_offsets_refusal(const kernels::KernelInfo& k, const DeviceInfo& dev);
+// Device bytes the property holds for a subject (four tensors of the widest dtype its domain takes).
+std::int64_t large_offsets_bytes(const Subject& s);
+// Empty when the subject's device has the memory for it; else the reason (about the device).
+std::string large_offsets_refusal(const Subject& s);
 
-void prop_large_offsets_agree(const kernels::KernelInfo& k, const DeviceInfo& dev);
+// Launches the subject's kernel directly (its launch(), not its runner): device subjects only.
+void prop_large_offsets_agree(const Subject& s);
 
-}  // namespace flashprobe::proptests
+}  // namespace flashprobe::gate

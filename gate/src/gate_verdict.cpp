@@ -1,0 +1,51 @@
+#include "flashprobe/gate/gate_verdict.h"
+
+namespace flashprobe::gate {
+
+std::string_view gate_status_name(GateStatus s) {
+  switch (s) {
+    case GateStatus::passed: return "passed";
+    case GateStatus::failed: return "failed";
+    case GateStatus::not_exercised: return "not_exercised";
+  }
+  return "?";
+}
+
+std::string_view unexercised_name(Unexercised c) {
+  switch (c) {
+    case Unexercised::none: return "";
+    case Unexercised::device: return "device";
+    case Unexercised::dtype: return "dtype";
+    case Unexercised::refused: return "refused";
+    case Unexercised::discarded: return "discarded";
+    case Unexercised::budget: return "budget";
+  }
+  return "?";
+}
+
+GateVerdict gate_verdict(const RunFacts& f) {
+  using S = GateStatus;
+  using U = Unexercised;
+  if (!f.device_refusal.empty()) return {S::not_exercised, U::device, "refuses this device: " + f.device_refusal};
+  if (!f.dtype_refusal.empty()) return {S::not_exercised, U::dtype, f.dtype_refusal};
+  if (!f.failure.empty()) return {S::failed, U::none, f.failure};
+  if (f.cases_run > 0) return {S::passed, U::none, ""};
+  if (f.budget_spent && f.refusals == 0 && f.discarded == 0)
+    return {S::not_exercised, U::budget, "the time budget was spent before its first case"};
+  if (f.refusals > 0)
+    return {S::not_exercised, U::refused,
+            "supports() refused every generated problem (" + std::to_string(f.refusals) + " refused" +
+                (f.last_refusal.empty() ? "" : "; the last: " + f.last_refusal) + ")" +
+                (f.budget_spent ? "; the time budget ended the run" : "")};
+  return {S::not_exercised, U::discarded,
+          "zero cases ran to the end (" + std::to_string(f.discarded) + " discarded" +
+              (f.budget_spent ? "; the time budget ended the run" : "") + ")"};
+}
+
+bool fails_gate(const GateVerdict& v, const std::string& property, const Allowance& allowed) {
+  if (v.status == GateStatus::failed) return true;
+  if (v.status == GateStatus::not_exercised) return !allowed.allows(property);
+  return false;
+}
+
+}  // namespace flashprobe::gate

@@ -1,0 +1,83 @@
+#include "host_subject.h"
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "flashprobe/core/buffer.h"
+#include "flashprobe/core/error.h"
+#include "flashprobe/oracle/reference.h"
+
+namespace flashprobe::gate::testing {
+namespace {
+
+kernels::RunResult run_on_host(const AttnProblem& p, const AttnInputs& in, bool scale_long_rows, bool slow) {
+  if (slow) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const oracle::Reference ref = oracle::reference(p, in);
+  kernels::RunResult r;
+  r.out.o = Tensor(p.out_dtype, p.o_span());
+  std::memset(r.out.o.bytes.data(), kPoisonByte, r.out.o.bytes.size());
+  r.out.lse.assign(static_cast<std::size_t>(p.lse_size()), 0.f);
+  const Strides os = p.o_strides();
+  for (int b = 0; b < p.batch; ++b) {
+    const int keys = p.seqlens_k.empty() ? p.sk : p.seqlens_k[static_cast<std::size_t>(b)];
+    const double f = scale_long_rows && keys >= 2 ? 1.25 : 1.0;
+    for (int i = 0; i < p.sq; ++i)
+      for (int h = 0; h < p.hq; ++h) {
+        for (int x = 0; x < p.dv; ++x) r.out.o.set(offset(os, b, i, h, x), f * ref.o[ref.o_index(p, b, i, h, x)]);
+        r.out.lse[static_cast<std::size_t>((std::int64_t{b} * p.hq + h) * p.sq + i)] =
+            static_cast<float>(ref.lse[ref.lse_index(p, b, h, i)]);
+      }
+  }
+  r.o_unwritten = kernels::count_unwritten_o(p, r.out.o, &r.first_unwritten);
+  r.lse_unwritten = kernels::count_unwritten_lse(p, r.out.lse, r.first_unwritten.empty() ? &r.first_unwritten : nullptr);
+  return r;
+}
+
+}  // namespace
+
+Subject host_subject(const std::string& name, const std::string& dtype) {
+  const bool scale = name == "scales-2-key-rows", slow = name == "slow", refuse_all = name == "refuses-all",
+             refuse_batches = name == "refuses-batches";
+  if (!scale && !slow && !refuse_all && !refuse_batches && name != "correct")
+    throw UsageError("host stand-in '" + name + "': allowed correct, scales-2-key-rows, refuses-all, refuses-batches, slow");
+  Subject s;
+  s.kernel.name = "host-" + name;
+  s.kernel.description = "host stand-in: " + name;
+  s.kernel.supports = [refuse_all, refuse_batches](const DeviceInfo&, const AttnProblem& p) {
+    if (auto v = kernels::Support::valid(p); !v) return v;
+    if (refuse_all) return kernels::Support::no("d=" + std::to_string(p.d) + ": the stand-in refuses everything");
+    if (refuse_batches && p.batch > 1) return kernels::Support::no("batch=" + std::to_string(p.batch) + ": the stand-in takes one batch element");
+    return kernels::Support::yes();
+  };
+  s.kernel.workspace_bytes = [](const AttnProblem&) { return std::size_t{0}; };
+  s.family = "host";
+  s.kind = "host";
+  s.ref = name;
+  s.dev.name = "host (CPU stand-in)";
+  s.dev.arch = "host";
+  s.host = true;
+  Domain& d = s.domain;
+  d.head_dims = {16, 32};
+  d.dtypes = {DType::f16, DType::bf16, DType::f32};
+  d.tile_m = d.tile_n = 16;
+  d.long_row_odds = 0;  // rows of thousands of keys cost the shared CI cores more than they test here
+  d.tensor_layouts = true;
+  const kernels::KernelInfo k = s.kernel;
+  d.supports = [k](const AttnProblem& p) { return static_cast<bool>(k.supports(DeviceInfo{}, p)); };
+  restrict_dtypes(d, dtype);
+  s.run = [scale, slow](const kernels::KernelInfo& kk, const AttnProblem& p, const AttnInputs& in) {
+    if (auto v = kk.supports(DeviceInfo{}, p); !v) throw UsageError(kk.name + " does not support " + p.id() + ": " + v.reason);
+    return run_on_host(p, in, scale, slow);
+  };
+  return s;
+}
+
+Resolver host_resolver() {
+  return [](const SubjectRef& r, const std::string& dtype) {
+    if (r.kind != "host") throw UsageError("a CPU test resolves host stand-ins only, not " + r.kind + "=" + r.ref);
+    return host_subject(r.ref, dtype);
+  };
+}
+
+}  // namespace flashprobe::gate::testing

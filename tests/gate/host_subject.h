@@ -1,0 +1,24 @@
+#pragma once
+// Host stand-ins for the gate's CPU tests: subjects whose runner computes attention on the CPU (the
+// oracle's double reference, rounded to the output dtype, written through the problem's strides into
+// poisoned outputs, so EveryOutputWritten's poison count is the runner's own), behind the same
+// Subject interface as a kernel or a plug-in. Each name is one behaviour:
+//   correct          right on every problem
+//   scales-2-key-rows O scaled by 1.25 where a batch element has 2 keys or more (a planted bug that
+//                    shrinks to 2 keys)
+//   refuses-all      supports() refuses every problem ("d=...: refuses everything")
+//   refuses-batches  supports() refuses batch > 1 (BatchInvariant, which needs two, is not exercised)
+//   slow             correct, 20 ms per run (time-budget tests)
+#include <string>
+
+#include "flashprobe/gate/command.h"
+#include "flashprobe/gate/subject.h"
+
+namespace flashprobe::gate::testing {
+
+// @throws UsageError naming an unknown stand-in and the names above.
+Subject host_subject(const std::string& name, const std::string& dtype);
+// Resolves {"host", name}; refuses kernels and plug-ins (a CPU test has no device).
+Resolver host_resolver();
+
+}  // namespace flashprobe::gate::testing

@@ -1,0 +1,273 @@
+// `flashprobe gate` as its library function (gate/command.h) on host stand-in subjects: exit codes,
+// the printed summary, the JUnit XML (parsed by Python's XML parser where python3 exists), the gate
+// record, the not-exercised rule and its allowance, the time budget, and the replay line printed on a
+// failure re-running the same shrunk case.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "flashprobe/core/error.h"
+#include "flashprobe/core/record.h"
+#include "flashprobe/gate/command.h"
+#include "flashprobe/gate/junit.h"
+#include "host_subject.h"
+
+using namespace flashprobe;
+using namespace flashprobe::gate;
+
+namespace {
+
+struct GateRun {
+  int code = -1;
+  std::string out;
+};
+
+// Small problems and few cases: the stand-in's reference costs CPU time on shared CI cores.
+GateArgs args(const std::string& host, std::vector<std::string> props) {
+  GateArgs a;
+  a.hosts = {host};
+  a.properties = std::move(props);
+  a.cases = 12;
+  a.max_size = 30;
+  a.seed = 7;
+  a.progress = false;
+  return a;
+}
+
+GateRun run(const GateArgs& a) {
+  std::ostringstream out;
+  GateRun r;
+  r.code = run_gate(a, flashprobe::gate::testing::host_resolver(), out);
+  r.out = out.str();
+  return r;
+}
+
+std::string temp(const std::string& name) { return ::testing::TempDir() + name; }
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+std::string usage_error(const GateArgs& a) {
+  try {
+    run(a);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "no usage error";
+}
+
+// Python's XML parser accepts the file (well-formed); skipped without python3 (the content checks run
+// either way).
+void expect_well_formed(const std::string& path) {
+#ifdef FP_PYTHON
+  const std::string cmd = std::string(FP_PYTHON) + " -c \"import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])\" '" + path + "'";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << path << ":\n" << slurp(path);
+#else
+  (void)path;
+#endif
+}
+
+}  // namespace
+
+TEST(GateCommand, ACorrectSubjectPassesWithExit0AndRecordsItsCases) {
+  GateArgs a = args("correct", {"AgreesWithOracle", "EveryOutputWritten", "BatchInvariant"});
+  a.junit = temp("gate_ok.xml");
+  a.json = temp("gate_ok.json");
+  const GateRun r = run(a);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("host-correct / AgreesWithOracle: passed, 12 of 12 cases run"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("host host-correct: 3 run, 0 not exercised (0 allowed), 0 failed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("-> PASSED"), std::string::npos) << r.out;
+  const auto rec = read_json_file(a.json);
+  EXPECT_EQ(rec.at("schema"), "flashprobe.gate/1");
+  EXPECT_EQ(rec.at("evidence"), "simulated");
+  ASSERT_EQ(rec.at("rows").size(), 3u);
+  for (const auto& row : rec.at("rows")) {
+    EXPECT_EQ(row.at("status"), "passed");
+    EXPECT_EQ(row.at("cases_run"), 12);
+    EXPECT_EQ(row.at("fails_gate"), false);
+  }
+  EXPECT_EQ(rec.at("totals").at("run"), 3);
+  EXPECT_EQ(rec.at("options").at("seed"), 7);
+  const std::string xml = slurp(a.junit);
+  expect_well_formed(a.junit);
+  EXPECT_NE(xml.find("<testsuites name=\"flashprobe gate\" tests=\"3\" failures=\"0\" errors=\"0\" skipped=\"0\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<testcase classname=\"flashprobe.gate.host host-correct\" name=\"BatchInvariant\""), std::string::npos) << xml;
+  EXPECT_EQ(xml.find("<failure"), std::string::npos) << xml;
+}
+
+// A planted bug fails with a shrunk case; the printed reproduction line is a complete --replay
+// argument that re-runs the same case (and fails again); the JUnit failure carries both.
+TEST(GateCommand, APlantedBugFailsWithAShrunkCaseThatReplays) {
+  GateArgs a = args("scales-2-key-rows", {"AgreesWithOracle"});
+  a.junit = temp("gate_bug.xml");
+  a.json = temp("gate_bug.json");
+  const GateRun r = run(a);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("host-scales-2-key-rows / AgreesWithOracle: FAILED"), std::string::npos) << r.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex("reproduce: flashprobe gate --replay '([^']+)'"))) << r.out;
+  const std::string line = m[1];
+  const auto rec = read_json_file(a.json);
+  const auto& row = rec.at("rows").at(0);
+  EXPECT_EQ(row.at("status"), "failed");
+  const int sk = row.at("counterexample").at("problem").at("sk");
+  EXPECT_EQ(sk, 2) << row.dump();  // the bug needs 2 keys: shrinking keeps them and drops the rest
+  EXPECT_EQ(row.at("counterexample").at("problem").at("batch"), 1) << row.dump();
+  EXPECT_NE(row.at("replay").get<std::string>().find(line), std::string::npos);
+
+  const std::string xml = slurp(a.junit);
+  expect_well_formed(a.junit);
+  EXPECT_NE(xml.find("<failure type=\"failed\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("shrunk case:"), std::string::npos) << xml;
+  EXPECT_NE(xml.find("&quot;sk&quot;: " + std::to_string(sk)), std::string::npos) << xml;
+  EXPECT_NE(xml.find("flashprobe gate --replay &apos;" + line), std::string::npos) << xml;
+
+  GateArgs re;
+  re.replay = line;
+  re.progress = false;
+  re.json = temp("gate_replay.json");
+  const GateRun rr = run(re);
+  EXPECT_EQ(rr.code, 1) << rr.out;
+  EXPECT_NE(rr.out.find("replaying host host-scales-2-key-rows"), std::string::npos) << rr.out;
+  const auto again = read_json_file(re.json).at("rows").at(0);
+  EXPECT_EQ(again.at("counterexample"), row.at("counterexample")) << again.dump();
+  EXPECT_EQ(again.at("replayed"), true);
+}
+
+// The replay of a case on a subject where it holds (the bug fixed) passes and says the failure did
+// not reproduce.
+TEST(GateCommand, AReplayOnAFixedSubjectPasses) {
+  const GateRun r = run(args("scales-2-key-rows", {"AgreesWithOracle"}));
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex("--replay '([^']+)'"))) << r.out;
+  GateArgs re;
+  re.replay = std::regex_replace(std::string(m[1]), std::regex("host=scales-2-key-rows"), "host=correct");
+  re.progress = false;
+  const GateRun rr = run(re);
+  EXPECT_EQ(rr.code, 0) << rr.out;
+  EXPECT_NE(rr.out.find("did not reproduce"), std::string::npos) << rr.out;
+}
+
+// supports() refusing every problem of a property is "not exercised": a failure unless allowed by
+// name, shown as a JUnit failure of type not_exercised, or as skipped when allowed.
+TEST(GateCommand, NotExercisedFailsUnlessAllowed) {
+  GateArgs a = args("refuses-batches", {"AgreesWithOracle", "BatchInvariant"});
+  a.junit = temp("gate_nx.xml");
+  GateRun r = run(a);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("BatchInvariant: NOT EXERCISED (not allowed), 0 of 12 cases run"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("refused every generated problem"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 run, 1 not exercised (0 allowed), 1 failed"), std::string::npos) << r.out;
+  std::string xml = slurp(a.junit);
+  expect_well_formed(a.junit);
+  EXPECT_NE(xml.find("<failure type=\"not_exercised\""), std::string::npos) << xml;
+
+  a.allow_not_exercised = {"BatchInvariant"};
+  a.json = temp("gate_nx.json");
+  r = run(a);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("not exercised (allowed)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 run, 1 not exercised (1 allowed), 0 failed"), std::string::npos) << r.out;
+  xml = slurp(a.junit);
+  expect_well_formed(a.junit);
+  EXPECT_NE(xml.find("skipped=\"1\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<skipped message=\"not exercised (allowed): "), std::string::npos) << xml;
+  EXPECT_EQ(xml.find("<failure"), std::string::npos) << xml;
+  const auto row = read_json_file(a.json).at("rows").at(1);
+  EXPECT_EQ(row.at("status"), "not_exercised");
+  EXPECT_EQ(row.at("cause"), "refused");
+  EXPECT_EQ(row.at("allowed"), true);
+}
+
+// A gate that exercised nothing does not pass, even with every property allowed.
+TEST(GateCommand, NothingExercisedNeverPasses) {
+  GateArgs a = args("refuses-all", {"AgreesWithOracle"});
+  a.allow_not_exercised = {"all"};
+  const GateRun r = run(a);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("nothing was exercised"), std::string::npos) << r.out;
+}
+
+// The time budget stops starting cases and says so: the first property is cut short, the next
+// one runs zero cases (not exercised, cause budget).
+TEST(GateCommand, TheTimeBudgetStopsStartingCasesAndSaysSo) {
+  GateArgs a = args("slow", {"AgreesWithOracle", "EveryOutputWritten"});
+  a.cases = 1000;
+  a.time_budget_s = 0.4;
+  a.json = temp("gate_budget.json");
+  a.junit = temp("gate_budget.xml");
+  const GateRun r = run(a);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("cut short by the time budget"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("time budget of 0.4 s spent: 1 property cut short, 1 with no case run"), std::string::npos) << r.out;
+  const auto rec = read_json_file(a.json);
+  EXPECT_EQ(rec.at("budget_spent"), true);
+  const auto& first = rec.at("rows").at(0);
+  EXPECT_EQ(first.at("status"), "passed");
+  EXPECT_EQ(first.at("budget_cut"), true);
+  EXPECT_GT(first.at("cases_run").get<int>(), 0);
+  EXPECT_LT(first.at("cases_run").get<int>(), 1000);
+  EXPECT_EQ(rec.at("rows").at(1).at("cause"), "budget");
+  EXPECT_NE(slurp(a.junit).find("the time budget cut the run short"), std::string::npos);
+}
+
+TEST(GateCommand, BadUsageNamesTheValueAndWhatIsAllowed) {
+  GateArgs a = args("correct", {});
+  a.cases = 0;
+  EXPECT_NE(usage_error(a).find("--cases 0"), std::string::npos);
+  a = args("correct", {});
+  a.dtype = "f64";
+  EXPECT_NE(usage_error(a).find("--dtype f64: not a dtype; allowed: f16, bf16, f32"), std::string::npos);
+  a = args("correct", {"Nope"});
+  std::string m = usage_error(a);
+  EXPECT_NE(m.find("--property Nope"), std::string::npos) << m;
+  EXPECT_NE(m.find("AgreesWithOracle"), std::string::npos) << m;
+  a = args("correct", {"SplitsAgree"});
+  EXPECT_NE(usage_error(a).find("applies to none of the subjects"), std::string::npos);
+  a = args("correct", {});
+  a.allow_not_exercised = {"Windows"};
+  EXPECT_NE(usage_error(a).find("--allow-not-exercised Windows"), std::string::npos);
+  a = args("correct", {});
+  a.time_budget_s = -1;
+  EXPECT_NE(usage_error(a).find("--time-budget"), std::string::npos);
+  a = args("correct", {});
+  a.junit = "/nonexistent-folder/x.xml";
+  EXPECT_NE(usage_error(a).find("/nonexistent-folder"), std::string::npos);
+  a = GateArgs{};
+  EXPECT_NE(usage_error(a).find("no subject"), std::string::npos);
+  a = args("correct", {});
+  a.replay = "host=correct property=AgreesWithOracle rc=x";
+  EXPECT_NE(usage_error(a).find("--replay takes the subject"), std::string::npos);
+  a = GateArgs{};
+  a.replay = "host=correct property=AgreesWithOracle rc=%%%";
+  EXPECT_NE(usage_error(a).find("two hex digits"), std::string::npos);
+  a = GateArgs{};
+  a.replay = "host=correct property=AgreesWithOracle rc=notarapidcheckstring";
+  EXPECT_NE(usage_error(a).find("not a RapidCheck reproduce string"), std::string::npos);
+}
+
+TEST(GateJunit, EscapesMarkupControlCharactersAndInvalidUtf8) {
+  EXPECT_EQ(xml_escape("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&apos;");
+  EXPECT_EQ(xml_escape(std::string("x\x01y\tz\n", 6)), "x\\x01y\tz\n");
+  EXPECT_EQ(xml_escape("\xC3\xA9"), "\xC3\xA9");  // é kept
+  EXPECT_EQ(xml_escape("\xFF"), "\\xFF");
+  Outcome o;
+  o.subject = "k<1>";
+  o.kind = "plugin";
+  o.property = "AgreesWithOracle";
+  o.verdict = {GateStatus::failed, Unexercised::none, std::string("bad \x02 \"value\" & <more>\xFE")};
+  o.counterexample = nlohmann::json{{"problem", {{"sk", 5}}}};
+  o.replay = "flashprobe gate --replay 'plugin=/x property=AgreesWithOracle rc=Q'";
+  const std::string path = temp("gate_escape.xml");
+  write_junit(path, {o}, Allowance{});
+  expect_well_formed(path);
+  const std::string xml = slurp(path);
+  EXPECT_NE(xml.find("name=\"plugin k&lt;1&gt;\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("bad \\x02 &quot;value&quot; &amp; &lt;more&gt;\\xFE"), std::string::npos) << xml;
+}

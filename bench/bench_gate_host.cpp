@@ -1,5 +1,5 @@
 // The property gate's host work per case (Google Benchmark), phase by phase, on the cases the gate
-// draws: AgreesWithOracle's domain for one kernel family (tests/proptests/kernel_domain.h, on a
+// draws: AgreesWithOracle's domain for one kernel family (gate/include/flashprobe/gate/kernel_domain.h, on a
 // fabricated H100 so that no device is needed), sizes ramped 0..100 as RapidCheck ramps them.
 //
 // Draw: generate_case (the problem, seed and input kind). Inputs: Case::make_inputs (every element of
@@ -18,10 +18,14 @@
 #include "flashprobe/oracle/check.h"
 #include "flashprobe/oracle/reference.h"
 #include "flashprobe/proptests/cases.h"
-#include "kernel_domain.h"
+#include "flashprobe/gate/kernel_domain.h"
 
 using namespace flashprobe;
 using namespace flashprobe::proptests;
+using flashprobe::gate::kernel_domain;
+using flashprobe::gate::kSampledRows;
+using flashprobe::gate::kSampledRowsFromKeys;
+using flashprobe::gate::probe_problem;
 
 namespace {
 

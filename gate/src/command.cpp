@@ -15,6 +15,7 @@
 #include "flashprobe/gate/junit.h"
 #include "flashprobe/gate/properties.h"
 #include "flashprobe/gate/replay.h"
+#include "flashprobe/gate/time_ledger.h"
 #include "flashprobe/kernels/variants.h"
 
 namespace flashprobe::gate {
@@ -179,6 +180,7 @@ void validate(const GateArgs& a) {
 
 int run_gate(const GateArgs& a, const Resolver& resolve, std::ostream& out) {
   validate(a);
+  ledger_keep_record(false);  // the command's record is --json (time_ledger.h)
   Allowance allowed;
   for (const auto& p : a.allow_not_exercised) {
     if (p == "all") allowed.all = true;

@@ -22,6 +22,7 @@ struct Ledger {
   double upload = 0, device = 0, download = 0;
 };
 Ledger g_ledger;
+bool g_keep_record = true;
 nlohmann::json g_rows = nlohmann::json::array();
 
 }  // namespace
@@ -46,6 +47,7 @@ void ledger_kernel_parts(double upload_s, double device_s, double download_s) {
 
 namespace {
 void write_record() {
+  if (!g_keep_record) return;
   if (const char* dir = std::getenv("FLASHPROBE_RECORD_DIR"); dir && *dir) {
     nlohmann::json rec = record_header("prop_throughput");
     if (const char* p = std::getenv("RC_PARAMS")) rec["rc_params"] = p;
@@ -55,6 +57,8 @@ void write_record() {
 }
 
 }  // namespace
+
+void ledger_keep_record(bool keep) { g_keep_record = keep; }
 
 void ledger_skip(const std::string& kernel, const std::string& property, const std::string& reason) {
   std::printf("time %s/%s: skipped (%s)\n", kernel.c_str(), property.c_str(), reason.c_str());

@@ -297,3 +297,26 @@ def ledger_items(rec):
             c[2] += st != "passed"
     for k, (run, skipped, failed, why) in per.items():
         yield Item("gate", k, run, skipped, failed, rec, "; ".join(why[:2]) + (f"; +{len(why) - 2}" if len(why) > 2 else ""))
+
+
+@reader("gate")
+def gate_run_items(rec):
+    """`flashprobe gate --json` (schema flashprobe.gate/1): one Item per subject (a kernel, or "plugin
+    <name>"), counting its properties: run (passed or failed), skipped (not exercised: zero cases ran,
+    never a pass), failed (a failure, or a property not exercised that the user did not allow)."""
+    per = {}
+    for r in rec.data.get("rows") or []:
+        kind = r.get("kind", "kernel")
+        subject = str(r.get("subject", "?")) if kind == "kernel" else f"{kind} {r.get('subject', '?')}"
+        c = per.setdefault(subject, [0, 0, 0, []])
+        st = r.get("status")
+        not_ex = st == "not_exercised"
+        fails = st == "failed" or (not_ex and not r.get("allowed"))
+        c[1 if not_ex else 0] += 1
+        c[2] += fails
+        if not_ex:
+            c[3].append(f"{r.get('property')} not exercised{' (allowed)' if r.get('allowed') else ''}: {r.get('reason', '')}"[:160])
+        elif fails:
+            c[3].append(f"{r.get('property')} failed")
+    for s, (run, skipped, failed, why) in per.items():
+        yield Item("gate", s, run, skipped, failed, rec, "; ".join(why[:2]) + (f"; +{len(why) - 2}" if len(why) > 2 else ""))

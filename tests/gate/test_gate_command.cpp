@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -75,10 +76,17 @@ void expect_well_formed(const std::string& path) {
 }  // namespace
 
 TEST(GateCommand, ACorrectSubjectPassesWithExit0AndRecordsItsCases) {
+  // The command's record is --json only: a test binary's ledger in the same folder is left alone.
+  const std::string dir = temp("gate_ledger");
+  std::filesystem::create_directories(dir);
+  std::filesystem::remove(dir + "/prop_throughput.json");
+  setenv("FLASHPROBE_RECORD_DIR", dir.c_str(), 1);
   GateArgs a = args("correct", {"AgreesWithOracle", "EveryOutputWritten", "BatchInvariant"});
   a.junit = temp("gate_ok.xml");
   a.json = temp("gate_ok.json");
   const GateRun r = run(a);
+  unsetenv("FLASHPROBE_RECORD_DIR");
+  EXPECT_FALSE(std::filesystem::exists(dir + "/prop_throughput.json"));
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("host-correct / AgreesWithOracle: passed, 12 of 12 cases run"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("host host-correct: 3 run, 0 not exercised (0 allowed), 0 failed"), std::string::npos) << r.out;

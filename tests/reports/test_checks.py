@@ -65,6 +65,21 @@ class Readers(unittest.TestCase):
         got = {i.subject: (i.check, i.run, i.skipped, i.failed) for i in self.items()}
         self.assertEqual(got, {"mma": ("gate", 2, 0, 1), "decode": ("gate", 0, 1, 0)})
 
+    def test_gate_command_record_counts_not_exercised_as_skipped_and_unallowed_as_failed(self):
+        rows = [{"subject": "mma", "kind": "kernel", "property": "A", "status": "passed", "cases_run": 100},
+                {"subject": "mma", "kind": "kernel", "property": "B", "status": "failed", "cases_run": 3},
+                {"subject": "naive", "kind": "plugin", "property": "A", "status": "passed", "cases_run": 100},
+                {"subject": "naive", "kind": "plugin", "property": "W", "status": "not_exercised", "cause": "refused",
+                 "allowed": True, "reason": "supports() refused every generated problem"},
+                {"subject": "naive", "kind": "plugin", "property": "L", "status": "not_exercised", "cause": "budget",
+                 "allowed": False, "reason": "the time budget was spent before its first case"}]
+        self.put("gate.json", header("gate", rows=rows, totals={"run": 3, "not_exercised": 2}))
+        got = {i.subject: (i.check, i.run, i.skipped, i.failed) for i in self.items()}
+        self.assertEqual(got, {"mma": ("gate", 2, 0, 1), "plugin naive": ("gate", 1, 2, 1)})
+        [naive] = [i for i in self.items() if i.subject == "plugin naive"]
+        self.assertIn("W not exercised (allowed)", naive.note)
+        self.assertIn("L not exercised: the time budget", naive.note)
+
     def test_gate_ledger_without_status_leaves_it_to_gtest(self):
         self.put("prop_throughput.json", header("prop_throughput", rows=[{"kernel": "mma", "property": "A", "cases": 150}]))
         self.assertEqual(self.items(), [])

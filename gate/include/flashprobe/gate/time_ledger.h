@@ -36,5 +36,9 @@ void ledger_kernel_parts(double upload_s, double device_s, double download_s);
 void ledger_end(std::string_view status = "passed", long long cases_run = -1, const std::string& reason = "");
 // A kernel x property that did not run: a row with status "skipped", its reason and no times.
 void ledger_skip(const std::string& kernel, const std::string& property, const std::string& reason);
+// Whether rows go to $FLASHPROBE_RECORD_DIR/prop_throughput.json (default true: the GoogleTest
+// suites' record). `flashprobe gate` turns it off: its record is --json, and several gate commands in
+// one record folder would overwrite a test binary's ledger.
+void ledger_keep_record(bool keep);
 
 }  // namespace flashprobe::gate

@@ -13,7 +13,7 @@ Exit 0 when the report was written, 2 on bad usage or an unreadable index.
 import argparse, html, os, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fpreport import details, figures, index, layouts, perf, records, summary  # noqa: E402
+from fpreport import backward, details, figures, index, layouts, perf, records, summary  # noqa: E402
 
 CSS = """
 body{font-family:sans-serif;font-size:13px;max-width:1260px;margin:8px auto;color:#222}
@@ -143,7 +143,7 @@ def main():
         top.append(f"<div><h2>The oracle's tolerance model on the CPU ({', '.join(sorted(evs))})</h2>"
                    + summary.check_table(blocks["cpu"], evidence=False) + "</div>")
     top.append("</div>")
-    nav = ["summary", "details", "layouts", "accuracy", "performance", "resources", "calibration", "records"]
+    nav = ["summary", "details", "layouts", "accuracy", "performance", "backward", "resources", "calibration", "records"]
     top.append("<nav>" + "".join(f"<a href='#{s}'>{s}</a>" for s in nav[1:]) + "</nav>"
                "<hr id='summary-end'></section>")
 
@@ -176,6 +176,7 @@ def main():
         body.append("<p>Not drawn (the run did not time the dispatcher's kernel for the group; its same-run ratios are in "
                     "the table): " + html.escape("; ".join(f"{r.run.split('/')[-1]}: {g} ({', '.join(sorted(r.kernels_in(g, r.shipped)))})"
                                                          for r, g in not_drawn)) + "</p>")
+    body.append(backward.backward_section(recs))
     body += ["<h2 id='resources'>Resources</h2>", details.resources_table(recs),
              "<h2 id='calibration'>Tolerance calibration</h2>", details.calibration_html(recs),
              "<h2 id='records'>Records</h2>", details.index_html(entries)]

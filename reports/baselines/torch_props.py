@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """PyTorch's attention kernels property-tested through the flashprobe Python package (run on a GPU).
 
-Subjects: scaled_dot_product_attention under each backend (flash, cuDNN, memory-efficient, math) and
-FlexAttention compiled (its Triton kernels: a score_mod for ALiBi and soft-cap, a block mask for
+Subjects: scaled_dot_product_attention under each backend (flash, cuDNN, memory-efficient, math),
+its backward under the flash, cuDNN and memory-efficient backends (sdpa-*-bwd: autograd's dQ, dK, dV
+of sum(dO * O) judged by flashprobe.testing.check_backward_kernel against the gradient oracle, dO
+drawn from each case's seed), and FlexAttention compiled (its Triton kernels: a score_mod for ALiBi and soft-cap, a block mask for
 causal masks, sliding windows and per-batch key lengths). Each subject and dtype is run through
 flashprobe.testing.check_kernel: cases drawn by the C++ generator (through Hypothesis), every output
 judged by the oracle, a failure shrunk, saved as NPY and re-checked with the flashprobe command. A
@@ -36,7 +38,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import flashprobe
-from flashprobe.testing import KernelCheckFailed, Unsupported, check_kernel
+from flashprobe.testing import KernelCheckFailed, Unsupported, check_backward_kernel, check_kernel
 
 try:
     from torch.nn.attention.bias import causal_lower_right
@@ -113,6 +115,28 @@ def sdpa_subject(backend):
             raise
         torch.cuda.synchronize()
         return from_bhsd(o, lay["o"]), None
+
+    return kernel
+
+
+def sdpa_backward_subject(backend):
+    """fn(p, q, k, v, do) -> (o, None, dq, dk, dv): the backend's forward (sdpa_subject's masks) and
+    autograd's gradients of sum(do * o) on leaf copies of q, k, v (same strides)."""
+    forward = sdpa_subject(backend)
+
+    def kernel(p, q, k, v, do):
+        leaves = [x.detach().clone().requires_grad_(True) for x in (q, k, v)]
+        with torch.enable_grad():
+            o, _ = forward(p, *leaves)
+            try:
+                with sdpa_kernel([backend]):
+                    dq, dk, dv = torch.autograd.grad(o, leaves, grad_outputs=do.to(o.dtype))
+            except RuntimeError as e:
+                if "No available kernel" in str(e) or "not supported" in str(e).lower():
+                    raise Unsupported("backward: " + str(e).splitlines()[0]) from None
+                raise
+        torch.cuda.synchronize()
+        return o.detach(), None, dq, dk, dv
 
     return kernel
 
@@ -227,7 +251,16 @@ def subjects():
         "sdpa-math": (lambda: sdpa_subject(SDPBackend.MATH), ["f16", "bf16", "f32"], masked, False, 1),
         # Compiling FlexAttention's kernels (per dtype and head dim) takes most of its share.
         "flex": (flex_instance, ["f16", "bf16"], flex_domain, True, 3),
+        # The backward (is_backward: the name ends in -bwd): the forward's domain; no LSE from autograd.
+        "sdpa-flash-bwd": (lambda: sdpa_backward_subject(SDPBackend.FLASH_ATTENTION), ["f16", "bf16"], plain, False, 1),
+        "sdpa-cudnn-bwd": (lambda: sdpa_backward_subject(SDPBackend.CUDNN_ATTENTION), ["f16", "bf16"], plain, False, 1),
+        "sdpa-efficient-bwd": (lambda: sdpa_backward_subject(SDPBackend.EFFICIENT_ATTENTION), ["f16", "bf16", "f32"],
+                               masked, False, 1),
     }
+
+
+def is_backward(name):
+    return name.endswith("-bwd")
 
 
 def cli_recheck(command):
@@ -251,16 +284,16 @@ def run_one(name, kernel, dtype, constraints, check_lse, target, budget, out_dir
     from hypothesis import HealthCheck, settings
 
     """Chunks of check_kernel until `target` cases ran or `budget` seconds passed."""
-    row = {"subject": name, "dtype": dtype, "target": target, "checked": 0, "refused": 0, "failed": 0,
+    row = {"subject": name, "backward": is_backward(name), "dtype": dtype, "target": target, "checked": 0, "refused": 0, "failed": 0,
            "seconds": 0.0, "chunks": 0, "worst_margin": 0.0, "worst_case": None, "lse_checked": check_lse,
            "empty_rows": empty_rows, "stopped_by": None, "failure": None}
     supports = (lambda p: p.empty_rows > 0) if empty_rows else (lambda p: p.empty_rows == 0)
     reasons = row["refusals"] = {}
     inner = kernel
 
-    def kernel(p, q, k, v):  # noqa: F811 - the subject, with its refusals tallied by reason
+    def kernel(p, q, k, v, *do):  # noqa: F811 - the subject, with its refusals tallied by reason
         try:
-            return inner(p, q, k, v)
+            return inner(p, q, k, v, *do)
         except Unsupported as e:
             key = str(e)[:160]
             reasons[key] = reasons.get(key, 0) + 1
@@ -275,11 +308,12 @@ def run_one(name, kernel, dtype, constraints, check_lse, target, budget, out_dir
         n = min(chunk, target - row["checked"])
         seed = seed0 + row["chunks"]
         row["chunks"] += 1
+        check = check_backward_kernel if is_backward(name) else check_kernel
         try:
-            r = check_kernel(kernel, max_examples=n, seed=seed, array="torch", device=DEVICE, check_lse=check_lse,
-                             supports=supports, dtypes=[dtype], name=f"{name}/{dtype}",
-                             settings=settings(suppress_health_check=[HealthCheck.filter_too_much]),
-                             failure_dir=os.path.join(out_dir, "failures"), **constraints)
+            r = check(kernel, max_examples=n, seed=seed, array="torch", device=DEVICE, check_lse=check_lse,
+                      supports=supports, dtypes=[dtype], name=f"{name}/{dtype}",
+                      settings=settings(suppress_health_check=[HealthCheck.filter_too_much]),
+                      failure_dir=os.path.join(out_dir, "failures"), **constraints)
         except KernelCheckFailed as e:
             rep = getattr(e, "report", None)
             if rep is not None:
@@ -345,7 +379,9 @@ def main():
         print(f"unknown subjects {unknown} (known: {', '.join(table)})", file=sys.stderr)
         return 2
     runs = [(n, dt) for n in names for dt in table[n][1]]
-    record = {"schema": "flashprobe.torch_props/1", "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    # Rows that see no key: a forward convention (SDPA gives NaN); the backward subjects leave them out.
+    fwd_names = [n for n in names if not is_backward(n)]
+    record = {"schema": "flashprobe.torch_props/1", "evidence": "measured", "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "host": platform.node(), "environment": environment(), "target_cases": a.cases,
               "budget_s": a.budget, "seed": a.seed, "command": " ".join(sys.argv), "runs": []}
     print(json.dumps(record["environment"]), flush=True)
@@ -355,7 +391,7 @@ def main():
         factory, _, domain_of, check_lse, weight = table[name]
         constraints = domain_of(dtype)
         left = a.budget - (time.perf_counter() - t_start)
-        share = left * weight / (sum(weights[idx:]) + 0.1 * len(names))
+        share = left * weight / (sum(weights[idx:]) + 0.1 * len(fwd_names))
         try:
             kernel = factory()
         except Exception as e:  # noqa: BLE001 - a subject that cannot start is a finding, not a crash
@@ -370,7 +406,7 @@ def main():
                                    "stopped_by": "crashed", "failure": {"error": traceback.format_exc()[-3000:]}})
         with open(os.path.join(a.out, "torch_props.json"), "w") as f:
             json.dump(record, f, indent=1)
-    for idx, name in enumerate(names):
+    for idx, name in enumerate(fwd_names):
         factory, dtypes, domain_of, check_lse, _ = table[name]
         constraints = domain_of(dtypes[0])
         left = a.budget - (time.perf_counter() - t_start)
@@ -380,7 +416,7 @@ def main():
             continue
         try:
             record["runs"].append(run_one(name, factory(), dtypes[0], constraints, check_lse, a.empty_cases,
-                                          left / (len(names) - idx), a.out, True, a.seed + 50000 + idx))
+                                          left / (len(fwd_names) - idx), a.out, True, a.seed + 50000 + idx))
         except Exception:  # noqa: BLE001
             record["runs"].append({"subject": name, "dtype": dtypes[0], "empty_rows": True, "checked": 0, "failed": 1,
                                    "stopped_by": "crashed", "failure": {"error": traceback.format_exc()[-3000:]}})

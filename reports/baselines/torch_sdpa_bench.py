@@ -10,6 +10,11 @@ the report pairs each flashprobe timing with the vendor kernels on the same shap
 
 Usage (on a machine with PyTorch and a GPU):  python3 torch_sdpa_bench.py --json torch.json [--quick]
        custom shapes, as `flashprobe bench --problem`:  python3 torch_sdpa_bench.py --problem sweep.json
+       the backward, as `flashprobe bench --backward`:  python3 torch_sdpa_bench.py --backward --json b.json
+--backward times autograd's dQ, dK, dV of one retained forward under each backend on the same cases
+as `flashprobe bench --backward` (decode left out; FLOPs 2.5x the forward's, FlashAttention's
+convention), with CUDA events around each call (autograd's backward is not captured in a graph
+here: --timing launch); the records carry "pass": "backward", as flashprobe's do.
 """
 import argparse, datetime, json, math, os, socket, subprocess, sys, time
 
@@ -114,6 +119,11 @@ def flops(c):
     return f / 2 if c["causal"] and c["sq"] == c["sk"] else f
 
 
+def backward_flops(c):
+    """FlashAttention's backward convention, as flashprobe's BenchCase::backward_flops: 2.5x the forward's."""
+    return 2.5 * flops(c)
+
+
 def nbytes(c):
     q = c["batch"] * c["sq"] * c["hq"] * c["d"] * 2
     kv = c["batch"] * c["sk"] * c["hkv"] * 2 * c["d"] * 2
@@ -173,6 +183,19 @@ def time_graph(fn, sets, min_reps=10, max_reps=200, min_seconds=0.25, warmup=3):
     return dict(time_reps(lambda r: g.replay(), sets, min_reps, max_reps, min_seconds), timing="graph")
 
 
+def time_backward(backend, sdpa_kernel, c, q, k, v, do, min_seconds):
+    """autograd's backward of one forward under `backend` (the graph retained), events around each call."""
+    with sdpa_kernel(backend):
+        o = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=c["causal"] not in (False, "none"),
+                                                             scale=c.get("scale") or None, enable_gqa=c["hq"] != c["hkv"])
+
+        def run(i):
+            torch.autograd.grad(o, (q, k, v), do, retain_graph=True)
+        run(0)  # a backend whose backward refuses the shape raises here
+        torch.cuda.synchronize()
+        return dict(time_events(run, min_seconds=min_seconds), timing="launch")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--json", default="torch_bench.json")
@@ -186,6 +209,8 @@ def main():
     ap.add_argument("--problem", action="append",
                     help="time these problems instead of the grid (group custom): a problem JSON file or an array "
                          "of them (repeatable), as flashprobe bench --problem")
+    ap.add_argument("--backward", action="store_true",
+                    help="time the backward (dQ, dK, dV) instead, as flashprobe bench --backward (decode left out)")
     ap.add_argument("--timing", choices=["graph", "launch"], default="graph",
                     help="graph: replays of a captured CUDA graph (kernel time, the default); launch: events around "
                          "each call (includes Python and dispatch), as flashprobe bench --timing")
@@ -201,6 +226,8 @@ def main():
         except (OSError, ValueError) as e:
             print(f"torch_sdpa_bench: --problem {e}", file=sys.stderr)
             return 2
+    if a.backward:
+        a.timing = "launch"
     global torch
     import torch
     from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -240,24 +267,41 @@ def main():
            "timing": a.timing,
            "method": ("one CUDA graph calling SDPA once per input set, replayed between events, per-call time = "
                       "replay / sets" if a.timing == "graph" else "CUDA events around each call") +
+                     ("; the backward: torch.autograd.grad of one retained forward, dO random, FLOPs 2.5x the "
+                      "forward's" if a.backward else "") +
                      "; 3 warm-ups; median of >= 10 reps and >= %g s; inputs rotated" % a.min_seconds,
            "results": []}
+    if a.backward:
+        rec["pass"] = "backward"
     print(f"{'impl':16s} {'case':48s} {'median ms':>10s} {'TFLOP/s':>9s} {'GB/s':>8s}")
     for c in cases if cases is not None else grid(a.quick):
         if a.group and c["group"] not in a.group:
             continue
         if a.dtype and c["dtype"] not in a.dtype:
             continue
+        if a.backward and c["group"] == "decode":
+            continue
         dt = torch.float16 if c["dtype"] == "f16" else torch.bfloat16
         shape_q = (c["batch"], c["hq"], c["sq"], c["d"])
         shape_k = (c["batch"], c["hkv"], c["sk"], c["d"])
         set_bytes = nbytes(c)
-        sets = max(1, min(8, math.ceil(3 * l2 / set_bytes)))
+        sets = 1 if a.backward else max(1, min(8, math.ceil(3 * l2 / set_bytes)))
         qs = [torch.randn(shape_q, device="cuda", dtype=dt) for _ in range(sets)]
         ks = [torch.randn(shape_k, device="cuda", dtype=dt) for _ in range(sets)]
         vs = [torch.randn(shape_k, device="cuda", dtype=dt) for _ in range(sets)]
+        if a.backward:
+            do = torch.randn(shape_q, device="cuda", dtype=dt)
+            for x in (qs[0], ks[0], vs[0]):
+                x.requires_grad_(True)
         for name in a.backends:
             try:
+                if a.backward:
+                    t = time_backward(backends[name], sdpa_kernel, c, qs[0], ks[0], vs[0], do, a.min_seconds)
+                    tf = backward_flops(c) / (t["median_ms"] * 1e-3) / 1e12
+                    print(f"{'torch-' + name:16s} {case_id(c)[:48]:48s} {t['median_ms']:10.4f} {tf:9.1f}", flush=True)
+                    rec["results"].append(dict(impl="torch-" + name, kernel=name, group=c["group"], case=case_id(c),
+                                               flops=backward_flops(c), tflops=tf, input_sets=1, **t, **{"pass": "backward"}))
+                    continue
                 with sdpa_kernel(backends[name]):
                     def run(i):
                         j = i % sets

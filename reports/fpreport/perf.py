@@ -90,10 +90,17 @@ class BenchRun:
         return {lab for (lab, case) in self.times if lab in which and group_of(parse_case(case)) == group}
 
 
+def is_backward(rec):
+    """A backward timing record (`flashprobe bench --backward`, torch_sdpa_bench.py --backward): the
+    backward section's (backward.py), never the forward's tables: same case ids, other work."""
+    return rec.data.get("pass") == "backward"
+
+
 def bench_runs(records):
     by_run = collections.defaultdict(list)
     for r in records:
-        by_run[r.run].append(r)
+        if not is_backward(r):
+            by_run[r.run].append(r)
     runs = []
     for run, recs in sorted(by_run.items()):
         raw = collections.defaultdict(list)

@@ -122,8 +122,9 @@ Outcome judge(const BackwardKernelInfo& k, const AttnProblem& p, const AttnInput
   return o;
 }
 
-// The record of one test: `what` names it (grid, random, determinism, properties, mutants). Every
-// record carries summary rows (check, subject, run, skipped, failed) that the report counts.
+// The record of one test: `what` names it (grid, random, determinism, gqa, varlen, chunked, mutants).
+// Its "rows" (check, subject, run, skipped, failed, note) are what the report's backward section
+// shows (reports/fpreport/backward.py); the summary counts the test itself from GoogleTest's JSON.
 void write_record(const std::string& what, nlohmann::json payload) {
   const char* dir = std::getenv("FLASHPROBE_RECORD_DIR");
   if (!dir || !*dir) return;
@@ -135,7 +136,7 @@ void write_record(const std::string& what, nlohmann::json payload) {
   write_json_file(std::string(dir) + "/backward-" + what + ".json", rec);
 }
 
-nlohmann::json summary_row(const std::string& check, const std::string& subject, int run, int failed, const std::string& note = "") {
+nlohmann::json result_row(const std::string& check, const std::string& subject, int run, int failed, const std::string& note = "") {
   return {{"check", check}, {"subject", subject}, {"run", run}, {"skipped", 0}, {"failed", failed}, {"note", note}};
 }
 
@@ -157,13 +158,13 @@ TEST(BackwardGpu, GradientsAgreeWithTheOracleOnTheGrid) {
         ++run, ++krun;
         if (!o.pass) ++kfailed, failures.push_back(k.name + " " + c.p.id() + ": " + o.why);
       }
-    rows.push_back(summary_row("backward grid", k.name, krun, kfailed, "f16, bf16, f32 over every feature"));
+    rows.push_back(result_row("backward grid", k.name, krun, kfailed, "f16, bf16, f32 over every feature"));
   }
   std::vector<std::string> idle;
   std::cout << "[backward grid] " << run << " case(s) run, " << run - static_cast<int>(failures.size()) << " passed ("
             << tally.summary(&idle) << ")\n";
   for (auto& f : failures) std::cout << "  FAIL " << f << "\n";
-  write_record("grid", {{"summary", rows}, {"failures", failures}});
+  write_record("grid", {{"rows", rows}, {"failures", failures}});
   EXPECT_TRUE(failures.empty()) << failures.front();
   EXPECT_TRUE(idle.empty()) << idle.front() << " ran no grid case";
 }
@@ -224,7 +225,7 @@ TEST(BackwardGpu, RandomProblemsAgreeWithTheOracle) {
   std::cout << "[backward random] " << run << " run(s), " << run - static_cast<int>(failures.size()) << " passed, "
             << failures.size() << " failed (" << tally.summary(&idle) << ")\n";
   write_record("random", {{"cases", cases}, {"seed", seed},
-                          {"summary", {summary_row("backward random", backward_kernel_names(), run, static_cast<int>(failures.size()),
+                          {"rows", {result_row("backward random", backward_kernel_names(), run, static_cast<int>(failures.size()),
                                                    std::to_string(cases) + " problems, seed " + std::to_string(seed) + "; " + tally.summary())}},
                           {"failures", std::vector<std::string>(failures.begin(), failures.begin() + std::min<std::size_t>(failures.size(), 20))}});
   for (std::size_t i = 0; i < failures.size() && i < 20; ++i) std::cout << "  FAIL " << failures[i] << "\n";
@@ -252,6 +253,7 @@ TEST(BackwardGpu, FiniteWhereTheOracleIsWithLargeLogits) {
 TEST(BackwardGpu, DeterministicModeIsBitwiseStableOverRepeats) {
   FP_SKIP_WITHOUT_GPU();
   int kernels_run = 0;
+  nlohmann::json rows = nlohmann::json::array();  // one per kernel; the record rewritten after each
   for (const BackwardKernelInfo& kernel : backward_kernels()) {
   if (!kernel.deterministic) continue;
   const BackwardKernelInfo* k = &kernel;
@@ -274,10 +276,9 @@ TEST(BackwardGpu, DeterministicModeIsBitwiseStableOverRepeats) {
     else if (again.dk.bytes != first.dk.bytes) differs = "dK differs on repeat " + std::to_string(r);
     else if (again.dv.bytes != first.dv.bytes) differs = "dV differs on repeat " + std::to_string(r);
   }
-  write_record("determinism", {{"kernel", k->name}, {"problem", p.id()}, {"repeats", r}, {"bitwise_equal", differs.empty()},
-                               {"summary", {summary_row("backward determinism", k->name, 1, differs.empty() ? 0 : 1,
-                                                        std::to_string(r) + " runs of " + p.id() +
-                                                            (differs.empty() ? " bitwise equal" : ": " + differs))}}});
+  rows.push_back(result_row("backward determinism", k->name, 1, differs.empty() ? 0 : 1,
+                            std::to_string(r) + " runs of " + p.id() + (differs.empty() ? " bitwise equal" : ": " + differs)));
+  write_record("determinism", {{"repeats", n}, {"rows", rows}});
   ASSERT_TRUE(differs.empty()) << k->name << ": " << differs;
   std::cout << "[determinism] " << k->name << ": " << n << " runs of " << p.id() << " bitwise equal\n";
   }
@@ -335,11 +336,11 @@ TEST(BackwardGpu, GqaGradientsEqualTheSummedMhaGradients) {
     const double tol = eps * std::max(1.0, scale);
     EXPECT_LE(worst, tol) << k.name;
     EXPECT_LE(dq_worst, tol) << k.name << ": dQ of a GQA problem is the MHA problem's";
-    rows.push_back(summary_row("backward GQA = summed MHA", k.name, 1, worst <= tol && dq_worst <= tol ? 0 : 1,
+    rows.push_back(result_row("backward GQA = summed MHA", k.name, 1, worst <= tol && dq_worst <= tol ? 0 : 1,
                                p.id() + ": max |dK - sum dK_mha| " + std::to_string(worst) + ", max |dQ - dQ_mha| " +
                                    std::to_string(dq_worst) + ", tolerance " + std::to_string(tol)));
   }
-  write_record("gqa", {{"summary", rows}});
+  write_record("gqa", {{"rows", rows}});
 }
 
 // Rows [t0, t0 + n) of batch element b of a [B, S, H, dim] tensor at `ss` into batch element 0, rows
@@ -419,11 +420,11 @@ TEST(BackwardGpu, AVarlenBatchEqualsItsElementsRunAlone) {
     const double dq_tol = k.deterministic ? 0.0 : eps * std::max(1.0, max_abs(whole.dq));
     EXPECT_EQ(dkv, 0.0) << k.name << ": dK/dV of an element differ from the element run alone";
     EXPECT_LE(dq, dq_tol) << k.name << ": dQ of an element differs from the element run alone";
-    rows.push_back(summary_row("backward varlen = per element", k.name, 1, dkv == 0 && dq <= dq_tol ? 0 : 1,
+    rows.push_back(result_row("backward varlen = per element", k.name, 1, dkv == 0 && dq <= dq_tol ? 0 : 1,
                                p.id() + ": max diff dK/dV " + std::to_string(dkv) + " (bitwise required), dQ " + std::to_string(dq) +
                                    (k.deterministic ? " (bitwise required)" : " (atomics: within " + std::to_string(dq_tol) + ")")));
   }
-  write_record("varlen", {{"summary", rows}});
+  write_record("varlen", {{"rows", rows}});
 }
 
 // Chunked prefill: the query rows split into chunks, chunk [a, a + n) run as its own problem over the
@@ -469,12 +470,12 @@ TEST(BackwardGpu, QueryChunksGiveTheSameDqAndSumToDkDv) {
     const double dq_tol = k.deterministic ? 0.0 : tol;
     EXPECT_LE(dkv, tol) << k.name << ": dK/dV of the chunks do not sum to the whole's";
     EXPECT_LE(dq, dq_tol) << k.name << ": a chunk's dQ rows differ from the whole's";
-    rows.push_back(summary_row("backward chunks = whole", k.name, 1, dkv <= tol && dq <= dq_tol ? 0 : 1,
+    rows.push_back(result_row("backward chunks = whole", k.name, 1, dkv <= tol && dq <= dq_tol ? 0 : 1,
                                p.id() + " in query chunks of 16, 8, 40: max diff dK/dV " + std::to_string(dkv) + " (within " +
                                    std::to_string(tol) + "), dQ " + std::to_string(dq) +
                                    (k.deterministic ? " (bitwise required)" : " (within the tolerance)")));
   }
-  write_record("chunked", {{"summary", rows}});
+  write_record("chunked", {{"rows", rows}});
 }
 
 // Many key blocks reaching the same query rows at once: where a dQ accumulated across key blocks
@@ -546,10 +547,10 @@ TEST(BackwardGpu, EveryBackwardMutantIsKilled) {
       survivors.push_back(m.meta.name);
     }
     muts.push_back(j);
-    rows.push_back(summary_row("backward mutants", m.meta.name, 1, killer ? 0 : 1,
+    rows.push_back(result_row("backward mutants", m.meta.name, 1, killer ? 0 : 1,
                                killer ? "killed, shrunk to " + j["shrunk"].get<std::string>() : "survived " + std::to_string(tried) + " cases"));
   }
-  write_record("mutants", {{"mutants", muts}, {"summary", rows}});
+  write_record("mutants", {{"mutants", muts}, {"rows", rows}});
   EXPECT_TRUE(survivors.empty()) << survivors.size() << " backward mutant(s) survived, first: " << survivors.front();
 }
 

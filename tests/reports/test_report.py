@@ -8,7 +8,7 @@ import glob, os, re, subprocess, tempfile, unittest
 from fixtures import ROOT as root, read_head, read_json, read_text, write_json
 
 builder = os.path.join(root, "reports", "build_report.py")
-SECTIONS = ["summary", "details", "layouts", "accuracy", "performance", "resources", "calibration", "records"]
+SECTIONS = ["summary", "details", "layouts", "accuracy", "performance", "backward", "resources", "calibration", "records"]
 DEV = {"name": "Test GPU", "arch": "sm_90", "vendor": "nvidia", "driver_version": 13000, "runtime_version": 13000}
 
 

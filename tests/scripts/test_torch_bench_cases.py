@@ -65,5 +65,25 @@ class CustomCases(unittest.TestCase):
         self.assertIsNone(tb.torch)
 
 
+class Backward(unittest.TestCase):
+    """--backward: the cases of flashprobe bench --backward (decode left out, same ids), FLOPs 2.5x the
+    forward's as BenchCase::backward_flops counts them."""
+
+    def test_flops_are_two_and_a_half_forwards(self):
+        for c in tb.grid(False):
+            self.assertEqual(tb.backward_flops(c), 2.5 * tb.flops(c))
+        c = dict(group="prefill", batch=1, hq=2, hkv=2, sq=128, sk=128, d=64, dtype="f16", causal=True)
+        self.assertEqual(tb.backward_flops(c), 2.5 * 4.0 * 2 * 128 * 128 * 64 / 2)
+
+    def test_a_bad_problem_exits_2_before_importing_torch(self):
+        d = tempfile.mkdtemp()
+        path = os.path.join(d, "p.json")
+        with open(path, "w") as f:
+            json.dump({"sq": 8, "sk": 8, "d": 64, "window_left": 3}, f)
+        sys.argv = ["torch_sdpa_bench.py", "--backward", "--problem", path]
+        self.assertEqual(tb.main(), 2)
+        self.assertIsNone(tb.torch)
+
+
 if __name__ == "__main__":
     unittest.main()

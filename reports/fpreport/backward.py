@@ -1,0 +1,131 @@
+"""The report's backward section: the backward kernels against the gradient oracle on the GPU
+(tests/kernels/test_backward_gpu.cpp's records, kind backward_gpu, else its GoogleTest JSON), the
+backward mutants with their shrunk cases, PyTorch's SDPA backward property-tested through the Python
+package (torch_props rows of the sdpa-*-bwd subjects), and the backward speed beside PyTorch's flash
+and cuDNN backward timed in the same call (bench records with "pass": "backward"). Every table names its records; a
+part with no records says so (class 'none'), never an empty pass."""
+import html
+
+from .details import table
+from .checks import _gtest_cases, _gtest_state
+from .perf import is_backward
+
+
+def _newest(recs):
+    return max(recs, key=lambda r: (r.date, r.path)) if recs else None
+
+
+def _src(r):
+    return f"{r.path} ({r.day}, {r.commit}, {r.evidence})"
+
+
+def _none(what):
+    return f"<p class='none'>{html.escape(what)}</p>"
+
+
+def gpu_checks(recs):
+    """The newest backward_gpu record of each test per device: its rows (check, subject, run, failed,
+    note). Devices whose runs predate those records: the newest test_backward_gpu GoogleTest JSON,
+    one row per test."""
+    out, rows = [], []
+    by = {}
+    for r in recs.of("backward_gpu"):
+        by.setdefault((r.device_key, r.data.get("test")), []).append(r)
+    devices_with_records = set()
+    for (dev, test), rs in sorted(by.items()):
+        if test == "mutants":
+            continue
+        r = _newest(rs)
+        devices_with_records.add(dev)
+        for s in r.data.get("rows") or []:
+            rows.append([dev, s.get("check"), s.get("subject"), s.get("run"), s.get("failed"),
+                         s.get("note", ""), _src(r)])
+    gt = {}
+    for r in recs.of("gtest"):
+        if r.name.startswith("test_backward_gpu") and r.device_key not in devices_with_records:
+            gt.setdefault((r.device_key, r.name), []).append(r)
+    for (dev, name), rs in sorted(gt.items()):
+        r = _newest(rs)
+        for suite, t in _gtest_cases(r.data):
+            state = _gtest_state(t)
+            rows.append([dev, f"GoogleTest ({name})", f"{suite}.{t.get('name')}", 0 if state == "skipped" else 1,
+                         1 if state == "failed" else 0, "skipped" if state == "skipped" else "", _src(r)])
+    if not rows:
+        return _none("No GPU records of the backward kernels (scripts/gpu/run-all bwd).")
+    out.append(table(["device", "check", "subject", "run", "failed", "note", "record"], rows, "det"))
+    return "".join(out)
+
+
+def mutants(recs):
+    rows = []
+    for dev in sorted({r.device_key for r in recs.of("backward_gpu")}):
+        r = _newest([x for x in recs.of("backward_gpu") if x.device_key == dev and x.data.get("test") == "mutants"])
+        if r is None:
+            continue
+        for m in r.data.get("mutants") or []:
+            rows.append([dev, m.get("name"), "killed" if m.get("killed") else "SURVIVED", m.get("case", ""),
+                         m.get("shrunk", ""), (m.get("shrunk_failure") or m.get("failure") or "")[:160], _src(r)])
+    if not rows:
+        return _none("No backward mutant records (test_backward_gpu's EveryBackwardMutantIsKilled writes "
+                     "backward-mutants.json).")
+    return table(["device", "mutant", "verdict", "killed by case", "shrunk to", "failure", "record"], rows, "det")
+
+
+def torch_subjects(recs):
+    rows = []
+    for r in sorted(recs.of("torch_props"), key=lambda r: r.path):
+        env = r.data.get("environment") or {}
+        for row in r.data.get("runs") or []:
+            if not row.get("backward"):
+                continue
+            rows.append([row.get("subject"), row.get("dtype"), row.get("checked"), row.get("refused"), row.get("failed"),
+                         f"{row.get('worst_margin', 0):.2f}", row.get("stopped_by"), f"torch {env.get('torch', '?')}",
+                         ((row.get("failure") or {}).get("summary") or "")[:160], _src(r)])
+    if not rows:
+        return _none("No records of PyTorch's backward (scripts/gpu/run-all torch-props with the sdpa-*-bwd subjects).")
+    return table(["subject", "dtype", "cases checked", "refused", "failed", "worst margin", "stopped by", "PyTorch",
+                  "failure", "record"], rows, "det")
+
+
+def speed_rows(recs):
+    """Per run (device call) and case: TFLOP/s of each implementation, and each flashprobe kernel's
+    ratio to PyTorch's flash backward of the same run and case (None where the run did not time it)."""
+    runs = {}
+    for r in recs.of("bench"):
+        if is_backward(r):
+            runs.setdefault(r.run, []).extend((res, r) for res in r.data.get("results") or [] if "tflops" in res)
+    out = []
+    for run, results in sorted(runs.items()):
+        flash = {res["case"]: res["tflops"] for res, _ in results if res.get("impl") == "torch-flash"}
+        for res, r in results:
+            ref = flash.get(res["case"])
+            ratio = res["tflops"] / ref if ref and res.get("impl") == "flashprobe" else None
+            name = res.get("kernel") if res.get("impl") == "flashprobe" else res.get("impl")
+            out.append(dict(run=run, case=res["case"], impl=name, tflops=res["tflops"], median_ms=res.get("median_ms"),
+                            ratio=ratio, torch=r.data.get("torch"), record=r))
+    return out
+
+
+def speed(recs):
+    rows = speed_rows(recs)
+    if not rows:
+        return _none("No backward timings (scripts/gpu/run-all bwd-bench).")
+    return ("<p>TFLOP/s with FlashAttention's convention (the backward counts 2.5x the forward's FLOPs); "
+            "ratio: the kernel's TFLOP/s over PyTorch's flash backward on the same case in the same call.</p>" +
+            table(["run", "case", "implementation", "TFLOP/s", "median ms", "vs torch-flash", "record"],
+                  [[x["run"], x["case"], x["impl"] + (f" (torch {x['torch']})" if x["torch"] else ""),
+                    f"{x['tflops']:.2f}", f"{x['median_ms']:.3f}" if x["median_ms"] is not None else "",
+                    f"{x['ratio']:.2f}x" if x["ratio"] is not None else "", _src(x["record"])] for x in rows], "det"))
+
+
+def backward_section(recs):
+    return "".join([
+        "<h2 id='backward'>Backward</h2>",
+        "<p>dQ, dK, dV checked against the gradient oracle with the tolerance model of "
+        "oracle/BACKWARD_TOLERANCE.md (error &le; k &middot; the emulated FlashAttention-2 backward's error + a floor).</p>",
+        "<h3 id='backward-gpu'>The backward kernels on the GPU: oracle agreement, determinism, GQA, varlen, chunks</h3>",
+        gpu_checks(recs),
+        "<h3 id='backward-mutants'>Backward mutants, each with its shrunk case</h3>", mutants(recs),
+        "<h3 id='backward-torch'>PyTorch's SDPA backward through the Python package</h3>", torch_subjects(recs),
+        "<h3 id='backward-speed'>Backward speed beside PyTorch's flash and cuDNN backward</h3>", speed(recs),
+    ])

@@ -101,3 +101,56 @@ def reference(problem: Any, q: Any, k: Any, v: Any, rows: Optional[Sequence[int]
     a, bf16 = _hosts({"Q": q, "K": k, "V": v})
     row_list = None if rows is None else [int(r) for r in rows]
     return _core.reference(p, a["Q"], a["K"], a["V"], row_list, bf16)
+
+
+class BackwardCheckResult:
+    """The oracle's verdict on a backward kernel's gradients (oracle/grad_check.h, BACKWARD_TOLERANCE.md).
+
+    passed        every gradient given is right up to the rounding a correct FlashAttention-2 style
+                  backward makes
+    dq_margin, dk_margin, dv_margin
+                  each gradient's error / its bound (<= 1 passes); None for a gradient not given
+    reason        what failed, with the numbers ('' when passed)
+    record        the whole record, as `flashprobe check --do ... --dq ... --json` writes it (the
+                  verdict under "backward": per gradient its metrics, the emulation's, bound, margin)
+    """
+
+    __slots__ = ("_r", "record")
+
+    def __init__(self, r: "_core.BackwardCheckResult"):
+        self._r = r
+        self.record = r.record()
+
+    passed = property(lambda self: self._r.passed)
+    dq_margin = property(lambda self: self._r.dq_margin)
+    dk_margin = property(lambda self: self._r.dk_margin)
+    dv_margin = property(lambda self: self._r.dv_margin)
+    reason = property(lambda self: self._r.reason)
+    case_id = property(lambda self: self._r.case_id)
+
+    @property
+    def summary(self) -> str:
+        """One line: PASS/FAIL, the case, each gradient's error against its bound (the CLI's line)."""
+        return self._r.summary()
+
+    def __repr__(self) -> str:
+        return f"<flashprobe.BackwardCheckResult {self.summary}>"
+
+
+def check_backward(problem: Any, q: Any, k: Any, v: Any, do: Any, dq: Any = None, dk: Any = None, dv: Any = None,
+                   o: Any = None, lse: Any = None) -> BackwardCheckResult:
+    """Judges a backward kernel's gradients dq, dk, dv (any of them, at least one) of L = sum(do * O)
+    for the inputs q, k, v against the gradient oracle: the same C++ check as `flashprobe check --do
+    --dq --dk --dv`.
+
+    do is the upstream gradient, shaped and typed like O (out_dtype); dq, dk, dv are shaped and typed
+    like Q, K, V. o and lse are the forward's O and LSE the backward was given: the low-precision
+    emulation that sets the bound starts from them (None: from its own emulated forward). Arrays as in
+    check(): numpy, torch (any device) or DLPack, [B, S, H, D] or [B, H, S, D] for BHSD problems; bf16
+    as torch.bfloat16, ml_dtypes.bfloat16 or uint16 bit patterns. Bad input raises
+    flashprobe.UsageError naming the tensor; wrong gradients return a result with passed False.
+    """
+    p = _problem(problem)
+    a, bf16 = _hosts({"Q": q, "K": k, "V": v, "dO": do, "dQ": dq, "dK": dk, "dV": dv, "O": o, "LSE": lse})
+    return BackwardCheckResult(_core.check_backward(p, a["Q"], a["K"], a["V"], a["dO"], a["dQ"], a["dK"], a["dV"], a["O"],
+                                                    a["LSE"], bf16))

@@ -120,11 +120,28 @@ def replay(fn: Kernel, case: "Case | str | dict", *, rows: int = 0, array: str =
     return run_case(fn, case, rows=rows, array=array, device=device, check_lse=check_lse)[0]
 
 
+def _dense_bshd(x: Any, name: str, bhsd: bool) -> np.ndarray:
+    """An array as `flashprobe check` reads it: host numpy, dense BSHD, bf16 as uint16 bit patterns."""
+    from ._arrays import host
+
+    a, _ = host(x, name)
+    if type(a).__module__.split(".")[0] == "torch":
+        if str(a.dtype) == "torch.bfloat16":
+            import torch
+
+            a = a.view(torch.int16)
+        a = a.numpy()
+    a = np.asarray(a)
+    if a.dtype.name == "bfloat16":
+        a = a.view(np.uint16)
+    if a.ndim == 4 and bhsd:
+        a = a.transpose(0, 2, 1, 3)
+    return np.ascontiguousarray(a)
+
+
 def save_case(directory: "str | os.PathLike", case: Case, o: Any, lse: Any = None) -> str:
     """Writes the case as `flashprobe check` reads it (problem.json, case.json, q/k/v/o[/lse].npy, dense
     BSHD; bf16 as uint16 bit patterns) and returns the command line that re-checks it."""
-    from ._arrays import host
-
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     problem = case.problem
@@ -133,28 +150,13 @@ def save_case(directory: "str | os.PathLike", case: Case, o: Any, lse: Any = Non
     (d / "case.json").write_text(case.to_json() + "\n")
     q, k, v = case.arrays("numpy")
 
-    def dense_bshd(x: Any, name: str, bhsd: bool) -> np.ndarray:
-        a, _ = host(x, name)
-        if type(a).__module__.split(".")[0] == "torch":
-            if str(a.dtype) == "torch.bfloat16":
-                import torch
-
-                a = a.view(torch.int16)
-            a = a.numpy()
-        a = np.asarray(a)
-        if a.dtype.name == "bfloat16":
-            a = a.view(np.uint16)
-        if a.ndim == 4 and bhsd:
-            a = a.transpose(0, 2, 1, 3)
-        return np.ascontiguousarray(a)
-
     layouts = problem.tensor_layouts
     for name, x, tensor in (("q", q, "Q"), ("k", k, "K"), ("v", v, "V"), ("o", o, "O")):
-        np.save(d / f"{name}.npy", dense_bshd(x, tensor, layouts[name] == "bhsd"))
+        np.save(d / f"{name}.npy", _dense_bshd(x, tensor, layouts[name] == "bhsd"))
     cmd = (f"flashprobe check --problem {d}/problem.json --q {d}/q.npy --k {d}/k.npy --v {d}/v.npy "
            f"--o {d}/o.npy")
     if lse is not None:
-        np.save(d / "lse.npy", dense_bshd(lse, "LSE", False).astype(np.float32))
+        np.save(d / "lse.npy", _dense_bshd(lse, "LSE", False).astype(np.float32))
         cmd += f" --lse {d}/lse.npy"
     return cmd + f" --json {d}/check.json"
 
@@ -190,45 +192,62 @@ def check_kernel(fn: Kernel, *, supports: Optional[Callable[[Problem], bool]] = 
                   flashprobe.strategies)
     Returns a KernelReport when every case passed; raises KernelCheckFailed with the shrunk case.
     """
-    from hypothesis import HealthCheck, given, reject
-    from hypothesis.errors import FailedHealthCheck, Unsatisfiable
-    from hypothesis import seed as hyp_seed
-    from hypothesis import settings as hyp_settings
+    max_examples, seed = _budget(max_examples, seed)
+    report = KernelReport(name=name or getattr(fn, "__qualname__", "kernel"), seed=seed)
 
-    from .strategies import cases
+    def judge(case: Case) -> tuple:
+        result, _, _ = run_case(fn, case, rows=rows, array=array, device=device, check_lse=check_lse)
+        return result, max(result.margin, result.lse_margin or 0.0)
 
+    return _run_property(judge, report, max_examples, seed, settings, supports, size, constraints,
+                         lambda f: _failure(fn, report, f, rows, array, device, check_lse, failure_dir))
+
+
+def _budget(max_examples: Optional[int], seed: Optional[int]) -> "tuple[int, Optional[int]]":
+    """max_examples and seed, from FLASHPROBE_PROP_CASES and FLASHPROBE_PROP_SEED where not given."""
     if max_examples is None:
         max_examples = _env_int("FLASHPROBE_PROP_CASES") or 100
     if seed is None:
         seed = _env_int("FLASHPROBE_PROP_SEED")
-    report = KernelReport(name=name or getattr(fn, "__qualname__", "kernel"), seed=seed)
-    strategy = cases(supports=supports, size=size, **constraints)
+    return max_examples, seed
+
+
+def _run_property(judge: Callable[[Case], tuple], report: KernelReport, max_examples: int, seed: Optional[int],
+                  settings: Any, supports: Any, size: int, constraints: dict,
+                  on_failure: Callable[["_Failed"], BaseException]) -> KernelReport:
+    """Draws cases through Hypothesis from the C++ generator and judges each: judge(case) -> (the
+    verdict, its margin), raising Unsupported to refuse the case. Counts checked, refused and the worst
+    margin in `report`; a failing verdict or an exception is shrunk, then on_failure(the failure) is
+    raised. No case checked is a failure too."""
+    from hypothesis import HealthCheck, given, reject
+    from hypothesis import seed as hyp_seed
+    from hypothesis import settings as hyp_settings
+    from hypothesis.errors import FailedHealthCheck, Unsatisfiable
+
+    from .strategies import cases
+
     base = settings if settings is not None else hyp_settings()
     suppressed = set(base.suppress_health_check) | {HealthCheck.too_slow, HealthCheck.data_too_large}
     run_settings = hyp_settings(base, max_examples=max_examples, deadline=None, database=None,
                                 suppress_health_check=list(suppressed))
-    seen = {"last": None}
 
     def prop(case: Case) -> None:
         try:
-            result, _, _ = run_case(fn, case, rows=rows, array=array, device=device, check_lse=check_lse)
+            result, margin = judge(case)
         except Unsupported:
             report.refused += 1
             reject()
         except Exception as e:  # the kernel, or its output's shape/dtype: a failure of this case
-            seen["last"] = case
             raise _Failed(case, None, e) from e
         report.checked += 1
         dt = case.problem.dtype
         report.by_dtype[dt] = report.by_dtype.get(dt, 0) + 1
-        margin = max(result.margin, result.lse_margin or 0.0)
         if margin > report.worst_margin or report.worst_case is None:
             report.worst_margin, report.worst_case = margin, case.id
         if not result.passed:
             raise _Failed(case, result, None)
 
-    test = given(strategy)(prop)
-    test = run_settings(test)
+    test = run_settings(given(cases(supports=supports, size=size, **constraints))(prop))
     if seed is not None:
         test = hyp_seed(seed)(test)
     t0 = time.perf_counter()
@@ -237,7 +256,7 @@ def check_kernel(fn: Kernel, *, supports: Optional[Callable[[Problem], bool]] = 
     except _Failed as f:
         report.seconds = time.perf_counter() - t0
         report.failed = 1
-        raise _failure(fn, report, f, rows, array, device, check_lse, failure_dir) from None
+        raise on_failure(f) from None
     except (FailedHealthCheck, Unsatisfiable) as e:
         # Hypothesis gave up drawing: the kernel (or supports) refused nearly everything.
         if report.checked == 0:
@@ -279,3 +298,108 @@ def _failure(fn: Kernel, report: KernelReport, f: _Failed, rows: int, array: str
     err = KernelCheckFailed("\n".join(lines), case, f.result, f.error)
     err.report = report
     return err
+
+
+# ---------------------------------------------------------------- backward
+# A backward subject: fn(problem, q, k, v, do) -> (o, lse | None, dq, dk, dv), the forward it ran and
+# the gradients of sum(do * o) (a framework's autograd runs both). The O it returns is the forward the
+# gradient check trusts (oracle/grad_check.h): its own errors are the forward check's (check_kernel).
+BackwardKernel = Callable[[Problem, Any, Any, Any, Any], Any]
+
+
+def upstream_gradient(case: Case, array: str = "numpy", device: Any = None) -> Any:
+    """dO of a case: N(0, 1) drawn from the case's seed, in out_dtype, in O's layout (numpy, or torch on
+    `device`). The same case gives the same dO."""
+    from ._arrays import BFLOAT16
+
+    p = case.problem
+    shape = (p.batch, p.hq, p.sq, p.dv) if p.tensor_layouts["o"] == "bhsd" else (p.batch, p.sq, p.hq, p.dv)
+    # float32 first: torch and numpy then round the same float32 values to nearest even.
+    x = np.random.default_rng([case.seed, 0x64_6f]).standard_normal(shape).astype(np.float32)
+    if array == "torch":
+        import torch
+
+        dt = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}[p.out_dtype]
+        return torch.from_numpy(x).to(dtype=dt, device=device)
+    if p.out_dtype == "bf16":
+        if BFLOAT16 is not None:
+            return x.astype(BFLOAT16)
+        b = x.view(np.uint32).astype(np.uint64)
+        return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)  # the bit patterns, to nearest even
+    return x.astype({"f16": np.float16, "f32": np.float32}[p.out_dtype])
+
+
+def _backward_outputs(ret: Any) -> tuple:
+    if not isinstance(ret, (tuple, list)) or len(ret) != 5:
+        raise TypeError("a backward subject returns (o, lse | None, dq, dk, dv)")
+    return tuple(ret)
+
+
+def run_backward_case(fn: BackwardKernel, case: Case, *, array: str = "numpy", device: Any = None,
+                      check_lse: bool = True) -> "tuple[Any, tuple]":
+    """Runs fn on the case's inputs and upstream gradient and checks its gradients: (the
+    BackwardCheckResult, fn's outputs). Raises Unsupported when fn does."""
+    from ._oracle import check_backward
+
+    problem = case.problem
+    (hq, hk, hv), (q, k, v) = case._inputs(array, device)
+    do = upstream_gradient(case, array, device)
+    out = _backward_outputs(fn(problem, q, k, v, do))
+    o, lse, dq, dk, dv = out
+    if o is None or (dq is None and dk is None and dv is None):
+        raise TypeError("the backward subject returned no O or no gradient")
+    r = check_backward(problem, hq, hk, hv, upstream_gradient(case), dq, dk, dv, o=o, lse=lse if check_lse else None)
+    return r, out
+
+
+def save_backward_case(directory: "str | os.PathLike", case: Case, out: tuple) -> str:
+    """save_case plus do/dq/dk/dv.npy: the command line that re-checks the gradients (and the forward O)."""
+    o, lse, dq, dk, dv = out
+    cmd = save_case(directory, case, o, lse).rsplit(" --json ", 1)[0]
+    d = Path(directory)
+    layouts = case.problem.tensor_layouts
+    grads = (("do", upstream_gradient(case), "dO", "o"), ("dq", dq, "dQ", "q"), ("dk", dk, "dK", "k"), ("dv", dv, "dV", "v"))
+    for name, x, tensor, like in grads:
+        if x is not None:
+            np.save(d / f"{name}.npy", _dense_bshd(x, tensor, layouts[like] == "bhsd"))
+            cmd += f" --{name} {d}/{name}.npy"
+    return cmd + f" --json {d}/check.json"
+
+
+def check_backward_kernel(fn: BackwardKernel, *, supports: Optional[Callable[[Problem], bool]] = None,
+                          max_examples: Optional[int] = None, seed: Optional[int] = None, array: str = "numpy",
+                          device: Any = None, check_lse: bool = True, size: int = 100, name: Optional[str] = None,
+                          failure_dir: "str | os.PathLike | None" = None, settings: Any = None,
+                          **constraints: Any) -> KernelReport:
+    """Property-tests a backward: fn(problem, q, k, v, do) -> (o, lse | None, dq, dk, dv), every case's
+    gradients judged by check_backward (BACKWARD_TOLERANCE.md), with dO drawn from the case's seed
+    (upstream_gradient). As check_kernel otherwise: Hypothesis draws from the C++ generator and shrinks
+    a failure, Unsupported refuses a case (never passed), KernelCheckFailed names the shrunk case and,
+    with failure_dir, the `flashprobe check --do --dq --dk --dv` command that re-checks it;
+    worst_margin is the largest gradient margin."""
+    max_examples, seed = _budget(max_examples, seed)
+    report = KernelReport(name=name or getattr(fn, "__qualname__", "backward"), seed=seed)
+
+    def judge(case: Case) -> tuple:
+        result, _ = run_backward_case(fn, case, array=array, device=device, check_lse=check_lse)
+        return result, max(m for m in (result.dq_margin, result.dk_margin, result.dv_margin, 0.0) if m is not None)
+
+    def failure(f: _Failed) -> KernelCheckFailed:
+        lines = [f"{report.name} failed the gradient check; the case shrunk by Hypothesis (after {report.checked} "
+                 f"cases checked, {report.refused} refused):",
+                 "  " + (f.result.summary if f.result is not None else f"the subject raised {type(f.error).__name__}: {f.error}"),
+                 f"  case: {f.case.to_json()}"]
+        if failure_dir is not None and f.result is not None:
+            try:
+                _, out = run_backward_case(fn, f.case, array=array, device=device, check_lse=check_lse)
+                lines.append(f"  saved; re-check with: {save_backward_case(Path(failure_dir) / f.case.id, f.case, out)}")
+            except Exception as e:  # noqa: BLE001 - the report must still come out
+                lines.append(f"  (could not save the case: {type(e).__name__}: {e})")
+        report.failure = {"case": json.loads(f.case.to_json()), "summary": f.result.summary if f.result else None,
+                          "error": None if f.error is None else f"{type(f.error).__name__}: {f.error}",
+                          "record": f.result.record if f.result else None}
+        err = KernelCheckFailed("\n".join(lines), f.case, f.result, f.error)
+        err.report = report
+        return err
+
+    return _run_property(judge, report, max_examples, seed, settings, supports, size, constraints, failure)

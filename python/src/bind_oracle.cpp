@@ -1,4 +1,5 @@
-// flashprobe._core.check / reference: the oracle (oracle/check.h, oracle/reference.h) on arrays.
+// flashprobe._core.check / check_backward / reference: the oracle (oracle/check.h, oracle/grad_check.h,
+// oracle/reference.h) on arrays.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
@@ -11,6 +12,7 @@
 #include "flashprobe/core/error.h"
 #include "flashprobe/core/record.h"
 #include "flashprobe/oracle/check.h"
+#include "flashprobe/oracle/grad_check.h"
 #include "flashprobe/oracle/reference.h"
 
 namespace flashprobe::python {
@@ -35,6 +37,14 @@ std::tuple<nb::object, nb::object> reference_arrays(const AttnProblem& p, oracle
   if (o_spec(p).bhsd) o = o.attr("transpose")(0, 2, 1, 3);
   return {o, doubles_to_numpy(std::move(r.lse), {B, H, R})};
 }
+
+// A gradient or dO: the spec of the tensor it is shaped like, under its own name.
+TensorSpec renamed(TensorSpec s, const char* name) {
+  s.name = name;
+  return s;
+}
+
+nb::object grad_margin(const oracle::GradVerdict& v) { return v.checked ? nb::cast(v.margin) : nb::none(); }
 
 }  // namespace
 
@@ -79,6 +89,47 @@ void bind_oracle(nb::module_& m) {
       },
       nb::arg("problem"), nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("o"), nb::arg("lse").none(),
       nb::arg("rows"), nb::arg("seed"), nb::arg("bf16_views"), nb::arg("allow_nan_inputs"));
+
+  nb::class_<oracle::BackwardCheckResult>(m, "BackwardCheckResult")
+      .def_ro("passed", &oracle::BackwardCheckResult::pass)
+      .def_ro("case_id", &oracle::BackwardCheckResult::case_id)
+      .def_ro("reason", &oracle::BackwardCheckResult::reason)
+      .def_prop_ro("dq_margin", [](const oracle::BackwardCheckResult& r) { return grad_margin(r.dq); })
+      .def_prop_ro("dk_margin", [](const oracle::BackwardCheckResult& r) { return grad_margin(r.dk); })
+      .def_prop_ro("dv_margin", [](const oracle::BackwardCheckResult& r) { return grad_margin(r.dv); })
+      .def("summary", &oracle::BackwardCheckResult::summary)
+      .def("record",
+           [](const oracle::BackwardCheckResult& r) {
+             // As `flashprobe check --do ... --json` writes it without --o: the verdict under "backward".
+             nlohmann::json rec = record_header("check");
+             rec["backward"] = r.to_json();
+             rec["case_id"] = r.case_id;
+             rec["problem"] = r.problem;
+             return to_python(rec);
+           },
+           "The check record, as `flashprobe check --do --dq --dk --dv --json` writes it.");
+
+  m.def(
+      "check_backward",
+      [](const AttnProblem& p, const Array& q, const Array& k, const Array& v, const Array& dout,
+         std::optional<Array> dq, std::optional<Array> dk, std::optional<Array> dv, std::optional<Array> o,
+         std::optional<Array> lse, const std::vector<std::string>& bf16_views) {
+        require_valid(p);
+        if (!dq && !dk && !dv) throw UsageError("check_backward needs at least one of dq, dk, dv (the gradients to check)");
+        const AttnInputs in = read_inputs(p, q, k, v, bf16_views);
+        oracle::BackwardInputs bw;
+        bw.dout = read_tensor(dout, renamed(o_spec(p), "dO"), has(bf16_views, "dO"));
+        if (o) bw.o = read_tensor(*o, o_spec(p), has(bf16_views, "O"));
+        if (lse) bw.lse = read_lse(*lse, p);
+        oracle::KernelGradients g;
+        if (dq) g.dq = read_tensor(*dq, renamed(q_spec(p), "dQ"), has(bf16_views, "dQ"));
+        if (dk) g.dk = read_tensor(*dk, renamed(k_spec(p), "dK"), has(bf16_views, "dK"));
+        if (dv) g.dv = read_tensor(*dv, renamed(v_spec(p), "dV"), has(bf16_views, "dV"));
+        nb::gil_scoped_release unlocked;
+        return oracle::check_backward(p, in, bw, g);
+      },
+      nb::arg("problem"), nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("dout"), nb::arg("dq").none(),
+      nb::arg("dk").none(), nb::arg("dv").none(), nb::arg("o").none(), nb::arg("lse").none(), nb::arg("bf16_views"));
 
   m.def(
       "reference",

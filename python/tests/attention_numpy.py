@@ -20,6 +20,28 @@ def as_bshd(x, layout: str) -> np.ndarray:
     return x.transpose(0, 2, 1, 3) if layout == "bhsd" else x
 
 
+def mask(p, b, bug=None, causal=True):
+    """(diag [Sq, 1], visible [Sq, Sk]) of batch element b: each row's diagonal key and the keys it
+    sees (causal=False drops the causal bound, windows stay)."""
+    i = np.arange(p.sq)[:, None]
+    j = np.arange(p.sk)[None, :]
+    keys = p.seqlens_k[b] if p.seqlens_k else p.sk
+    if bug == "ignore_seqlens":
+        keys = p.sk
+    diag = i + p.diag_offset(b)
+    if bug == "top_left_always" and p.causal != "none":
+        diag = i + 0
+    visible = np.broadcast_to(j < keys, (p.sq, p.sk)).copy()
+    if p.causal != "none" and causal:
+        visible &= j <= diag
+    if p.window_left >= 0:
+        lo = diag - p.window_left + (1 if bug == "window_off_by_one" else 0)
+        visible &= j >= lo
+    if p.window_right >= 0:
+        visible &= j <= diag + p.window_right
+    return diag, visible
+
+
 def attention(problem, q, k, v, *, accum=np.float64, bug=None):
     """O and LSE of the problem; `bug` plants one defect (see BUGS)."""
     p = problem
@@ -30,23 +52,9 @@ def attention(problem, q, k, v, *, accum=np.float64, bug=None):
     scale = p.effective_scale if bug != "default_scale" else 1 / np.sqrt(p.d)
     O = np.zeros((B, Sq, Hq, p.dv))
     LSE = np.full((B, Hq, Sq), -np.inf)
-    i = np.arange(Sq)[:, None]
     j = np.arange(Sk)[None, :]
     for b in range(B):
-        keys = p.seqlens_k[b] if p.seqlens_k else Sk
-        if bug == "ignore_seqlens":
-            keys = Sk
-        diag = i + p.diag_offset(b)
-        if bug == "top_left_always" and p.causal != "none":
-            diag = i + 0
-        visible = np.broadcast_to(j < keys, (Sq, Sk)).copy()
-        if p.causal != "none":
-            visible &= j <= diag
-        if p.window_left >= 0:
-            lo = diag - p.window_left + (1 if bug == "window_off_by_one" else 0)
-            visible &= j >= lo
-        if p.window_right >= 0:
-            visible &= j <= diag + p.window_right
+        diag, visible = mask(p, b, bug)
         for h in range(Hq):
             kv = h % Hkv if bug == "gqa_modulo" else h // group
             s = (Q[b, :, h, :].astype(accum) @ K[b, :, kv, :].astype(accum).T) * accum(scale)

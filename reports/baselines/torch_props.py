@@ -2,9 +2,9 @@
 """PyTorch's attention kernels property-tested through the flashprobe Python package (run on a GPU).
 
 Subjects: scaled_dot_product_attention under each backend (flash, cuDNN, memory-efficient, math),
-its backward under the flash, cuDNN and memory-efficient backends (sdpa-*-bwd: autograd's dQ, dK, dV
-of sum(dO * O) judged by flashprobe.testing.check_backward_kernel against the gradient oracle, dO
-drawn from each case's seed), and FlexAttention compiled (its Triton kernels: a score_mod for ALiBi and soft-cap, a block mask for
+its backward under the flash, cuDNN and memory-efficient backends and FlexAttention's (sdpa-*-bwd,
+flex-bwd: autograd's dQ, dK, dV of sum(dO * O) judged by flashprobe.testing.check_backward_kernel
+against the gradient oracle, dO drawn from each case's seed), and FlexAttention compiled (its Triton kernels: a score_mod for ALiBi and soft-cap, a block mask for
 causal masks, sliding windows and per-batch key lengths). Each subject and dtype is run through
 flashprobe.testing.check_kernel: cases drawn by the C++ generator (through Hypothesis), every output
 judged by the oracle, a failure shrunk, saved as NPY and re-checked with the flashprobe command. A
@@ -218,6 +218,22 @@ class Flex:
 _FLEX = []
 
 
+def flex_backward_subject():
+    """FlexAttention's backward (its compiled Triton backward): the Flex forward on leaf copies of q, k, v,
+    then autograd's gradients of sum(do * o); the LSE it returns is checked too."""
+    flex = flex_instance()
+
+    def kernel(p, q, k, v, do):
+        leaves = [x.detach().clone().requires_grad_(True) for x in (q, k, v)]
+        with torch.enable_grad():
+            o, lse = flex(p, *leaves)
+            dq, dk, dv = torch.autograd.grad(o, leaves, grad_outputs=do.to(o.dtype))
+        torch.cuda.synchronize()
+        return o.detach(), lse.detach(), dq, dk, dv
+
+    return kernel
+
+
 def flex_instance():
     """One Flex for every run, so that its compiled kernels are reused."""
     if not _FLEX:
@@ -256,6 +272,7 @@ def subjects():
         "sdpa-cudnn-bwd": (lambda: sdpa_backward_subject(SDPBackend.CUDNN_ATTENTION), ["f16", "bf16"], plain, False, 1),
         "sdpa-efficient-bwd": (lambda: sdpa_backward_subject(SDPBackend.EFFICIENT_ATTENTION), ["f16", "bf16", "f32"],
                                masked, False, 1),
+        "flex-bwd": (flex_backward_subject, ["f16", "bf16"], flex_domain, True, 3),
     }
 
 

@@ -5,7 +5,8 @@
 // batch with per-element key lengths equals its elements run one by one, query chunks (chunked
 // prefill) give the same dQ and dK/dV summing to the whole, and every backward mutant fails at least
 // one case, shrunk greedily (tests/common/shrink_problem.h); and FLASHPROBE_BWD_CASES random
-// problems (default 100, seed FLASHPROBE_BWD_SEED) per kernel, the soak's knob. With
+// problems (default 100, seed FLASHPROBE_BWD_SEED) per kernel, the soak's knob (FLASHPROBE_BWD_KERNEL
+// names one kernel: its own domain only). With
 // FLASHPROBE_RECORD_DIR set, each test writes its record there (backward-<what>.json, schema
 // flashprobe.backward_gpu/1): reports/ reads them for the report's backward section.
 // A kernel that does not support a case (mma_bwd: f16/bf16, d = dv in {64, 128}) skips it, counted
@@ -92,6 +93,12 @@ struct Outcome {
   BackwardRunResult run;
 };
 
+std::vector<const BackwardKernelInfo*> all_kernels() {
+  std::vector<const BackwardKernelInfo*> v;
+  for (const BackwardKernelInfo& k : backward_kernels()) v.push_back(&k);
+  return v;
+}
+
 // Cases run and skipped per kernel (a kernel's unsupported problems are skipped, never passed).
 struct Tally {
   std::map<std::string, int> run, skipped;
@@ -101,10 +108,12 @@ struct Tally {
     ++(ok ? run : skipped)[k.name];
     return ok;
   }
-  // "name: R run, S skipped" per kernel, and the kernels that ran nothing.
-  std::string summary(std::vector<std::string>* idle = nullptr) const {
+  // "name: R run, S skipped" per kernel (of `kernels`, default all), and the kernels that ran nothing.
+  std::string summary(std::vector<std::string>* idle = nullptr,
+                      const std::vector<const BackwardKernelInfo*>& kernels = all_kernels()) const {
     std::string s;
-    for (const BackwardKernelInfo& k : backward_kernels()) {
+    for (const BackwardKernelInfo* kp : kernels) {
+      const BackwardKernelInfo& k = *kp;
       const int r = run.count(k.name) ? run.at(k.name) : 0, sk = skipped.count(k.name) ? skipped.at(k.name) : 0;
       s += (s.empty() ? "" : "; ") + k.name + ": " + std::to_string(r) + " run, " + std::to_string(sk) + " skipped";
       if (r == 0 && idle) idle->push_back(k.name);
@@ -158,7 +167,9 @@ TEST(BackwardGpu, GradientsAgreeWithTheOracleOnTheGrid) {
         ++run, ++krun;
         if (!o.pass) ++kfailed, failures.push_back(k.name + " " + c.p.id() + ": " + o.why);
       }
-    rows.push_back(result_row("backward grid", k.name, krun, kfailed, "f16, bf16, f32 over every feature"));
+    nlohmann::json row = result_row("backward grid", k.name, krun, kfailed, "f16, bf16, f32 over every feature");
+    row["skipped"] = tally.skipped[k.name];  // cases outside the kernel's domain
+    rows.push_back(std::move(row));
   }
   std::vector<std::string> idle;
   std::cout << "[backward grid] " << run << " case(s) run, " << run - static_cast<int>(failures.size()) << " passed ("
@@ -207,14 +218,24 @@ TEST(BackwardGpu, RandomProblemsAgreeWithTheOracle) {
   const int cases = env_int("FLASHPROBE_BWD_CASES", 100);
   const std::uint64_t seed = static_cast<std::uint64_t>(env_int("FLASHPROBE_BWD_SEED", 1));
   std::mt19937_64 rng(seed);
+  // FLASHPROBE_BWD_KERNEL=<name>: that kernel only, each draw repeated until it takes the problem (a
+  // soak of one kernel's own domain, e.g. mma_bwd's quarter of the draws); unset: every kernel.
+  std::vector<const BackwardKernelInfo*> kernels = all_kernels();
+  if (const char* only = std::getenv("FLASHPROBE_BWD_KERNEL"); only && *only) {
+    const BackwardKernelInfo* k = find_backward_kernel(only);
+    ASSERT_NE(k, nullptr) << "FLASHPROBE_BWD_KERNEL=" << only << ": no such backward kernel (have: " << backward_kernel_names() << ")";
+    kernels = {k};
+  }
   int run = 0;
   Tally tally;
   std::vector<std::string> failures;
   for (int c = 0; c < cases; ++c) {
-    const AttnProblem p = random_problem(rng);
+    AttnProblem p = random_problem(rng);
+    while (kernels.size() == 1 && !kernels[0]->supports(require_device(), p)) p = random_problem(rng);
     const AttnInputs in = random_inputs(p, rng());
     const oracle::BackwardInputs bw = backward_inputs(p, in, rng());
-    for (const BackwardKernelInfo& k : backward_kernels()) {
+    for (const BackwardKernelInfo* kp : kernels) {
+      const BackwardKernelInfo& k = *kp;
       if (!tally.supported(k, p)) continue;
       const Outcome o = judge(k, p, in, bw);
       ++run;
@@ -223,10 +244,13 @@ TEST(BackwardGpu, RandomProblemsAgreeWithTheOracle) {
   }
   std::vector<std::string> idle;
   std::cout << "[backward random] " << run << " run(s), " << run - static_cast<int>(failures.size()) << " passed, "
-            << failures.size() << " failed (" << tally.summary(&idle) << ")\n";
+            << failures.size() << " failed (" << tally.summary(&idle, kernels) << ")\n";
+  std::string names;
+  for (const BackwardKernelInfo* k : kernels) names += (names.empty() ? "" : ", ") + k->name;
   write_record("random", {{"cases", cases}, {"seed", seed},
-                          {"rows", {result_row("backward random", backward_kernel_names(), run, static_cast<int>(failures.size()),
-                                                   std::to_string(cases) + " problems, seed " + std::to_string(seed) + "; " + tally.summary())}},
+                          {"rows", {result_row("backward random", names, run, static_cast<int>(failures.size()),
+                                               std::to_string(cases) + " problems, seed " + std::to_string(seed) + "; " +
+                                                   tally.summary(nullptr, kernels))}},
                           {"failures", std::vector<std::string>(failures.begin(), failures.begin() + std::min<std::size_t>(failures.size(), 20))}});
   for (std::size_t i = 0; i < failures.size() && i < 20; ++i) std::cout << "  FAIL " << failures[i] << "\n";
   EXPECT_TRUE(failures.empty()) << failures.front();

@@ -211,6 +211,34 @@ void judge_o(const AttnProblem& p, const Reference& ref, const Reference& emu, c
 
 namespace {
 
+// The LSE per row where both are finite: |LSE - LSE_ref| <= lse_k * max|LSE_emul - LSE_ref| + atol_r,
+// atol_r = lse_atol(max|LSE_ref|) + 2^-23 * lse_sens_r (the fp32 rounding of the row's scores). The
+// record keeps the row of largest margin.
+void judge_lse(const Reference& ref, const Reference& got, const CheckOptions& opt, CheckResult& res) {
+  Metrics& m = res.o_metrics;
+  const double common = opt.lse_k * res.emulated_metrics.lse_max_abs + lse_atol(m.lse_ref_max_abs, opt);
+  res.lse_margin = res.lse_error = 0;
+  res.lse_atol = common - opt.lse_k * res.emulated_metrics.lse_max_abs;
+  res.lse_bound = common;
+  for (std::size_t e = 0; e < ref.lse.size(); ++e) {
+    const double r = ref.lse[e], x = got.lse[e];
+    if (!std::isfinite(r) || !std::isfinite(x)) continue;  // the class check of compare() covers these
+    const double sens = e < ref.lse_sens.size() ? ref.lse_sens[e] : 0.0;
+    const double bound = common + dtype_eps(DType::f32) * sens, err = std::abs(x - r);
+    if (!std::isfinite(bound)) {
+      cannot_bound(m, "LSE element " + std::to_string(e) + ": the bound " + fmt(bound) + " is not finite");
+      continue;
+    }
+    const double margin = bound > 0 ? err / bound : (err > 0 ? INFINITY : 0.0);
+    if (margin > res.lse_margin || e == 0) {
+      res.lse_margin = margin;
+      res.lse_error = err;
+      res.lse_bound = bound;
+      res.lse_atol = bound - opt.lse_k * res.emulated_metrics.lse_max_abs;
+    }
+  }
+}
+
 // pass and reason from the verdict's numbers.
 void decide(CheckResult& res) {
   const AttnProblem& p = res.problem;
@@ -225,9 +253,9 @@ void decide(CheckResult& res) {
                   fmt(opt.k) + " * emulated " + fmt(res.emulated_metrics.max_abs) + " + atol " + fmt(res.o_atol) +
                   " (max_abs " + fmt(m.max_abs) + " at " + m.worst + ")");
   if (res.lse_checked && !(res.lse_margin <= 1.0))
-    why.push_back("LSE max_abs " + fmt(m.lse_max_abs) + " exceeds the bound " + fmt(res.lse_bound) + " = " +
+    why.push_back("LSE error " + fmt(res.lse_error) + " exceeds the bound " + fmt(res.lse_bound) + " = " +
                   fmt(opt.lse_k) + " * emulated " + fmt(res.emulated_metrics.lse_max_abs) + " + atol " +
-                  fmt(lse_atol(m.lse_ref_max_abs, opt)));
+                  fmt(res.lse_atol) + " (max_abs " + fmt(m.lse_max_abs) + ")");
   // Rounding bias (16-bit outputs only: an f32 output's own arithmetic error dwarfs its ulp).
   res.bias_checked = false;
   res.bias_skipped.clear();
@@ -237,14 +265,15 @@ void decide(CheckResult& res) {
   if (res.bias_skipped.empty()) {
     res.bias_checked = true;
     const Metrics& em = res.emulated_metrics;
-    const double floor = opt.bias_floor_ulp + (m.bias_rows < opt.bias_min_rows ? opt.bias_row_common_ulp : 0.0);
+    const double common = std::max(opt.bias_row_common_ulp, m.bias_row_common_ulp);
+    const double floor = opt.bias_floor_ulp + (m.bias_rows < opt.bias_min_rows ? common : 0.0);
     res.bias_limit = floor + opt.k * std::abs(em.bias_ulp) + opt.bias_z * m.bias_ulp_se;
     res.bias_up_limit = floor + opt.k * std::abs(em.bias_up_ulp) + opt.bias_z * m.bias_up_ulp_se;
     auto over = [&](double v, double se, double emu, double limit, const char* way) {
       why.push_back("O is biased by " + fmt(v) + " ulp " + way + " on average over " + std::to_string(m.bias_rows) +
                     " rows (limit " + fmt(limit) + " = " + fmt(opt.bias_floor_ulp) + " + " + fmt(opt.k) + " * emulated " +
                     fmt(emu) + " + " + fmt(opt.bias_z) + " * standard error " + fmt(se) +
-                    (m.bias_rows < opt.bias_min_rows ? " + " + fmt(opt.bias_row_common_ulp) + " for fewer than " +
+                    (m.bias_rows < opt.bias_min_rows ? " + " + fmt(common) + " common row shift for fewer than " +
                                                            std::to_string(opt.bias_min_rows) + " rows"
                                                      : std::string()) + ")");
     };
@@ -270,14 +299,9 @@ CheckResult judge(const AttnProblem& p, const Reference& ref, const Reference& e
   res.o_metrics = compare(p, ref, got);
   res.emulated_metrics = compare(p, ref, emu);
   res.rows_total = res.rows_checked = ref.num_rows(p);
-  Metrics& m = res.o_metrics;
   judge_o(p, ref, emu, got, v_max, opt, res);
   res.lse_checked = !got.lse.empty();
-  if (res.lse_checked) {
-    res.lse_bound = opt.lse_k * res.emulated_metrics.lse_max_abs + lse_atol(m.lse_ref_max_abs, opt);
-    res.lse_margin = res.lse_bound > 0 ? m.lse_max_abs / res.lse_bound : (m.lse_max_abs > 0 ? INFINITY : 0.0);
-    if (!std::isfinite(res.lse_bound)) cannot_bound(m, "LSE: the bound " + fmt(res.lse_bound) + " is not finite");
-  }
+  if (res.lse_checked) judge_lse(ref, got, opt, res);
 
   decide(res);
   return res;
@@ -348,7 +372,7 @@ std::string CheckResult::summary() const {
   s.unsetf(std::ios::floatfield);
   if (o_metrics.cannot_bound) s << "  cannot bound " << o_metrics.cannot_bound;
   if (lse_checked)
-    s << "  LSE max_abs " << fmt(o_metrics.lse_max_abs) << " bound " << fmt(lse_bound) << " (margin " << std::fixed
+    s << "  LSE max_abs " << fmt(o_metrics.lse_max_abs) << " error " << fmt(lse_error) << " bound " << fmt(lse_bound) << " (margin " << std::fixed
       << std::setprecision(2) << lse_margin << ")";
   s.unsetf(std::ios::floatfield);
   if (bias_checked)
@@ -380,15 +404,15 @@ nlohmann::json CheckResult::to_json() const {
             {"atol", num(o_atol)},           {"where", o_where},            {"bound_max", num(o_bound_max)},
             {"max_abs", num(o_metrics.max_abs)}, {"cannot_bound", o_metrics.cannot_bound}};
   if (lse_checked)
-    j["lse"] = {{"error", num(o_metrics.lse_max_abs)}, {"bound", num(lse_bound)}, {"margin", num(lse_margin)},
-                {"atol", num(lse_atol(o_metrics.lse_ref_max_abs, options))}};
+    j["lse"] = {{"error", num(lse_error)}, {"bound", num(lse_bound)}, {"margin", num(lse_margin)},
+                {"atol", num(lse_atol)}, {"max_abs", num(o_metrics.lse_max_abs)}};
   else
     j["lse"] = nullptr;
   if (bias_checked)
     j["bias"] = {{"checked", true},
                  {"toward_zero_ulp", num(o_metrics.bias_ulp)},     {"toward_zero_limit", num(bias_limit)},
                  {"toward_plus_inf_ulp", num(o_metrics.bias_up_ulp)}, {"toward_plus_inf_limit", num(bias_up_limit)},
-                 {"rows", o_metrics.bias_rows}};
+                 {"rows", o_metrics.bias_rows}, {"row_common_ulp", num(o_metrics.bias_row_common_ulp)}};
   else
     j["bias"] = {{"checked", false}, {"skipped", bias_skipped}};
   j["rows_checked"] = rows_checked;

@@ -1,5 +1,6 @@
 // Error metrics of one output against the reference: the numbers every check record carries.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <sstream>
 
@@ -19,7 +20,8 @@ double ulp(DType t, double x) {
 namespace {
 
 // Rounding bias, with the query row (b, i, h) as the unit: a correct kernel may carry a common error
-// per row (a row's O scaled by up to half an ulp of P), so elements of one row are not independent
+// per row (moved by one rounding of its top key's P, or by its scores' fp32 rounding:
+// Metrics::bias_row_common_ulp), so elements of one row are not independent
 // and a problem of 2 rows cannot tell such an error from a bias. Per row with at least
 // kMinRowElements counted elements (|ref| >= rms(row) / 2: near zero, unbiased noise inflates |x| by
 // many ulps of the tiny |ref|), the mean error in ulps of ref, signed (toward +inf) and against
@@ -27,22 +29,26 @@ namespace {
 constexpr int kMinRowElements = 8;
 class RowBias {
  public:
-  void add_row(DType t, const std::vector<std::pair<double, double>>& row) {
+  // row: (ref, x, o_sens, o_top) of the row's finite elements; u_in: the unit roundoff of P's type.
+  void add_row(DType t, double u_in, const std::vector<std::array<double, 4>>& row) {
     double r2 = 0;
-    for (const auto& [r, x] : row) r2 += r * r;
+    for (const auto& [r, x, sens, top] : row) r2 += r * r;
     const double rms = row.empty() ? 0 : std::sqrt(r2 / static_cast<double>(row.size()));
-    double up = 0, zero = 0;
+    double up = 0, zero = 0, common = 0;
     int n = 0;
-    for (const auto& [r, x] : row) {
+    for (const auto& [r, x, sens, top] : row) {
       if (r == 0 || std::abs(r) < 0.5 * rms) continue;
-      const double e = (x - r) / ulp(t, r);
+      const double unit = ulp(t, r);
+      const double e = (x - r) / unit;
       up += e;
       zero += r > 0 ? e : -e;
+      common += (u_in * top + dtype_eps(DType::f32) * sens) / unit;
       ++n;
     }
     if (n < kMinRowElements) return;
     up_.push_back(up / n);
     zero_.push_back(zero / n);
+    common_ += common / n;
     elements_ += n;
   }
   void finish(Metrics& m) const {
@@ -59,11 +65,13 @@ class RowBias {
     mean_se(zero_, m.bias_ulp, m.bias_ulp_se);
     mean_se(up_, m.bias_up_ulp, m.bias_up_ulp_se);
     m.bias_rows = static_cast<long long>(up_.size());
+    m.bias_row_common_ulp = up_.empty() ? 0.0 : common_ / static_cast<double>(up_.size());
     m.bias_elements = elements_;
   }
 
  private:
   std::vector<double> up_, zero_;
+  double common_ = 0;
   long long elements_ = 0;
 };
 
@@ -80,7 +88,8 @@ Metrics compare(const AttnProblem& p, const Reference& ref, const Reference& x) 
   double sum_e2 = 0, sum_r2 = 0, sum_x2 = 0, sum_xr = 0;
   std::vector<double> rel_num, rel_den;
   RowBias bias;
-  std::vector<std::pair<double, double>> row;  // (ref, x) of the current row, both finite
+  const double u_in = 0.5 * dtype_eps(p.dtype);
+  std::vector<std::array<double, 4>> row;  // (ref, x, o_sens, o_top) of the current row, both finite
   auto note = [&](const std::string& what) {
     m.nonfinite_pattern_ok = false;
     if (m.nonfinite_detail.empty()) m.nonfinite_detail = what;
@@ -88,7 +97,7 @@ Metrics compare(const AttnProblem& p, const Reference& ref, const Reference& x) 
   for (int b = 0; b < p.batch; ++b)
     for (int r = 0; r < R; ++r)
       for (int h = 0; h < p.hq; ++h) {
-        bias.add_row(p.out_dtype, row);
+        bias.add_row(p.out_dtype, u_in, row);
         row.clear();
         for (int d = 0; d < p.dv; ++d) {
           const std::size_t i = ref.o_index(p, b, r, h, d);
@@ -114,7 +123,7 @@ Metrics compare(const AttnProblem& p, const Reference& ref, const Reference& x) 
           }
           m.ref_max_abs = std::max(m.ref_max_abs, std::abs(rv));
           m.max_ulp = std::max(m.max_ulp, e / ulp(p.out_dtype, rv));
-          row.emplace_back(rv, xv);
+          row.push_back({rv, xv, ref.o_sens.empty() ? 0.0 : ref.o_sens[i], ref.o_top.empty() ? 0.0 : ref.o_top[i]});
           sum_e2 += e * e;
           sum_r2 += rv * rv;
           sum_x2 += xv * xv;
@@ -124,7 +133,7 @@ Metrics compare(const AttnProblem& p, const Reference& ref, const Reference& x) 
           ++m.compared;
         }
       }
-  bias.add_row(p.out_dtype, row);
+  bias.add_row(p.out_dtype, u_in, row);
   bias.finish(m);
   const double rms = m.compared ? std::sqrt(sum_r2 / static_cast<double>(m.compared)) : 0;
   for (std::size_t i = 0; i < rel_num.size(); ++i) {
@@ -174,6 +183,7 @@ void to_json(nlohmann::json& j, const Metrics& m) {
                      {"bias_up_ulp", num(m.bias_up_ulp)},
                      {"bias_up_ulp_se", num(m.bias_up_ulp_se)},
                      {"bias_rows", m.bias_rows},
+                     {"bias_row_common_ulp", num(m.bias_row_common_ulp)},
                      {"bias_elements", m.bias_elements},
                      {"ref_max_abs", num(m.ref_max_abs)},
                      {"lse_max_abs", num(m.lse_max_abs)},

@@ -32,6 +32,21 @@ constexpr double kScoreRoundings = 4;
 // is not renormalised, so the rounding of the merged lse scales the whole row.
 constexpr double kLseRoundings = 1;
 
+// The magnitude at which a soft-capped score's kScoreRoundings roundings count, per key: the dot
+// product's rounding (at most 2^-16 |dot| for D <= 256 in fp32, a bound on |x - x_fp32|) passes through
+// cap * tanh(x / cap), whose slope sech^2 is at most its value at the smallest |x| that rounding can
+// reach; the scale's, a split's m + log l and the merge's exp argument round the capped score
+// |cap tanh(x / cap)| plus ALiBi. Without the damping, scores of 1e5 (large logits) under a cap of 5
+// gave a bound of several max|V| (cannot bound) to a correct kernel's O and too little to its LSE.
+template <class T>
+T capped_magnitude(T dot, T x, T cap, T bias) {
+  const T reach = std::max(T(0), std::abs(x) - std::ldexp(dot, -16)) / std::abs(cap);
+  const T ch = std::cosh(reach);
+  const T slope = std::isfinite(ch) ? T(1) / (ch * ch) : T(0);
+  const T capped = std::abs(cap * std::tanh(x / cap)) + bias;
+  return (dot * slope + (kScoreRoundings - 1) * capped) / kScoreRoundings;
+}
+
 using detail::parallel_for;
 using detail::threads_for;
 
@@ -159,6 +174,8 @@ class Engine {
 
     enum Row : char { kEmpty = 0, kLive = 1, kNan = 2 };
     std::vector<char> state(static_cast<std::size_t>(n), kEmpty);
+    std::vector<T> precap;
+    std::vector<std::int64_t> top(static_cast<std::size_t>(n), 0);  // the key of largest score (o_top)
     std::vector<T> m(static_cast<std::size_t>(n)), l(static_cast<std::size_t>(n)), smax(static_cast<std::size_t>(n), T(0));  // o_sens: a_max + ln n
     const T cap = static_cast<T>(p_.softcap);
     const bool alibi = !p_.alibi_slopes.empty();
@@ -173,6 +190,10 @@ class Engine {
       const std::int64_t diag = qrows_[r0 + r] + p_.diag_offset(b);
       auto s = S.row(r).segment(a, w).array();
       s *= scale_;
+      if (sens() && cap != T(0)) {  // the pre-cap scores, for the soft-cap's damping of their rounding
+        precap.resize(static_cast<std::size_t>(w));
+        for (Eigen::Index t = 0; t < w; ++t) precap[static_cast<std::size_t>(t)] = s(t);
+      }
       if (cap != T(0)) s = cap * (s / cap).tanh();
       if (alibi)
         for (Eigen::Index t = 0; t < w; ++t) s(t) -= slope * static_cast<T>(std::abs(diag - (lo[r] + t)));
@@ -182,7 +203,10 @@ class Engine {
       T mx = -inf;
       for (Eigen::Index t = 0; t < w; ++t) {
         if (std::isnan(s(t)) || s(t) == inf) poisoned = true;
-        else mx = std::max(mx, s(t));
+        else if (s(t) > mx) {
+          mx = s(t);
+          top[static_cast<std::size_t>(r)] = lo[r] + t;
+        }
       }
       if (poisoned || mx == -inf) {
         state[static_cast<std::size_t>(r)] = poisoned ? kNan : kEmpty;
@@ -201,10 +225,12 @@ class Engine {
         for (Eigen::Index t = 0; t < w; ++t) {
           if (s(t) == T(0)) continue;
           const std::int64_t j = lo[r] + t;
-          amax = std::max(amax, std::abs(scale_) * qn * kv.knorm[static_cast<std::size_t>(j)] +
-                                    std::abs(slope) * static_cast<T>(std::abs(diag - j)));
+          const T dot = std::abs(scale_) * qn * kv.knorm[static_cast<std::size_t>(j)];
+          const T bias = std::abs(slope) * static_cast<T>(std::abs(diag - j));
+          amax = std::max(amax, cap == T(0) ? dot + bias : capped_magnitude(dot, precap[static_cast<std::size_t>(t)], cap, bias));
         }
         smax[r] = kScoreRoundings * (amax + std::log(static_cast<T>(w)));
+        out_.lse_sens[out_.lse_index(p_, b, h, r0 + r)] = static_cast<double>(smax[r]);
       }
       S.row(r).segment(0, a).setZero();
       S.row(r).segment(a + w, len - a - w).setZero();
@@ -232,6 +258,7 @@ class Engine {
           out_.o_sens[at] = smax[r] * std::sqrt(std::max(T(0), var)) +
                             kLseRoundings * std::abs(m[r] + std::log(l[r])) * std::abs(v);
           if (std::isnan(var)) out_.o_sens[at] = nan;
+          out_.o_top[at] = poisoned ? nan : std::abs(kv.V(top[static_cast<std::size_t>(r)], x)) / l[r];
         }
       }
       out_.lse[out_.lse_index(p_, b, h, r0 + r)] = poisoned ? nan : static_cast<double>(m[r] + std::log(l[r]));
@@ -241,7 +268,7 @@ class Engine {
   void write_empty(int b, int h, int r) {
     for (int x = 0; x < p_.dv; ++x) {
       out_.o[out_.o_index(p_, b, r, h, x)] = 0.0;
-      if (sens()) out_.o_sens[out_.o_index(p_, b, r, h, x)] = 0.0;
+      if (sens()) out_.o_sens[out_.o_index(p_, b, r, h, x)] = out_.o_top[out_.o_index(p_, b, r, h, x)] = 0.0;
     }
     out_.lse[out_.lse_index(p_, b, h, r)] = -std::numeric_limits<double>::infinity();
   }
@@ -273,7 +300,11 @@ Reference compute(const AttnProblem& p, const AttnInputs& in, const std::vector<
   const std::size_t R = qrows.size();
   out.o.assign(static_cast<std::size_t>(p.batch) * R * p.hq * p.dv, 0.0);
   out.lse.assign(static_cast<std::size_t>(p.batch) * p.hq * R, 0.0);
-  if (!emulate) out.o_sens.assign(out.o.size(), 0.0);
+  if (!emulate) {
+    out.o_sens.assign(out.o.size(), 0.0);
+    out.o_top.assign(out.o.size(), 0.0);
+    out.lse_sens.assign(out.lse.size(), 0.0);
+  }
   if (R == 0) return out;
   if (emulate) Engine<float>(p, in, qrows, out, true).run();
   else Engine<double>(p, in, qrows, out, false).run();

@@ -8,8 +8,9 @@
 //     atol_e = o_floor * (max(eps(dtype), eps(out_dtype), 8 * 2^-23) * max|O_ref| + 2^-23 * sens_e)
 // where sens_e (Reference::o_sens) is how far O_e moves per unit of relative score error, from the
 // finite contributions of its row: the fp32 rounding of the scores carried into O (it matters for
-// f32 inputs; it is small where the softmax is sharp). LSE, when given, passes when
-//     max|LSE_kernel - LSE_ref| <= lse_k * max|LSE_emulated - LSE_ref| + lse_floor * 2^-23 * max(1, max|LSE_ref|)
+// f32 inputs; it is small where the softmax is sharp). LSE, when given, passes when per row r
+//     |LSE_kernel - LSE_ref|_r <= lse_k * max|LSE_emulated - LSE_ref| + lse_floor * 2^-23 * max(1, max|LSE_ref|)
+//                                 + 2^-23 * lse_sens_r   (Reference::lse_sens: the row's score rounding)
 // over rows with a finite LSE. The defaults were measured (bench/calibrate_tolerance.cpp): see
 // TOLERANCE.md for the false-failure rate and the kill rate of planted bugs.
 // NaN/Inf (docs/attention-semantics.md): where the reference (rounded to the output type) is NaN or
@@ -43,14 +44,15 @@ struct CheckOptions {
   double lse_floor = 64.0;  // LSE atol in units of 2^-23 * max(1, max|LSE_ref|)
   // Rounding bias of 16-bit outputs (Metrics::bias_ulp toward zero and bias_up_ulp toward +inf, the
   // query row as the unit): each must stay within bias_floor_ulp + k * |emulated| + bias_z * its
-  // standard error over rows, plus bias_row_common_ulp when fewer than bias_min_rows rows count (a
-  // correct kernel may shift a whole row by up to half an ulp; many rows average that out, few do
-  // not). Checked once bias_min_elements elements count. Catches outputs rounded toward zero (bf16 by
+  // standard error over rows, plus max(bias_row_common_ulp, Metrics::bias_row_common_ulp) when fewer
+  // than bias_min_rows rows count (a correct kernel may shift a whole row: by one rounding of its top
+  // key's P, up to an ulp of O where that key dominates, more where the scores round at large logits;
+  // many rows average that out, few do not). Checked once bias_min_elements elements count. Catches outputs rounded toward zero (bf16 by
   // truncation: about -0.5 ulp) or one way (one ulp up: +1 even where V has zero mean) that max-abs
   // bounds cannot.
   double bias_floor_ulp = 0.2;
   double bias_z = 3.0;
-  double bias_row_common_ulp = 0.5;
+  double bias_row_common_ulp = 0.5;  // at least; Metrics::bias_row_common_ulp where larger
   long long bias_min_rows = 8;
   long long bias_min_elements = 64;
   bool check_lse = true;    // compare LSE when the kernel gave one
@@ -75,6 +77,10 @@ struct Metrics {
   double bias_ulp = 0;     // toward zero: mean of (x - ref) * sign(ref) / ulp(ref); < 0 rounds toward zero
   double bias_up_ulp = 0;  // signed: mean of (x - ref) / ulp(ref); > 0 rounds toward +inf, < 0 toward -inf
   double bias_ulp_se = 0, bias_up_ulp_se = 0;
+  // The common shift a correct kernel may give one row, in ulps, mean over the counted rows: per
+  // counted element (u_in o_top + 2^-23 o_sens) / ulp(ref), one rounding of the top key's P in the
+  // input type plus the fp32 rounding of the scores (Reference::o_top, o_sens), averaged over the row.
+  double bias_row_common_ulp = 0;
   long long bias_rows = 0, bias_elements = 0;
   double ref_max_abs = 0;  // max |ref|, the scale of the floor
   double lse_max_abs = 0;  // max |lse - lse_ref| over rows where both are finite
@@ -103,7 +109,8 @@ struct CheckResult {
   std::string o_where;                            // "b0 row12 h3 x5"
   double o_bound_max = 0;                         // the largest per-element bound
   bool lse_checked = false;
-  double lse_bound = 0, lse_margin = 0;
+  // The LSE is judged per row (each has its own atol); these describe the row of largest margin.
+  double lse_error = 0, lse_bound = 0, lse_margin = 0, lse_atol = 0;
   // The bias criterion: checked, or why not ("f32 output", "2 rows < 8"); its limits when checked.
   bool bias_checked = false;
   std::string bias_skipped;

@@ -44,6 +44,14 @@ struct Reference {
   // argument); the second is a split-KV merge's common weight error, exp(lse_t - lse) with lse
   // rounded once, which scales the whole row.
   std::vector<double> o_sens;
+  // reference() only, same layout as lse: how far the LSE moves per unit of fp32 rounding of the
+  // scores, 4 (a_max + ln n) (|sum_j p_j ds_j| <= max_j |ds_j|); with a soft-cap the dot product's
+  // rounding counts damped by the cap's slope (tanh saturates) and the others at the capped score.
+  std::vector<double> lse_sens;
+  // reference() only, same layout as o: |v_x| / l of the row's key of largest score (its P is 1 before
+  // normalisation): one relative rounding u of that key's P in a kernel (a kept, stale row max makes
+  // it 2^x, not 1) moves the whole row by u * o_top, a common shift that the bias criterion allows.
+  std::vector<double> o_top;
 
   int num_rows(const AttnProblem& p) const { return rows.empty() ? p.sq : static_cast<int>(rows.size()); }
   // The query row that result row r holds.

@@ -210,6 +210,9 @@ int run(const Opts& o, const std::vector<kernels::KernelInfo>& timed, const std:
               ? bench::time_graph(launch_set, in.count, 3, 10, 200, o.min_seconds)
               : bench::time_device([&](int rep) { launch_set(rep % in.count, nullptr); }, 3, 10, 200, o.min_seconds);
       results.push_back(timing_row(o, k.name, c, t, in.count, c.flops(), c.bytes(), dispatched));
+      // The shipped decode's split count as planned here (decode_plan.h), beside forced counts timed
+      // as decode/splits=<n> variants (scripts/gpu/decode_splits_table.py).
+      if (k.name == "decode") results.back()["planned_splits"] = kernels::decode_default_splits(c.p);
       write_results(o, rec, results, false);
     }
   }

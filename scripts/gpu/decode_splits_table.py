@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Decode's split count against cuDNN, from one device call (scripts/gpu/run-all decode-splits).
+
+Reads the flashprobe bench record (the shipped "decode" and its "decode/splits=<n>" variants timed on
+scripts/gpu/sweeps/decode_splits.json) and the PyTorch record of the same problems (torch-cudnn,
+torch-flash), joined by case id. Prints, per case, the planned split count (decode_splits(), recorded
+by bench as "planned_splits"), its time, every forced count's time relative to cuDNN, and the best
+count; then, per (Sk, dtype), the one count that serves every batch size best (the split count may
+not depend on the batch: decode_splits' BatchInvariant property), judged by the worst ratio over the
+batch sizes. Ratios are cuDNN time / flashprobe time: above 1 flashprobe is faster.
+
+  python3 scripts/gpu/decode_splits_table.py bench-decode-splits.json bench-torch-decode-splits.json \
+      [--json summary.json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+
+SPLITS = re.compile(r"^decode/splits=(\d+)$")
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def table(fp_rec, torch_rec):
+    """{case: {"planned": n, "decode": ms, "splits": {n: ms}, "cudnn": ms, "flash": ms, "problem": {...}}}"""
+    cases = {}
+    for r in fp_rec.get("results", []):
+        c = cases.setdefault(r["case"], {"splits": {}})
+        c["problem"] = r.get("problem")
+        if r["kernel"] == "decode":
+            c["decode"] = r["median_ms"]
+            if "planned_splits" in r:
+                c["planned"] = r["planned_splits"]
+        elif m := SPLITS.match(r["kernel"]):
+            c["splits"][int(m.group(1))] = r["median_ms"]
+    for r in torch_rec.get("results", []):
+        if r["case"] in cases and r["impl"] in ("torch-cudnn", "torch-flash"):
+            cases[r["case"]][r["impl"].split("-", 1)[1]] = r["median_ms"]
+    return cases
+
+
+def batch_invariant_choice(cases):
+    """Per (sk, dtype): the forced split count whose worst cuDNN ratio over the batch sizes is highest."""
+    groups = {}
+    for c in cases.values():
+        p = c.get("problem") or {}
+        if "cudnn" not in c or not c["splits"]:
+            continue
+        groups.setdefault((p.get("sk"), p.get("dtype")), []).append(c)
+    out = []
+    for (sk, dtype), cs in sorted(groups.items(), key=lambda kv: (str(kv[0][1]), kv[0][0] or 0)):
+        common = set.intersection(*(set(c["splits"]) for c in cs))
+        if not common:
+            continue
+        worst = {n: min(c["cudnn"] / c["splits"][n] for c in cs) for n in common}
+        best = max(sorted(common), key=lambda n: worst[n])
+        planned = {c.get("planned") for c in cs}
+        row = {"sk": sk, "dtype": dtype, "batches": sorted((c["problem"] or {}).get("batch") for c in cs),
+               "best_splits": best, "worst_ratio_at_best": worst[best],
+               "planned_splits": sorted(x for x in planned if x is not None),
+               "worst_ratio_planned": min(c["cudnn"] / c["decode"] for c in cs if "decode" in c)
+               if all("decode" in c for c in cs) else None}
+        out.append(row)
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("flashprobe_json")
+    ap.add_argument("torch_json")
+    ap.add_argument("--json", help="write the summary here")
+    a = ap.parse_args(argv)
+    cases = table(load(a.flashprobe_json), load(a.torch_json))
+    if not cases:
+        print("decode_splits_table: no flashprobe results", file=sys.stderr)
+        return 2
+    print(f"{'case':44s} {'plan':>4s} {'decode us':>9s} {'cuDNN us':>9s} {'flash us':>9s} {'cuDNN/dec':>9s} "
+          f"{'best n':>6s} {'best us':>8s} {'cuDNN/best':>10s}  cuDNN/forced by splits")
+    per_case = []
+    for case, c in sorted(cases.items(), key=lambda kv: ((kv[1].get("problem") or {}).get("dtype", ""),
+                                                          (kv[1].get("problem") or {}).get("batch", 0),
+                                                          (kv[1].get("problem") or {}).get("sk", 0))):
+        best = min(c["splits"], key=lambda n: c["splits"][n]) if c["splits"] else None
+        cud = c.get("cudnn")
+        fmt = lambda ms: f"{ms * 1e3:9.1f}" if ms is not None else f"{'-':>9s}"  # noqa: E731
+        ratio = lambda ms: f"{cud / ms:.3f}" if cud and ms else "-"  # noqa: E731
+        forced = " ".join(f"{n}:{ratio(t)}" for n, t in sorted(c["splits"].items()))
+        print(f"{case[:44]:44s} {c.get('planned', '-')!s:>4s} {fmt(c.get('decode'))} {fmt(cud)} {fmt(c.get('flash'))} "
+              f"{ratio(c.get('decode')):>9s} {best if best is not None else '-'!s:>6s} "
+              f"{fmt(c['splits'].get(best)) if best is not None else '-':>8s} "
+              f"{ratio(c['splits'].get(best)) if best is not None else '-':>10s}  {forced}")
+        per_case.append({"case": case, **{k: v for k, v in c.items() if k != "problem"},
+                         "splits": {str(n): t for n, t in sorted(c["splits"].items())}, "best_splits": best})
+    choice = batch_invariant_choice(cases)
+    if choice:
+        print("\nOne split count for every batch size (BatchInvariant), per Sk and dtype: the worst cuDNN ratio "
+              "over the batches")
+        for r in choice:
+            wp = r["worst_ratio_planned"]
+            planned = f"; planned {r['planned_splits']} (worst {wp:.3f})" if wp is not None else ""
+            print(f"  sk {r['sk']:6d} {r['dtype']:4s} batches {r['batches']}: best {r['best_splits']:3d} splits "
+                  f"(worst {r['worst_ratio_at_best']:.3f}){planned}")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"schema": "flashprobe.decode_splits/1", "cases": per_case, "batch_invariant": choice}, f,
+                      indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

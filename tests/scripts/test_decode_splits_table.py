@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""scripts/gpu/decode_splits_table.py on made-up records: the join of flashprobe's and PyTorch's
+timings by case, the best forced split count per case, and the one count per Sk that serves every
+batch size (the split count may not depend on the batch)."""
+import io
+import json
+import os
+import sys
+import tempfile
+import unittest
+from contextlib import redirect_stdout
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "scripts", "gpu"))
+import decode_splits_table as dst  # noqa: E402
+
+
+def fp_result(batch, sk, kernel, ms, planned=None):
+    p = {"batch": batch, "hq": 32, "hkv": 32, "sq": 1, "sk": sk, "d": 128, "dtype": "f16"}
+    r = {"impl": "flashprobe", "kernel": kernel, "case": f"custom:b{batch}_sk{sk}", "problem": p, "median_ms": ms}
+    if planned is not None:
+        r["planned_splits"] = planned
+    return r
+
+
+def torch_result(batch, sk, backend, ms):
+    return {"impl": f"torch-{backend}", "kernel": backend, "case": f"custom:b{batch}_sk{sk}", "median_ms": ms}
+
+
+# sk 1024: at b1, 16 splits is best (0.012 ms); at b8, 4 (0.050). The batch-invariant choice is the
+# count whose worse ratio is higher: 8 (b1 0.013, b8 0.052 -> worst min(0.012/0.013, 0.050/0.052)).
+FP = {"results": [
+    fp_result(1, 1024, "decode", 0.0136, planned=16), fp_result(8, 1024, "decode", 0.0574, planned=16),
+    fp_result(1, 1024, "decode/splits=4", 0.020), fp_result(8, 1024, "decode/splits=4", 0.050),
+    fp_result(1, 1024, "decode/splits=8", 0.013), fp_result(8, 1024, "decode/splits=8", 0.052),
+    fp_result(1, 1024, "decode/splits=16", 0.0120), fp_result(8, 1024, "decode/splits=16", 0.0574),
+]}
+TORCH = {"results": [torch_result(1, 1024, "cudnn", 0.012), torch_result(8, 1024, "cudnn", 0.050),
+                     torch_result(1, 1024, "flash", 0.015), torch_result(8, 1024, "flash", 0.058),
+                     torch_result(8, 4096, "cudnn", 0.2)]}
+
+
+class DecodeSplitsTable(unittest.TestCase):
+    def test_join_and_best_per_case(self):
+        cases = dst.table(FP, TORCH)
+        self.assertEqual(set(cases), {"custom:b1_sk1024", "custom:b8_sk1024"})  # torch-only cases are not joined
+        c = cases["custom:b8_sk1024"]
+        self.assertEqual((c["planned"], c["decode"], c["cudnn"], c["flash"]), (16, 0.0574, 0.050, 0.058))
+        self.assertEqual(c["splits"], {4: 0.050, 8: 0.052, 16: 0.0574})
+
+    def test_one_count_for_every_batch(self):
+        (row,) = dst.batch_invariant_choice(dst.table(FP, TORCH))
+        self.assertEqual(row["best_splits"], 8)
+        self.assertEqual(row["batches"], [1, 8])
+        self.assertAlmostEqual(row["worst_ratio_at_best"], min(0.012 / 0.013, 0.050 / 0.052))
+        self.assertEqual(row["planned_splits"], [16])
+        self.assertAlmostEqual(row["worst_ratio_planned"], 0.050 / 0.0574)
+
+    def test_command_line_writes_the_summary(self):
+        with tempfile.TemporaryDirectory() as d:
+            paths = []
+            for name, rec in (("fp.json", FP), ("torch.json", TORCH)):
+                paths.append(os.path.join(d, name))
+                with open(paths[-1], "w") as f:
+                    json.dump(rec, f)
+            out = io.StringIO()
+            with redirect_stdout(out):
+                rc = dst.main([*paths, "--json", os.path.join(d, "summary.json")])
+            self.assertEqual(rc, 0)
+            self.assertIn("best   8 splits", out.getvalue())
+            with open(os.path.join(d, "summary.json")) as f:
+                s = json.load(f)
+            self.assertEqual(s["schema"], "flashprobe.decode_splits/1")
+            self.assertEqual([c["best_splits"] for c in s["cases"]], [16, 4])
+
+    def test_no_flashprobe_results_is_exit_2(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = os.path.join(d, "empty.json")
+            with open(p, "w") as f:
+                json.dump({"results": []}, f)
+            with redirect_stdout(io.StringIO()):
+                self.assertEqual(dst.main([p, p]), 2)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -166,7 +166,7 @@ __global__ __launch_bounds__(kBwdThreads) void bwd_dkdv(BwdParams bp) {
   if (j0 < keys) {
     bwd_load_keys<E>(bp, t, b, kvh, j0, keys);
     for (int hh = 0; hh < p.group; ++hh) {
-      const int h = kvh * p.group + hh;
+      const int h = mask::q_head(kvh, hh, p.group);
       if constexpr (bug == Bug::bwd_gqa_unsummed) clear();
       for (int i = 0; i < p.sq; ++i) {
         std::int64_t lo, hi;
@@ -221,7 +221,7 @@ __global__ __launch_bounds__(kBwdThreads) void bwd_dq(BwdParams bp) {
   __shared__ BwdTile t;
   const Params& p = bp.f;
   const int i = static_cast<int>(blockIdx.x), h = static_cast<int>(blockIdx.y), b = static_cast<int>(blockIdx.z);
-  const int kvh = h / p.group, keys = keys_of(p, b);
+  const int kvh = mask::kv_head(h, p.group), keys = keys_of(p, b);
   constexpr int kCols = kBwdMaxDim / kBwdThreads;
   float acc[kCols];
 #pragma unroll

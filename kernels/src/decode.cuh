@@ -127,9 +127,10 @@ __global__ FP_LAUNCH_BOUNDS(kDecodeThreads, decode_blocks_per_sm(R)) void decode
   const int tile = static_cast<int>(blockIdx.x) % row_tiles, split = static_cast<int>(blockIdx.x) / row_tiles;
   const int hk = static_cast<int>(blockIdx.y), b = static_cast<int>(blockIdx.z);
   const int rows = p.group * p.sq;
-  // Row r of this block: query head hk * group + t / sq (kv head hk), position t % sq with
-  // t = tile * R + r; padding rows past the group's end (all keys masked) borrow row 0's head.
-  auto head_of = [&](int r) { return hk * p.group + (tile * R + r < rows ? tile * R + r : tile * R) / p.sq; };
+  // Row r of this block: t = tile * R + r is query head mask::q_head(hk, t / sq) (member t / sq of kv
+  // head hk's group) at position t % sq; padding rows past the group's end (all keys masked) borrow
+  // row 0's head.
+  auto head_of = [&](int r) { return mask::q_head(hk, (tile * R + r < rows ? tile * R + r : tile * R) / p.sq, p.group); };
   auto pos_of = [&](int r) { return (tile * R + r < rows ? tile * R + r : tile * R) % p.sq; };
 
   // Each row's visible keys cut to the split; the block walks the union of the rows' ranges. Key

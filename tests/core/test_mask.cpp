@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "flashprobe/core/mask.h"
 
@@ -20,6 +21,7 @@ bool sees(std::int64_t i, std::int64_t j, std::int64_t keys, std::int64_t diag_o
 static_assert(mask::diag_offset(false, 8, 1) == 7, "bottom-right: the decode row sits on the last key");
 static_assert(mask::diag_offset(true, 8, 1) == 0);
 static_assert(mask::kv_head(5, 4) == 1);
+static_assert(mask::q_head(1, 1, 4) == 5 && mask::group_member(5, 4) == 1);
 
 TEST(Mask, IntervalEqualsTheDefinitionKeyByKey) {
   int rows = 0;
@@ -68,5 +70,25 @@ TEST(Mask, EveryKvHeadServesOneContiguousGroup) {
         ++count[k];
       }
       for (int k = 0; k < hkv; ++k) EXPECT_EQ(count[k], group);
+    }
+}
+
+// The inverse map (decode and the backward walk a kv head's query heads): q_head enumerates exactly
+// the query heads kv_head sends to that kv head, each once, and group_member is the position in it.
+TEST(Mask, QueryHeadsOfAKvHeadInvertKvHead) {
+  for (int hkv = 1; hkv <= 4; ++hkv)
+    for (int group = 1; group <= 5; ++group) {
+      const int hq = hkv * group;
+      std::vector<int> seen(static_cast<std::size_t>(hq), 0);
+      for (int k = 0; k < hkv; ++k)
+        for (int m = 0; m < group; ++m) {
+          const int h = mask::q_head(k, m, group);
+          ASSERT_GE(h, 0);
+          ASSERT_LT(h, hq);
+          EXPECT_EQ(mask::kv_head(h, group), k);
+          EXPECT_EQ(mask::group_member(h, group), m);
+          ++seen[static_cast<std::size_t>(h)];
+        }
+      for (int h = 0; h < hq; ++h) EXPECT_EQ(seen[static_cast<std::size_t>(h)], 1) << "head " << h;
     }
 }

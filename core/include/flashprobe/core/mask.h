@@ -40,7 +40,11 @@ FP_MASK_HD constexpr void narrow(Int diag, bool causal, int window_left, int win
   if (window_right >= 0) hi = diag + window_right < hi ? diag + window_right : hi;
 }
 
-// Grouped-query attention: query head h reads kv head h / group, group = hq / hkv.
+// Grouped-query attention: query head h reads kv head h / group, group = hq / hkv. The query heads
+// of kv head k are q_head(k, 0 .. group - 1), adjacent and in order; h is member group_member(h, group)
+// of its group (kernels that walk a kv head's queries, decode and the backward, use the inverse).
 FP_MASK_HD constexpr int kv_head(int h, int group) { return h / group; }
+FP_MASK_HD constexpr int group_member(int h, int group) { return h % group; }
+FP_MASK_HD constexpr int q_head(int kv, int member, int group) { return kv * group + member; }
 
 }  // namespace flashprobe::mask

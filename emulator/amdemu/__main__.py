@@ -8,6 +8,7 @@ emulator, missing build outputs).
 """
 import argparse
 import datetime
+import hashlib
 import json
 import os
 import subprocess
@@ -24,6 +25,28 @@ FAMILY = {"gfx1100": "gfx11", "gfx1201": "gfx12", "gfx942": "cdna", "gfx90a": "c
 def git(args, cwd):
     r = subprocess.run(["git"] + args, cwd=cwd, capture_output=True, text=True)
     return r.stdout.strip() if r.returncode == 0 else "unknown"
+
+
+def emulator_state(root):
+    """The emulator checkout's commit and, where it differs from that commit, what changed: the files
+    and line counts and the sha256 of `git diff HEAD` (the diff itself is the emulator's code and stays
+    out of the record). A run on a changed emulator says so in its evidence label."""
+    commit = git(["rev-parse", "HEAD"], root)
+    r = subprocess.run(["git", "diff", "HEAD"], cwd=root, capture_output=True)
+    diff = r.stdout if r.returncode == 0 else b""
+    state = {"repository": "https://github.com/tinygrad/tinygrad", "commit": commit,
+             "module": "test/mockgpu/amd/emu.py", "local_changes": None}
+    if diff:
+        stat = git(["diff", "HEAD", "--numstat"], root).splitlines()
+        state["local_changes"] = {"diff_sha256": hashlib.sha256(diff).hexdigest(),
+                                  "files": [dict(zip(("added", "removed", "path"), l.split("\t"))) for l in stat]}
+    return state
+
+
+def source_label(state):
+    changed = state["local_changes"]
+    extra = f" with local changes, diff sha256 {changed['diff_sha256'][:12]}" if changed else ""
+    return f"emulated (tinygrad emulator, commit {state['commit']}{extra}), not hardware"
 
 
 def probe_note(r):
@@ -65,7 +88,10 @@ def main():
                   "amd_kernels_mma)", file=sys.stderr)
             return 2
     src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    emu_commit = git(["rev-parse", "HEAD"], root)
+    emu_state = emulator_state(root)
+    emu_commit = emu_state["commit"]
+    # A changed emulator's results are other subjects than the upstream one's: both stay in the summary.
+    tag = " [patched emulator]" if emu_state["local_changes"] else ""
     os.makedirs(a.out, exist_ok=True)
     results, items = [], []
     defect_results = []
@@ -75,6 +101,15 @@ def main():
             print(f"{co_path} is missing (cmake --build {a.build} --target amd_emulator_scratch)", file=sys.stderr)
             return 2
         r = defects.scratch_is_per_wave(emu, launch.LoadedImage(CodeObject(open(co_path, "rb").read()), co_path, "gfx1100"))
+        defect_results.append(r)
+        print(f"{'ok  ' if r['passed'] else 'DEFECT'} emulator: {r['check']}: {r['evidence']}", flush=True)
+    if "gfx1201" in a.targets:
+        co_path = os.path.join(a.build, "amd", "gfx1201", "emulator_wmma_inline_c.wmma_inline_c.co")
+        if not os.path.exists(co_path):
+            print(f"{co_path} is missing (cmake --build {a.build} --target amd_emulator_wmma_inline_c)", file=sys.stderr)
+            return 2
+        r = defects.wmma_inline_c_is_honoured(emu, launch.LoadedImage(CodeObject(open(co_path, "rb").read()), co_path,
+                                                                      "gfx1201"))
         defect_results.append(r)
         print(f"{'ok  ' if r['passed'] else 'DEFECT'} emulator: {r['check']}: {r['evidence']}", flush=True)
     probe_results = []
@@ -101,7 +136,7 @@ def main():
             note = cases.EMULATOR_LIMITS.get(atom) if not r["passed"] else None
             r["emulator_limit"] = note
             probe_results.append(r)
-            items.append({"check": "Atom layout (emulated)", "subject": f"{tgt} {atom}", "vendor": "amd", "run": 1,
+            items.append({"check": "Atom layout (emulated)", "subject": f"{tgt} {atom}{tag}", "vendor": "amd", "run": 1,
                           "skipped": 0, "failed": 0 if r["passed"] else 1,
                           "note": r.get("error") or (probe_note(r) + (f"; {note}" if note else ""))})
             print(f"{'PASS' if r['passed'] else 'FAIL'} {tgt} {atom} ({r['wall_seconds']} s)"
@@ -135,8 +170,13 @@ def main():
             if not r["passed"] and r.get("scratch_bytes") and shared_scratch and "emulator_defect" not in r:
                 r["emulator_defect"] = (f"the kernel spills {r['scratch_bytes']} B per lane to scratch and the emulator's "
                                         "waves share one scratch area (demonstrated: scratch_is_per_wave)")
+            inline_c = any(not d["passed"] and d["check"].startswith("a gfx12 WMMA") for d in defect_results)
+            n_const_c = defects.wmma_const_c(img.listing, r["kernel"]) if r.get("kernel") else 0
+            if not r["passed"] and inline_c and n_const_c and "emulator_defect" not in r:
+                r["emulator_defect"] = (f"{n_const_c} of the kernel's WMMAs take C as an inline constant and the emulator "
+                                        "reads C from v128.. instead (demonstrated: wmma_inline_c_is_honoured)")
             results.append(r)
-            items.append({"check": "Attention vs oracle (emulated)", "subject": f"{tgt} mma {c['name']}", "vendor": "amd",
+            items.append({"check": "Attention vs oracle (emulated)", "subject": f"{tgt} mma {c['name']}{tag}", "vendor": "amd",
                           "run": 1, "skipped": 0, "failed": 0 if r["passed"] else 1,
                           "note": r.get("error") or r.get("emulator_defect") or (r.get("output") or [""])[-1][:200]})
             print(f"{'PASS' if r['passed'] else 'FAIL'} {tgt} {c['name']} ({r['wall_seconds']} s)"
@@ -146,15 +186,14 @@ def main():
            "commit": git(["rev-parse", "HEAD"], src),
            "device": None,
            "evidence": "emulated",
-           "source": f"emulated (tinygrad emulator, commit {emu_commit}), not hardware",
-           "emulator": {"repository": "https://github.com/tinygrad/tinygrad", "commit": emu_commit,
-                        "module": "test/mockgpu/amd/emu.py"},
+           "source": source_label(emu_state),
+           "emulator": emu_state,
            "summary": items, "emulator_checks": defect_results, "atoms": probe_results, "cases": results}
     with open(os.path.join(a.out, "emulated.json"), "w") as f:
         json.dump(rec, f, indent=1)
     failed = sum(1 for r in results + probe_results if not r["passed"])
     print(f"{len(probe_results)} atoms, {len(results)} cases, {failed} failed: {os.path.join(a.out, 'emulated.json')} "
-          f"(emulated, tinygrad {emu_commit[:12]}, not hardware)")
+          f"({source_label(emu_state)})")
     return 1 if failed or not (results or probe_results) else 0
 
 

@@ -28,7 +28,7 @@ GFX11 = [
 
 CASES = {
     "gfx1100": GFX11,
-    "gfx1201": GFX11[:4],
+    "gfx1201": GFX11,
     "gfx942": [dict(name="d64_f16_sq64_sk64", problem=P(64, 64, 64), why="one block")],
 }
 

@@ -95,7 +95,8 @@ class LoadedImage:
         self.co, self.mcpu = co, mcpu
         self.buf = HostBuffer(co.image_size())
         img = co.image(base=self.buf.addr)
-        self.patched = patch.apply(img, patch.find(patch.disassemble(path, mcpu, objdump)))
+        self.listing = patch.disassemble(path, mcpu, objdump)
+        self.patched = patch.apply(img, patch.find(self.listing))
         self.buf.write(img)
 
     def entry(self, kernel):

@@ -13,7 +13,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "emulator"))
 
 import numpy as np  # noqa: E402
 
-from amdemu import attention, kernarg, launch, patch, probes  # noqa: E402
+from amdemu import attention, defects, kernarg, launch, patch, probes  # noqa: E402
 from amdemu.codeobject import CodeObject, CodeObjectError, msgpack_unpack  # noqa: E402
 
 CO = sys.argv.pop(1) if len(sys.argv) > 1 else None
@@ -113,6 +113,45 @@ class Patch(unittest.TestCase):
         self.assertEqual(bytes(img[0x2B08:0x2B18]), bytes.fromhex("000080bf") * 4)
         self.assertEqual(bytes(img[0x2B00:0x2B08]), b"\xee" * 8)
         self.assertEqual(bytes(img[0x2B18:0x2B20]), b"\xee" * 8)
+
+
+GFX12_LISTING = """
+0000000000005e00 <kern_a>:
+\tv_wmma_f32_16x16x16_f16 v[57:64], v[77:80], v[33:36], 0    // 000000007650: CC404039 1A02434D
+\tv_wmma_f32_16x16x16_f16 v[57:64], v[73:76], v[162:165], v[57:64] // 00000000767C: CC404039 1CE7454D
+\tv_wmma_f32_16x16x16_fp8_fp8 v[4:7], v8, v9, 1.0             // 000000007690: CC464004 1BCA1308
+
+0000000000011a00 <kern_b>:
+\tv_wmma_f32_16x16x16_bf16 v[25:32], v[33:36], v[45:48], v[25:32] // 0000000133A4: CC414019 1C665B21
+"""
+
+
+class InlineConstantC(unittest.TestCase):
+    def test_wmmas_with_a_constant_c_are_counted_per_kernel(self):
+        self.assertEqual(defects.wmma_const_c(GFX12_LISTING, "kern_a"), 2)
+        self.assertEqual(defects.wmma_const_c(GFX12_LISTING, "kern_b"), 0)
+        self.assertEqual(defects.wmma_const_c(GFX12_LISTING, "absent"), 0)
+
+    def test_hardware_answer_passes(self):
+        r = defects.judge_inline_c(np.full(256, 16.0, np.float32))
+        self.assertTrue(r["passed"])
+        self.assertFalse(r["c_read_from_v128"])
+
+    def test_c_read_from_v128_is_named(self):
+        out = np.tile(16.0 + np.arange(1, 9, dtype=np.float32), 32)
+        r = defects.judge_inline_c(out)
+        self.assertFalse(r["passed"])
+        self.assertTrue(r["c_read_from_v128"])
+        self.assertEqual(r["wrong"], 256)
+        self.assertIn("v128 + i", r["evidence"])
+
+    def test_any_other_difference_fails_without_that_diagnosis(self):
+        out = np.full(256, 16.0, np.float32)
+        out[3] = np.nan
+        r = defects.judge_inline_c(out)
+        self.assertFalse(r["passed"])
+        self.assertFalse(r["c_read_from_v128"])
+        self.assertEqual(r["wrong"], 1)
 
 
 class Attention(unittest.TestCase):

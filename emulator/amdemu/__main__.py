@@ -167,14 +167,18 @@ def main():
                                         "in this emulator (its atom check above; AMD's calculator agrees with the "
                                         "declared layout)")
             shared_scratch = any(not d["passed"] and d["check"].startswith("scratch") for d in defect_results)
-            if not r["passed"] and r.get("scratch_bytes") and shared_scratch and "emulator_defect" not in r:
-                r["emulator_defect"] = (f"the kernel spills {r['scratch_bytes']} B per lane to scratch and the emulator's "
-                                        "waves share one scratch area (demonstrated: scratch_is_per_wave)")
+            # Every demonstrated defect the failing kernel can meet is named (several may apply).
+            causes = [r["emulator_defect"]] if r.get("emulator_defect") else []
+            if not r["passed"] and r.get("scratch_bytes") and shared_scratch:
+                causes.append(f"the kernel spills {r['scratch_bytes']} B per lane to scratch and the emulator's "
+                              "waves share one scratch area (demonstrated: scratch_is_per_wave)")
             inline_c = any(not d["passed"] and d["check"].startswith("a gfx12 WMMA") for d in defect_results)
             n_const_c = defects.wmma_const_c(img.listing, r["kernel"]) if r.get("kernel") else 0
-            if not r["passed"] and inline_c and n_const_c and "emulator_defect" not in r:
-                r["emulator_defect"] = (f"{n_const_c} of the kernel's WMMAs take C as an inline constant and the emulator "
-                                        "reads C from v128.. instead (demonstrated: wmma_inline_c_is_honoured)")
+            if not r["passed"] and inline_c and n_const_c:
+                causes.append(f"{n_const_c} of the kernel's WMMAs take C as an inline constant and the emulator "
+                              "reads C from v128.. instead (demonstrated: wmma_inline_c_is_honoured)")
+            if causes:
+                r["emulator_defect"] = "; ".join(causes)
             results.append(r)
             items.append({"check": "Attention vs oracle (emulated)", "subject": f"{tgt} mma {c['name']}{tag}", "vendor": "amd",
                           "run": 1, "skipped": 0, "failed": 0 if r["passed"] else 1,

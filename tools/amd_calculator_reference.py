@@ -48,6 +48,8 @@ ATOMS = {
     "GFX12_WMMA_16x16x16_F32BF16_W32": [("RDNA4", "v_wmma_f32_16x16x16_bf16", 32, None)],
     "GFX12_WMMA_16x16x16_F32F16_W64": [("RDNA4", "v_wmma_f32_16x16x16_f16", 64, None)],
     "GFX12_WMMA_16x16x16_F32BF16_W64": [("RDNA4", "v_wmma_f32_16x16x16_bf16", 64, None)],
+    "GFX12_WMMA_16x16x16_F32E4M3_W32": [("RDNA4", "v_wmma_f32_16x16x16_fp8_fp8", 32, None)],
+    "GFX12_WMMA_16x16x16_F32E4M3_W64": [("RDNA4", "v_wmma_f32_16x16x16_fp8_fp8", 64, None)],
     "CDNA_MFMA_32x32x8_F32F16": [("CDNA1", "v_mfma_f32_32x32x8f16", None, None),
                                  ("CDNA2", "v_mfma_f32_32x32x8f16", None, None),
                                  ("CDNA3", "v_mfma_f32_32x32x8_f16", None, None)],

@@ -38,7 +38,8 @@ _G11 = ["GFX11_WMMA_16x16x16_F32F16_W32", "GFX11_WMMA_16x16x16_F32BF16_W32"]
 _G11_OPSEL = [f"GFX11_WMMA_16x16x16_{t}_W32_OPSEL_{h}" for t in ("F16F16", "BF16BF16") for h in ("LO", "HI")]
 PROBE_ATOMS = {
     "gfx1100": ("probes_amd_rdna3.rdna3_wmma.co", _G11 + _G11_OPSEL),
-    "gfx1201": ("probes_amd_rdna4.rdna4_wmma.co", ["GFX12_WMMA_16x16x16_F32F16_W32", "GFX12_WMMA_16x16x16_F32BF16_W32"]),
+    "gfx1201": ("probes_amd_rdna4.rdna4_wmma.co", ["GFX12_WMMA_16x16x16_F32F16_W32", "GFX12_WMMA_16x16x16_F32BF16_W32",
+                                                 "GFX12_WMMA_16x16x16_F32E4M3_W32"]),
     "gfx942": ("probes_amd_cdna.cdna_mfma.co", ["CDNA_MFMA_16x16x16_F32F16", "CDNA_MFMA_16x16x16_F32BF16_1K",
                                                  "CDNA_MFMA_32x32x8_F32F16", "CDNA_MFMA_32x32x8_F32BF16_1K",
                                                  "CDNA_MFMA_16x16x32_F32E4M3", "CDNA_MFMA_32x32x16_F32E4M3"]),
@@ -54,7 +55,10 @@ _OPSEL_LO = ("emulator limit: its RDNA3 WMMA ignores OPSEL and does not pass C t
 _MFMA32 = "emulator limit: its MFMA 32x32 output map differs from AMD's documentation and calculator"
 _FNUZ = ("emulator limit: it reads gfx942's FNUZ e4m3 operands as OCP e4m3 (every value doubled, so D = 4*A*B + C; "
          "the diagnosis shows it)")
-EMULATOR_LIMITS = {"CDNA_MFMA_16x16x32_F32E4M3": _FNUZ,
+_FP8_AS_F16 = ("emulator limit: its RDNA4 WMMA converts each fp8 byte with its f16 conversion (a tiny f16 "
+               "denormal), so A*B vanishes and D = C (the diagnosis shows it)")
+EMULATOR_LIMITS = {"GFX12_WMMA_16x16x16_F32E4M3_W32": _FP8_AS_F16,
+                   "CDNA_MFMA_16x16x32_F32E4M3": _FNUZ,
                    **{a: _OPSEL if a.endswith("_HI") else _OPSEL_LO for a in _G11_OPSEL},
                    "CDNA_MFMA_32x32x8_F32F16": _MFMA32, "CDNA_MFMA_32x32x8_F32BF16_1K": _MFMA32,
                    "CDNA_MFMA_32x32x16_F32E4M3": _MFMA32 + "; and " + _FNUZ[len("emulator limit: "):]}

@@ -90,12 +90,14 @@ def run_atom(emu, img, flashprobe, atom, seed=29):
     ignored = {"checked": 0, "wrong": 0}  # C slots the layout leaves alone: D must pass C through
     first = []
     scales = set()  # (D - C) / (A*B) over the used slots: one value k means the emulator computes k*A*B + C
+    max_ab_seen = 0.0  # max |D - C| over the used slots where A*B != 0: ~0 means the products vanished
     for e, (am, bm, cm) in enumerate(mats):
         ab = am @ bm
         for l in range(lanes):
             for s_, rc in enumerate(C[l]):
                 if rc and ab[rc] != 0:
                     scales.add(float((d[e, l, s_] - cm[rc]) / ab[rc]))
+                    max_ab_seen = max(max_ab_seen, abs(float(d[e, l, s_] - cm[rc])))
         want = am @ bm + cm
         for l in range(lanes):
             for s, rc in enumerate(C[l]):
@@ -111,6 +113,8 @@ def run_atom(emu, img, flashprobe, atom, seed=29):
     diagnosis = None
     if used["wrong"] and len(scales) == 1 and scales != {1.0}:
         diagnosis = f"every used D slot is exactly {scales.pop():g} * (A*B) + C"
+    elif used["wrong"] and scales and max_ab_seen < 1e-6:
+        diagnosis = f"every used D slot is C within {max_ab_seen:.1e}: A*B contributed nothing"
     return {"atom": atom, "kernel": kern.name, "used_slots": used, "ignored_slots": ignored, "diagnosis": diagnosis,
             "slots_checked": used["checked"] + ignored["checked"], "slots_wrong": wrong, "first_wrong": first,
             "passed": wrong == 0, "seconds": round(seconds, 2)}

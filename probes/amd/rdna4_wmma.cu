@@ -8,6 +8,7 @@ using namespace flashprobe::atoms;
 using fp_amd::agrees_with_table;
 static_assert(agrees_with_table<GFX12_WMMA_16x16x16_F32F16_W32>());
 static_assert(agrees_with_table<GFX12_WMMA_16x16x16_F32BF16_W32>());
+static_assert(agrees_with_table<GFX12_WMMA_16x16x16_F32E4M3_W32>());
 
 template <class Atom>
 constexpr AmdAtomLauncher entry() {
@@ -16,6 +17,7 @@ constexpr AmdAtomLauncher entry() {
 const AmdAtomLauncher kLaunchers[] = {
     entry<GFX12_WMMA_16x16x16_F32F16_W32>(),
     entry<GFX12_WMMA_16x16x16_F32BF16_W32>(),
+    entry<GFX12_WMMA_16x16x16_F32E4M3_W32>(),
 };
 }  // namespace
 

@@ -9,6 +9,7 @@ using namespace flashprobe::atoms;
 using fp_amd::agrees_with_table;
 static_assert(agrees_with_table<GFX12_WMMA_16x16x16_F32F16_W64>());
 static_assert(agrees_with_table<GFX12_WMMA_16x16x16_F32BF16_W64>());
+static_assert(agrees_with_table<GFX12_WMMA_16x16x16_F32E4M3_W64>());
 
 template <class Atom>
 constexpr AmdAtomLauncher entry() {
@@ -17,6 +18,7 @@ constexpr AmdAtomLauncher entry() {
 const AmdAtomLauncher kLaunchers[] = {
     entry<GFX12_WMMA_16x16x16_F32F16_W64>(),
     entry<GFX12_WMMA_16x16x16_F32BF16_W64>(),
+    entry<GFX12_WMMA_16x16x16_F32E4M3_W64>(),
 };
 }  // namespace
 

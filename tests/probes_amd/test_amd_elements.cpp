@@ -10,6 +10,7 @@
 #include "flashprobe/core/half.h"
 #include "flashprobe/probes/amd/elements.h"
 #include "flashprobe/probes/amd/run.h"
+#include "flashprobe/probes/elem_type.h"
 
 namespace amd = flashprobe::probes::amd;
 
@@ -71,6 +72,42 @@ TEST(AmdElements, E4m3fnuzRoundsToNearestTiesToEven) {
     ASSERT_EQ(fp_amd::e4m3fnuz_bits(mid), (code % 2 == 0) ? code : code + 1) << "tie between " << lo << " and " << hi;
     ASSERT_EQ(fp_amd::e4m3fnuz_bits(std::nextafter(mid, lo)), code);
     ASSERT_EQ(fp_amd::e4m3fnuz_bits(std::nextafter(mid, hi)), code + 1);
+  }
+}
+
+TEST(AmdElements, E4m3OcpKnownValues) {
+  EXPECT_EQ(fp_amd::e4m3_bits(1.0f), 0x38);  // bias 7 (FNUZ: 0x40)
+  EXPECT_EQ(fp_amd::e4m3_bits(-1.0f), 0xB8);
+  EXPECT_EQ(fp_amd::e4m3_bits(448.0f), 0x7E);
+  EXPECT_EQ(fp_amd::e4m3_bits(-0.0f), 0x80);  // OCP keeps the negative zero
+  EXPECT_EQ(fp_amd::e4m3_bits(std::ldexp(1.0f, -9)), 0x01);  // smallest subnormal
+  EXPECT_EQ(fp_amd::e4m3_bits(std::ldexp(1.0f, -6)), 0x08);  // smallest normal
+  EXPECT_EQ(fp_amd::e4m3_bits(std::numeric_limits<float>::quiet_NaN()), 0x7F);
+  EXPECT_EQ(fp_amd::e4m3_bits(464.0f), 0x7F);   // max + half an ulp: NaN (no infinity)
+  EXPECT_EQ(fp_amd::e4m3_bits(463.0f), 0x7E);
+  EXPECT_TRUE(std::isnan(fp_amd::e4m3_value(0xFF)));
+  EXPECT_EQ(fp_amd::e4m3_value(0xB0), -0.5f);
+}
+
+// Two independent implementations of OCP e4m3 agree: the device encoding (elements.h) and the probe
+// engine's (elem_type.h, which chooses the values the probe sends), on every finite code.
+TEST(AmdElements, E4m3OcpEveryCodeRoundTripsAndMatchesTheEngine) {
+  float prev = -1.0f;
+  for (int code = 0; code < 0x7F; ++code) {
+    const float v = fp_amd::e4m3_value(static_cast<std::uint8_t>(code));
+    ASSERT_GT(v, prev) << "code " << code;
+    prev = v;
+    ASSERT_EQ(fp_amd::e4m3_bits(v), code) << "value " << v;
+    ASSERT_EQ(fp_amd::e4m3_bits(-v), code | 0x80) << "value " << -v;
+    ASSERT_EQ(flashprobe::probes::round_to_elem(flashprobe::probes::ElemType::e4m3, v), v) << "code " << code;
+  }
+  for (int code = 1; code < 0x7E; ++code) {
+    const float lo = fp_amd::e4m3_value(static_cast<std::uint8_t>(code));
+    const float hi = fp_amd::e4m3_value(static_cast<std::uint8_t>(code + 1));
+    const float mid = (lo + hi) / 2;
+    ASSERT_EQ(fp_amd::e4m3_bits(mid), (code % 2 == 0) ? code : code + 1) << "tie between " << lo << " and " << hi;
+    ASSERT_EQ(flashprobe::probes::round_to_elem(flashprobe::probes::ElemType::e4m3, mid),
+              fp_amd::e4m3_value(fp_amd::e4m3_bits(mid)));
   }
 }
 

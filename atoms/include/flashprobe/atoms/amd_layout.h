@@ -52,6 +52,24 @@ struct GFX12_WMMA_Layout {
 };
 using GFX12_WMMA_16x16x16_Layout = GFX12_WMMA_Layout<32>;
 
+// gfx12 (RDNA4) WMMA 16x16x16 with 8-bit A and B (v_wmma_f32_16x16x16_{fp8,bf8}_{fp8,bf8}), f32
+// accumulators as GFX12_WMMA_Layout. The k order differs from the 16-bit forms': a lane's k run is
+// its whole 8 bytes (wave32: k = 8*(lane/16) + i, lane 0 holds k 0-7, lane 16 k 8-15), and in wave64
+// (4 slots) lane groups 0-3 hold k 0-3, 8-11, 4-7, 12-15: k = 8*((lane/16) & 1) + 4*(lane/32) + i.
+// As the RDNA4 ISA guide's 8-bit VGPR tables and AMD's Matrix Instruction Calculator state it (the
+// absolute k order is documented, not observable from D = A*B).
+template <int kWave_>
+struct GFX12_WMMA_8bit_Layout : GFX12_WMMA_Layout<kWave_> {
+  using Base = GFX12_WMMA_Layout<kWave_>;
+  using Base::kWave;
+  FP_ATOM_HD static constexpr int k_of(int lane, int i) {
+    if constexpr (kWave == 32) return 8 * (lane / 16) + i;
+    else return 8 * ((lane / 16) & 1) + 4 * (lane / 32) + i;
+  }
+  FP_ATOM_HD static constexpr Coord a(int lane, int i) { return {lane % 16, k_of(lane, i)}; }
+  FP_ATOM_HD static constexpr Coord b(int lane, int i) { return {k_of(lane, i), lane % 16}; }
+};
+
 // CDNA MFMA (wave64) kDim x kDim x kK: A lane l holds row l % kDim (B: column), with K split between
 // the 64/kDim lane groups, k = kA*(l / kDim) + i. Accumulators:
 //   32x32: row 8*(i/4) + 4*(lane/32) + i%4, col lane % 32 (16 slots)

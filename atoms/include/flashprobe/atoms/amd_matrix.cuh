@@ -14,7 +14,8 @@
 //     Multiply Accumulate": A/B hold a whole row/column of 16 k values per lane, lanes 16-31 (wave64:
 //     16-63) must REPLICATE lanes 0-15 (a() and b() return the same element for them, so a kernel
 //     loading through them replicates by construction).
-//   GFX12 WMMA (RDNA4) v_wmma_f32_16x16x16_{f16,bf16}: "RDNA4 ISA Reference Guide": no replication.
+//   GFX12 WMMA (RDNA4) v_wmma_f32_16x16x16_{f16,bf16,fp8_fp8}: "RDNA4 ISA Reference Guide": no
+//     replication; the fp8 forms order k per lane differently from the 16-bit ones (amd_layout.h).
 //   CDNA MFMA (wave64) v_mfma_f32_{32x32x8,16x16x16}{f16,bf16_1k}, v_mfma_f32_{16x16x32,32x32x16}_fp8_fp8:
 //     "AMD Instinct MI200/MI300 ISA" and AMD's matrix instruction calculator; cbsz, abid and blgp 0.
 // None of these were measured on AMD hardware by this project: they are checked against the
@@ -58,6 +59,7 @@ typedef short s16x8 __attribute__((ext_vector_type(8)));
 typedef _Float16 h16x4 __attribute__((ext_vector_type(4)));
 typedef short s16x4 __attribute__((ext_vector_type(4)));
 typedef float f32x4 __attribute__((ext_vector_type(4)));
+typedef int i32x2 __attribute__((ext_vector_type(2)));
 typedef float f32x8 __attribute__((ext_vector_type(8)));
 typedef float f32x16 __attribute__((ext_vector_type(16)));
 template <class V, class T, int R>
@@ -248,6 +250,36 @@ struct GFX12_WMMA_16x16x16_F32BF16_W64 : AmdAtom<GFX12_WMMA_Layout<64>, AtomElem
 #if defined(FP_ATOM_GFX12_W64)
     using namespace amd_detail;
     from_vec(d, __builtin_amdgcn_wmma_f32_16x16x16_bf16_w64_gfx12(as_vec<s16x4>(a), as_vec<s16x4>(b), as_vec<f32x4>(d)));
+#else
+    (void)d, (void)a, (void)b;
+    fp_dev::trap();
+#endif
+  }
+};
+
+// OCP e4m3 (fp8) A and B, four per register (slot s in byte s % 4 of register s / 4): eight per lane in
+// wave32, four in wave64. The bf8 (e5m2) and mixed forms take the same registers in the same layout.
+
+struct GFX12_WMMA_16x16x16_F32E4M3_W32 : AmdAtom<GFX12_WMMA_8bit_Layout<32>, AtomElem::e4m3, AtomElem::f32> {
+  static constexpr const char* kName = "GFX12_WMMA_16x16x16_F32E4M3_W32";
+  FP_DEV static void mma(float (&d)[8], const std::uint32_t (&a)[2], const std::uint32_t (&b)[2]) {
+#if defined(FP_ATOM_GFX12_W32)
+    using namespace amd_detail;
+    from_vec(d, __builtin_amdgcn_wmma_f32_16x16x16_fp8_fp8_w32_gfx12(as_vec<i32x2>(a), as_vec<i32x2>(b), as_vec<f32x8>(d)));
+#else
+    (void)d, (void)a, (void)b;
+    fp_dev::trap();
+#endif
+  }
+};
+
+struct GFX12_WMMA_16x16x16_F32E4M3_W64 : AmdAtom<GFX12_WMMA_8bit_Layout<64>, AtomElem::e4m3, AtomElem::f32> {
+  static constexpr const char* kName = "GFX12_WMMA_16x16x16_F32E4M3_W64";
+  FP_DEV static void mma(float (&d)[4], const std::uint32_t (&a)[1], const std::uint32_t (&b)[1]) {
+#if defined(FP_ATOM_GFX12_W64)
+    using namespace amd_detail;
+    from_vec(d, __builtin_amdgcn_wmma_f32_16x16x16_fp8_fp8_w64_gfx12(static_cast<int>(a[0]), static_cast<int>(b[0]),
+                                                                      as_vec<f32x4>(d)));
 #else
     (void)d, (void)a, (void)b;
     fp_dev::trap();

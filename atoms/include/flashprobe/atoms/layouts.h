@@ -35,9 +35,12 @@ struct Coord {
   constexpr bool operator==(const Coord&) const = default;
 };
 // Element types of atom operands, and their width in bits (the register packing follows from it).
-enum class AtomElem { f16, bf16, e4m3fnuz, s8, f32, s32 };
+// e4m3fnuz: gfx940/941/942's fp8 (bias 8, no negative zero); e4m3: OCP FP8 E4M3 (gfx12, gfx950).
+enum class AtomElem { f16, bf16, e4m3fnuz, e4m3, s8, f32, s32 };
 constexpr int elem_bits(AtomElem e) {
-  return e == AtomElem::f16 || e == AtomElem::bf16 ? 16 : e == AtomElem::e4m3fnuz || e == AtomElem::s8 ? 8 : 32;
+  return e == AtomElem::f16 || e == AtomElem::bf16                               ? 16
+         : e == AtomElem::e4m3fnuz || e == AtomElem::e4m3 || e == AtomElem::s8 ? 8
+                                                                                  : 32;
 }
 // A slot the instruction neither reads nor writes (gfx11's 16-bit accumulators: the half of each
 // register that OPSEL does not select).

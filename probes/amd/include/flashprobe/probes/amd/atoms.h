@@ -24,12 +24,13 @@
 
 namespace flashprobe::probes::amd {
 
-enum class AmdElem { f16, bf16, fp8_e4m3fnuz, f32 };
+enum class AmdElem { f16, bf16, fp8_e4m3fnuz, fp8_e4m3, f32 };
 constexpr std::string_view amd_elem_name(AmdElem e) {
   switch (e) {
     case AmdElem::f16: return "f16";
     case AmdElem::bf16: return "bf16";
     case AmdElem::fp8_e4m3fnuz: return "fp8_e4m3fnuz";
+    case AmdElem::fp8_e4m3: return "fp8_e4m3";
     case AmdElem::f32: return "f32";
   }
   return "?";
@@ -76,6 +77,9 @@ inline constexpr std::array kAmdAtoms = {
     AmdAtomShape{"GFX12_WMMA_16x16x16_F32BF16_W32", "__builtin_amdgcn_wmma_f32_16x16x16_bf16_w32_gfx12", "v_wmma_f32_16x16x16_bf16", AmdFamily::rdna4, 32, 16, 16, 16, 8, 8, 8, AmdElem::bf16, AmdElem::f32, -1, kGfx12},
     AmdAtomShape{"GFX12_WMMA_16x16x16_F32F16_W64", "__builtin_amdgcn_wmma_f32_16x16x16_f16_w64_gfx12", "v_wmma_f32_16x16x16_f16", AmdFamily::rdna4, 64, 16, 16, 16, 4, 4, 4, AmdElem::f16, AmdElem::f32, -1, kGfx12},
     AmdAtomShape{"GFX12_WMMA_16x16x16_F32BF16_W64", "__builtin_amdgcn_wmma_f32_16x16x16_bf16_w64_gfx12", "v_wmma_f32_16x16x16_bf16", AmdFamily::rdna4, 64, 16, 16, 16, 4, 4, 4, AmdElem::bf16, AmdElem::f32, -1, kGfx12},
+    // gfx12 OCP fp8: the same slot counts, 8-bit elements (2 registers of A and B in wave32, 1 in wave64).
+    AmdAtomShape{"GFX12_WMMA_16x16x16_F32E4M3_W32", "__builtin_amdgcn_wmma_f32_16x16x16_fp8_fp8_w32_gfx12", "v_wmma_f32_16x16x16_fp8_fp8", AmdFamily::rdna4, 32, 16, 16, 16, 8, 8, 8, AmdElem::fp8_e4m3, AmdElem::f32, -1, kGfx12},
+    AmdAtomShape{"GFX12_WMMA_16x16x16_F32E4M3_W64", "__builtin_amdgcn_wmma_f32_16x16x16_fp8_fp8_w64_gfx12", "v_wmma_f32_16x16x16_fp8_fp8", AmdFamily::rdna4, 64, 16, 16, 16, 4, 4, 4, AmdElem::fp8_e4m3, AmdElem::f32, -1, kGfx12},
     // CDNA MFMA (wave64 only). gfx908 has the f16 forms; the bf16 "_1k" forms start with gfx90a;
     // the fp8 form with FNUZ encoding exists on gfx940/941/942 only (gfx950 reads OCP fp8).
     AmdAtomShape{"CDNA_MFMA_32x32x8_F32F16", "__builtin_amdgcn_mfma_f32_32x32x8f16", "v_mfma_f32_32x32x8f16", AmdFamily::cdna, 64, 32, 32, 8, 4, 4, 16, AmdElem::f16, AmdElem::f32, -1, kMfmaF16},

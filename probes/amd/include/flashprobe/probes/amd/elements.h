@@ -8,7 +8,11 @@
 //     NOT the OCP e4m3fn format (bias 7, max 448) of gfx950/gfx12: 1.0 is 0x40 here, 0x38 there.
 //     Sources: AMD CDNA3 ISA guide, section "Data types: FP8/BF8"; LLVM's APFloat
 //     Float8E4M3FNUZ semantics (the type MLIR and LLVM use for gfx942's v_mfma_*_fp8_fp8).
-// Example:  bf16_bits(1.5f) == 0x3FC0;  e4m3fnuz_bits(1.0f) == 0x40;  e4m3fnuz_value(0x40) == 1.0f
+//   * fp8 e4m3 OCP ("e4m3fn", gfx12 and gfx950): bias 7, 3 mantissa bits, no infinities, NaN is
+//     S.1111.111 (0x7F, 0xFF), max 448, a negative zero (0x80). Source: the OCP 8-bit floating point
+//     specification (OFP8) 1.0; AMD RDNA4 ISA guide, "Data types"; LLVM's APFloat Float8E4M3FN.
+// Example:  bf16_bits(1.5f) == 0x3FC0;  e4m3fnuz_bits(1.0f) == 0x40;  e4m3fnuz_value(0x40) == 1.0f;
+//           e4m3_bits(1.0f) == 0x38;  e4m3_value(0x7E) == 448.0f
 #include <cstdint>
 
 namespace fp_amd {
@@ -57,6 +61,40 @@ constexpr std::uint8_t e4m3fnuz_bits(float x) {
     }
   }
   if (best == 0) return 0;  // no negative zero in FNUZ: -0 and tiny negatives encode as +0
+  return static_cast<std::uint8_t>(neg ? (best | 0x80) : best);
+}
+
+inline constexpr std::uint8_t kE4m3NaN = 0x7F;
+inline constexpr float kE4m3Max = 448.0f;
+
+constexpr float e4m3_value(std::uint8_t bits) {
+  if ((bits & 0x7F) == kE4m3NaN) return __builtin_nanf("");
+  const int e = (bits >> 3) & 15, m = bits & 7;
+  // Subnormal: m * 2^-9; normal: (8 + m) * 2^(e - 7 - 3). Both products are exact in float.
+  float v = e == 0 ? static_cast<float>(m) : static_cast<float>(8 + m);
+  int exp2 = e == 0 ? -9 : e - 10;
+  for (; exp2 > 0; --exp2) v *= 2.0f;
+  for (; exp2 < 0; ++exp2) v *= 0.5f;
+  return (bits & 0x80) ? -v : v;
+}
+
+// Round to nearest, ties to even mantissa; beyond 448 + half an ulp (ulp 32 at the top) -> NaN (no
+// infinity); NaN stays NaN; the sign of zero is kept.
+constexpr std::uint8_t e4m3_bits(float x) {
+  if (x != x) return kE4m3NaN;
+  const bool neg = __builtin_signbit(x);
+  const float a = neg ? -x : x;
+  if (a >= kE4m3Max + 16.0f) return static_cast<std::uint8_t>(neg ? 0xFF : kE4m3NaN);
+  int best = 0;
+  float best_err = a;
+  for (int code = 1; code < 0x7F; ++code) {
+    const float err = e4m3_value(static_cast<std::uint8_t>(code)) - a;
+    const float abs_err = err < 0.0f ? -err : err;
+    if (abs_err < best_err || (abs_err == best_err && (code & 1) == 0)) {
+      best = code;
+      best_err = abs_err;
+    }
+  }
   return static_cast<std::uint8_t>(neg ? (best | 0x80) : best);
 }
 

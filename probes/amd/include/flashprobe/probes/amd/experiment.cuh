@@ -28,6 +28,7 @@ template <AtomElem E>
 FP_DEV std::uint32_t encode(float x) {
   if constexpr (E == AtomElem::f16) return __builtin_bit_cast(std::uint16_t, static_cast<_Float16>(x));
   else if constexpr (E == AtomElem::bf16) return bf16_bits(x);
+  else if constexpr (E == AtomElem::e4m3) return e4m3_bits(x);
   else return e4m3fnuz_bits(x);
 }
 template <AtomElem E>

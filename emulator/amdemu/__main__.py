@@ -66,6 +66,7 @@ def main():
     ap.add_argument("--targets", nargs="+", default=["gfx1100"], choices=sorted(FAMILY))
     ap.add_argument("--quick", action="store_true", help="the first case of each target only")
     ap.add_argument("--only", default=None, help="run the cases (and atoms) whose name contains this")
+    ap.add_argument("--atoms", default=None, help="run only the atoms whose name contains this (the cases as --only says)")
     ap.add_argument("--no-probes", action="store_true", help="skip the atoms' experiment kernels")
     ap.add_argument("--no-attention", action="store_true", help="skip the attention cases")
     a = ap.parse_args()
@@ -123,7 +124,7 @@ def main():
             return 2
         img = launch.LoadedImage(CodeObject(open(co_path, "rb").read()), co_path, tgt)
         for atom in atoms:
-            if a.only and a.only not in atom:
+            if (a.only and a.only not in atom) or (a.atoms and a.atoms not in atom):
                 continue
             t0 = time.time()
             try:

@@ -27,39 +27,52 @@ constexpr float bf16_value(std::uint16_t bits) {
   return __builtin_bit_cast(float, static_cast<std::uint32_t>(bits) << 16);
 }
 
-inline constexpr std::uint8_t kE4m3fnuzNaN = 0x80;
-inline constexpr float kE4m3fnuzMax = 240.0f;
-
-constexpr float e4m3fnuz_value(std::uint8_t bits) {
-  if (bits == kE4m3fnuzNaN) return __builtin_nanf("");
+// Both fp8 e4m3 formats share the code layout S.EEEE.MMM and differ in bias, NaN and zero.
+// |value| of the low 7 bits: subnormal m * 2^(1 - bias - 3), normal (8 + m) * 2^(e - bias - 3),
+// both exact in float.
+template <int kBias>
+constexpr float e4m3_magnitude(std::uint8_t bits) {
   const int e = (bits >> 3) & 15, m = bits & 7;
-  // Subnormal: m * 2^-10; normal: (8 + m) * 2^(e - 8 - 3). Both products are exact in float.
-  float v = e == 0 ? static_cast<float>(m) : static_cast<float>(8 + m);
-  int exp2 = e == 0 ? -10 : e - 11;
+  float v = static_cast<float>(e == 0 ? m : 8 + m);
+  int exp2 = (e == 0 ? 1 : e) - kBias - 3;
   for (; exp2 > 0; --exp2) v *= 2.0f;
   for (; exp2 < 0; ++exp2) v *= 0.5f;
-  return (bits & 0x80) ? -v : v;
+  return v;
 }
-
-// Round to nearest, ties to even mantissa; |x| beyond the largest finite value rounds to it when
-// closer than half an ulp above, else to NaN (the format has no infinity); NaN stays NaN.
-// A scan over the 128 magnitudes keeps this obviously right; the probe converts a few thousand
-// values per launch, so speed does not matter here.
-constexpr std::uint8_t e4m3fnuz_bits(float x) {
-  if (x != x) return kE4m3fnuzNaN;
-  const bool neg = x < 0.0f;
-  const float a = neg ? -x : x;
-  if (a >= kE4m3fnuzMax + 8.0f) return kE4m3fnuzNaN;  // 248 = max + half ulp (ulp 16 at the top)
+// The magnitude code in [0, kCodes) nearest to a >= 0, ties to the even code. A scan keeps this
+// obviously right; the probe converts a few thousand values per launch, so speed does not matter.
+template <int kBias, int kCodes>
+constexpr int nearest_e4m3_code(float a) {
   int best = 0;
   float best_err = a;
-  for (int code = 1; code < 128; ++code) {
-    const float err = e4m3fnuz_value(static_cast<std::uint8_t>(code)) - a;
+  for (int code = 1; code < kCodes; ++code) {
+    const float err = e4m3_magnitude<kBias>(static_cast<std::uint8_t>(code)) - a;
     const float abs_err = err < 0.0f ? -err : err;
     if (abs_err < best_err || (abs_err == best_err && (code & 1) == 0)) {
       best = code;
       best_err = abs_err;
     }
   }
+  return best;
+}
+
+inline constexpr std::uint8_t kE4m3fnuzNaN = 0x80;
+inline constexpr float kE4m3fnuzMax = 240.0f;
+
+constexpr float e4m3fnuz_value(std::uint8_t bits) {
+  if (bits == kE4m3fnuzNaN) return __builtin_nanf("");
+  const float v = e4m3_magnitude<8>(bits);
+  return (bits & 0x80) ? -v : v;
+}
+
+// Round to nearest, ties to even mantissa; |x| beyond the largest finite value rounds to it when
+// closer than half an ulp above, else to NaN (the format has no infinity); NaN stays NaN.
+constexpr std::uint8_t e4m3fnuz_bits(float x) {
+  if (x != x) return kE4m3fnuzNaN;
+  const bool neg = x < 0.0f;
+  const float a = neg ? -x : x;
+  if (a >= kE4m3fnuzMax + 8.0f) return kE4m3fnuzNaN;  // 248 = max + half ulp (ulp 16 at the top)
+  const int best = nearest_e4m3_code<8, 128>(a);
   if (best == 0) return 0;  // no negative zero in FNUZ: -0 and tiny negatives encode as +0
   return static_cast<std::uint8_t>(neg ? (best | 0x80) : best);
 }
@@ -69,12 +82,7 @@ inline constexpr float kE4m3Max = 448.0f;
 
 constexpr float e4m3_value(std::uint8_t bits) {
   if ((bits & 0x7F) == kE4m3NaN) return __builtin_nanf("");
-  const int e = (bits >> 3) & 15, m = bits & 7;
-  // Subnormal: m * 2^-9; normal: (8 + m) * 2^(e - 7 - 3). Both products are exact in float.
-  float v = e == 0 ? static_cast<float>(m) : static_cast<float>(8 + m);
-  int exp2 = e == 0 ? -9 : e - 10;
-  for (; exp2 > 0; --exp2) v *= 2.0f;
-  for (; exp2 < 0; ++exp2) v *= 0.5f;
+  const float v = e4m3_magnitude<7>(bits);
   return (bits & 0x80) ? -v : v;
 }
 
@@ -82,19 +90,10 @@ constexpr float e4m3_value(std::uint8_t bits) {
 // infinity); NaN stays NaN; the sign of zero is kept.
 constexpr std::uint8_t e4m3_bits(float x) {
   if (x != x) return kE4m3NaN;
-  const bool neg = __builtin_signbit(x);
+  const bool neg = (__builtin_bit_cast(std::uint32_t, x) >> 31) != 0;
   const float a = neg ? -x : x;
   if (a >= kE4m3Max + 16.0f) return static_cast<std::uint8_t>(neg ? 0xFF : kE4m3NaN);
-  int best = 0;
-  float best_err = a;
-  for (int code = 1; code < 0x7F; ++code) {
-    const float err = e4m3_value(static_cast<std::uint8_t>(code)) - a;
-    const float abs_err = err < 0.0f ? -err : err;
-    if (abs_err < best_err || (abs_err == best_err && (code & 1) == 0)) {
-      best = code;
-      best_err = abs_err;
-    }
-  }
+  const int best = nearest_e4m3_code<7, 0x7F>(a);
   return static_cast<std::uint8_t>(neg ? (best | 0x80) : best);
 }
 

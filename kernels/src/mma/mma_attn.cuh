@@ -567,8 +567,10 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
       // FlashAttention-2 does); the variant mma/rescale=lazy sets 8 (opt-in: mma_rescale.h says why;
       // measured on the H100 only). The choice is made per wave (a vote), so the rescale is a uniform
       // branch; each row's own test is the same on every lane that holds the row, so the vote is an
-      // optimisation, not needed for consistency. A row whose max is still -inf has nothing to rescale
-      // (guarded, so a fully masked tile gives no NaN; -inf - -inf is NaN and never grows).
+      // optimisation, not needed for consistency. A row whose max is still -inf has nothing to rescale:
+      // softmax_ref (attn_common.cuh, the guard of tiled, decode and ref3pass too) makes its alpha
+      // exp2(-inf) = 0 and its reference 0, so a fully masked tile gives no NaN; -inf - -inf is NaN and
+      // never grows.
       // muse = the kept max times f, subtracted inside the FFMA below.
       bool rescale = true;
       if constexpr (kLazy) {
@@ -585,9 +587,10 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
         for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
           for (int rr = 0; rr < R; ++rr) {
-            const float alpha = m_r[mt][rr] == kNegInf ? 0.f : exp2_ftz((m_r[mt][rr] - mnew[mt][rr]) * f_exp);
+            const float ref = softmax_ref(mnew[mt][rr]);
+            const float alpha = exp2_ftz((m_r[mt][rr] - ref) * f_exp);  // 0 while the old max is -inf
             m_r[mt][rr] = mnew[mt][rr];
-            if constexpr (!kLazy) muse[mt][rr] = mnew[mt][rr] == kNegInf ? 0.f : mnew[mt][rr] * f_exp;
+            if constexpr (!kLazy) muse[mt][rr] = ref * f_exp;
             l_r[mt][rr] *= alpha;
 #pragma unroll
             for (int ot = 0; ot < C::kOT; ++ot)
@@ -602,7 +605,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-          for (int rr = 0; rr < R; ++rr) muse[mt][rr] = m_r[mt][rr] == kNegInf ? 0.f : m_r[mt][rr] * f_exp;
+          for (int rr = 0; rr < R; ++rr) muse[mt][rr] = softmax_ref(m_r[mt][rr]) * f_exp;
       }
       // P = exp(S - m); each lane sums its part of the row (combined across lanes once, at the end:
       // every lane of a row rescales by the same alpha, so partial sums stay consistent).

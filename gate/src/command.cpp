@@ -7,6 +7,7 @@
 #include <ostream>
 #include <random>
 #include <set>
+#include <sstream>
 
 #include "flashprobe/core/error.h"
 #include "flashprobe/core/record.h"
@@ -20,6 +21,12 @@
 
 namespace flashprobe::gate {
 namespace {
+
+std::string num(double x) {
+  std::ostringstream s;
+  s << x;
+  return s.str();
+}
 
 std::string joined(const std::vector<std::string>& v) {
   std::string s;
@@ -157,7 +164,7 @@ void validate(const GateArgs& a) {
   if (a.max_size < 1) throw UsageError("--max-size " + std::to_string(a.max_size) + ": at least 1 (100 is the domains' full size)");
   if (!a.dtype.empty() && !parse_dtype(a.dtype)) throw UsageError("--dtype " + a.dtype + ": not a dtype; allowed: f16, bf16, f32");
   if (a.time_budget_s && !(std::isfinite(*a.time_budget_s) && *a.time_budget_s > 0))
-    throw UsageError("--time-budget " + std::to_string(*a.time_budget_s) + ": a positive number of seconds");
+    throw UsageError("--time-budget " + num(*a.time_budget_s) + ": a positive number of seconds");
   for (const auto& p : a.properties) check_property_name("--property", p, false);
   for (const auto& p : a.allow_not_exercised) check_property_name("--allow-not-exercised", p, true);
   check_output("--junit", a.junit);
@@ -168,6 +175,7 @@ void validate(const GateArgs& a) {
     const ReplayLine r = parse_replay(a.replay);
     check_property_name("--replay property=", r.property, false);
     if (!r.dtype.empty() && !parse_dtype(r.dtype)) throw UsageError("--replay dtype=" + r.dtype + ": not a dtype; allowed: f16, bf16, f32");
+    check_reproduce(r.reproduce);
     return;
   }
   if (a.kernels.empty() && a.plugins.empty() && a.hosts.empty())
@@ -229,7 +237,7 @@ int run_gate(const GateArgs& a, const Resolver& resolve, std::ostream& out) {
     o.deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(*a.time_budget_s));
   out << "flashprobe gate: " << refs.size() << " subject(s), " << a.cases << " cases per property, max size " << a.max_size
       << ", seed " << info.seed << (a.dtype.empty() ? "" : ", dtype " + a.dtype)
-      << (a.time_budget_s ? ", time budget " + std::to_string(*a.time_budget_s) + " s" : "") << "\n";
+      << (a.time_budget_s ? ", time budget " + num(*a.time_budget_s) + " s" : "") << "\n";
   for (std::size_t i = 0; i < subjects.size(); ++i) {
     all_host = all_host && subjects[i].host;
     for (const auto& p : names[i]) {

@@ -64,7 +64,20 @@ const NamedProperty& find_property(const std::vector<NamedProperty>& props, cons
   throw UsageError("property '" + name + "' does not apply to " + s.display() + "; its properties: " + have);
 }
 
+std::unordered_map<std::string, rc::detail::Reproduce> reproduce_map(const std::string& rc) {
+  std::unordered_map<std::string, rc::detail::Reproduce> m;
+  try {
+    m = rc::detail::stringToReproduceMap(rc);
+  } catch (const std::exception& e) {
+    throw UsageError("--replay: rc='" + rc + "' is not a RapidCheck reproduce string (" + e.what() + ")");
+  }
+  if (m.size() != 1) throw UsageError("--replay: rc= holds " + std::to_string(m.size()) + " cases; one expected");
+  return m;
+}
+
 }  // namespace
+
+void check_reproduce(const std::string& rc) { (void)reproduce_map(rc); }
 
 std::string rc_params_reproduce(const std::string& test_id) {
   const auto& all = rc::detail::configuration().reproduce;
@@ -126,12 +139,7 @@ Outcome run_property(const Subject& s, const std::string& property, const RunOpt
   md.description = s.kernel.name + "_" + property;
   std::unordered_map<std::string, rc::detail::Reproduce> reproduce;
   if (!o.reproduce.empty()) {
-    try {
-      reproduce = rc::detail::stringToReproduceMap(o.reproduce);
-    } catch (const std::exception& e) {
-      throw UsageError("--replay: rc='" + o.reproduce + "' is not a RapidCheck reproduce string (" + e.what() + ")");
-    }
-    if (reproduce.size() != 1) throw UsageError("--replay: rc= holds " + std::to_string(reproduce.size()) + " cases; one expected");
+    reproduce = reproduce_map(o.reproduce);
     md.id = reproduce.begin()->first;
   }
   rc::detail::TestParams params;

@@ -60,6 +60,9 @@ struct Outcome {
 // UsageError naming the ones it has.
 Outcome run_property(const Subject& s, const std::string& property, const RunOptions& o);
 
+// @throws UsageError when rc is not RapidCheck's reproduce string of exactly one case.
+void check_reproduce(const std::string& rc);
+
 // RapidCheck's reproduce string for one test id from RC_PARAMS="reproduce=..." (what a failure of a
 // GoogleTest client prints), as RunOptions::reproduce takes it; "" when RC_PARAMS has none for it.
 std::string rc_params_reproduce(const std::string& test_id);

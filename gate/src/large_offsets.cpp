@@ -7,6 +7,7 @@
 
 #include "flashprobe/core/buffer.h"
 #include "flashprobe/core/vendor.h"
+#include "flashprobe/kernels/input_fill.h"
 #include "flashprobe/kernels/runner.h"
 #include "flashprobe/oracle/check.h"
 #include "flashprobe/gate/properties.h"
@@ -87,7 +88,7 @@ void prop_large_offsets_agree(const Subject& s) {
   const KernelInfo kc = as_drawn(s.kernel, c);
   const AttnInputs in = [&] {
     const Timed t(Phase::inputs);
-    return c.make_inputs();
+    return kernels::device_counter_inputs(c.problem, c.seed, c.input_dist());  // Case::make_inputs' bits
   }();
 #ifndef FP_HAVE_GPU_RUNTIME
   (void)in, (void)kc;

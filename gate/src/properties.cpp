@@ -8,6 +8,7 @@
 #include "flashprobe/gate/engine.h"
 #include "flashprobe/gate/kernel_domain.h"
 #include "flashprobe/proptests/generators.h"
+#include "flashprobe/kernels/input_fill.h"
 #include "flashprobe/kernels/kv_append.h"
 #include "flashprobe/kernels/runner.h"
 #include "flashprobe/oracle/check.h"
@@ -51,9 +52,12 @@ oracle::CheckResult timed_check(const AttnProblem& p, const AttnInputs& in, cons
   return oracle::check(p, in, out, check_options(p));
 }
 
-AttnInputs inputs_of(const Case& c) {
+// The case's inputs: made on the device for a device subject (kernels/input_fill.h: a launch and a
+// download instead of a host loop over every element), on the host for a host stand-in; the same
+// bits either way (Case::make_inputs').
+AttnInputs inputs_of(const Subject& s, const Case& c) {
   const Timed t(Phase::inputs);
-  return c.make_inputs();
+  return s.host ? c.make_inputs() : kernels::device_counter_inputs(c.problem, c.seed, c.input_dist());
 }
 
 std::string bytes_diff(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b) {
@@ -85,7 +89,7 @@ void prop_agrees_with_oracle(const Subject& s) {
   RC_CLASSIFY(c.problem.sk <= 7, "Sk <= 7");
   RC_CLASSIFY(c.problem.hq != c.problem.hkv, "GQA");
   RC_CLASSIFY(c.problem.causal != Causal::none, "causal");
-  const AttnInputs in = inputs_of(c);
+  const AttnInputs in = inputs_of(s, c);
   const RunResult r = run(s, as_drawn(s.kernel, c), c.problem, in);
   const oracle::CheckResult chk = timed_check(c.problem, in, r.out);
   if (!chk.pass) RC_FAIL(c.id() + ": " + chk.summary());
@@ -105,7 +109,7 @@ void prop_windows_agree_with_oracle(const Subject& s) {
   const Case c = draw_case(d);
   RC_TAG(dtype_name(c.problem.dtype));
   RC_CLASSIFY(c.problem.window_left >= 0, "left window");
-  const AttnInputs in = inputs_of(c);
+  const AttnInputs in = inputs_of(s, c);
   const RunResult r = run(s, as_drawn(s.kernel, c), c.problem, in);
   const oracle::CheckResult chk = timed_check(c.problem, in, r.out);
   if (!chk.pass) RC_FAIL(c.id() + ": " + chk.summary());
@@ -113,7 +117,7 @@ void prop_windows_agree_with_oracle(const Subject& s) {
 
 void prop_every_output_written(const Subject& s) {
   const Case c = draw_case(s.domain);
-  const RunResult r = run(s, as_drawn(s.kernel, c), c.problem, inputs_of(c));
+  const RunResult r = run(s, as_drawn(s.kernel, c), c.problem, inputs_of(s, c));
   if (r.o_unwritten || r.lse_unwritten || !r.inputs_modified.empty())
     RC_FAIL(c.id() + ": " + std::to_string(r.o_unwritten) + " O and " + std::to_string(r.lse_unwritten) +
             " LSE element(s) never written (first " + r.first_unwritten + ")" +
@@ -122,13 +126,13 @@ void prop_every_output_written(const Subject& s) {
 
 void prop_guard_bands_intact(const Subject& s) {
   const Case c = draw_case(s.domain);
-  const RunResult r = run(s, as_drawn(s.kernel, c), c.problem, inputs_of(c));
+  const RunResult r = run(s, as_drawn(s.kernel, c), c.problem, inputs_of(s, c));
   if (!r.guard_damage.empty()) RC_FAIL(c.id() + ": " + r.guard_damage.front());
 }
 
 void prop_finite_where_oracle_is(const Subject& s) {
   const Case c = draw_case(s.domain);
-  const AttnInputs in = inputs_of(c);
+  const AttnInputs in = inputs_of(s, c);
   const RunResult r = run(s, as_drawn(s.kernel, c), c.problem, in);
   const oracle::CheckResult chk = timed_check(c.problem, in, r.out);
   if (!chk.o_metrics.nonfinite_pattern_ok)
@@ -137,7 +141,7 @@ void prop_finite_where_oracle_is(const Subject& s) {
 
 void prop_deterministic(const Subject& s) {
   const Case c = draw_case(s.domain);
-  const AttnInputs in = inputs_of(c);
+  const AttnInputs in = inputs_of(s, c);
   const KernelInfo kc = as_drawn(s.kernel, c);
   const RunResult a = run(s, kc, c.problem, in), b = run(s, kc, c.problem, in);
   const std::string d = bytes_diff(a.out.o.bytes, b.out.o.bytes);
@@ -152,7 +156,7 @@ void prop_batch_invariant(const Subject& s) {
   d.supports = [inner](const AttnProblem& p) { return p.batch >= 2 && inner(p); };
   const Case c = draw_case(d);
   const AttnProblem& p = c.problem;
-  const AttnInputs in = inputs_of(c);
+  const AttnInputs in = inputs_of(s, c);
   const int b = *rc::gen::inRange(0, p.batch);
   // The same batch element alone, contiguous BSHD, with its own key length.
   AttnProblem one = p;
@@ -196,7 +200,7 @@ void prop_chunked_append_equals_prefill(const Subject& s) {
   const Case c = draw_case(d);
   const AttnProblem full = c.problem;  // sq new tokens at the end of sk keys
   const int off = full.sk - full.sq;
-  const AttnInputs in = inputs_of(c);
+  const AttnInputs in = inputs_of(s, c);
   const KernelInfo kd = as_drawn(s.kernel, c);
   const RunResult ref = run(s, kd, full, in);
   const oracle::CheckResult ref_chk = timed_check(full, in, ref.out);
@@ -283,7 +287,7 @@ void prop_decode_last_row_equals_prefill(const Subject& s) {
   // mask would move, so the property uses the alignment that is invariant under dropping rows above.
   RC_PRE(p.causal != Causal::top_left);
   RC_PRE(static_cast<bool>(dec.supports(s.dev, last)));
-  const AttnInputs in = inputs_of(c);
+  const AttnInputs in = inputs_of(s, c);
   AttnInputs lin{Tensor(p.dtype, last.q_span()), in.k, in.v};
   for (int b = 0; b < p.batch; ++b)
     for (int h = 0; h < p.hq; ++h)
@@ -302,7 +306,7 @@ void prop_decode_last_row_equals_prefill(const Subject& s) {
 
 void prop_decode_splits_agree(const Subject& s) {
   const Case c = draw_case(s.domain);
-  const AttnInputs in = inputs_of(c);
+  const AttnInputs in = inputs_of(s, c);
   const int splits = *rc::gen::element(1, 2, 3, 7, 64);
   RC_TAG("splits " + std::to_string(splits));
   const KernelInfo forced = kernels::decode_with_splits(splits);

@@ -226,7 +226,7 @@ std::string Case::id() const {
          (splits > 0 ? "_splits" + std::to_string(splits) : "");
 }
 
-AttnInputs Case::make_inputs() const {
+InputDist Case::input_dist() const {
   InputDist dist;
   if (inputs == InputKind::large_magnitude || inputs == InputKind::rising_keys) {
     // Scores near the fp16 range: |q.k| * scale of order 1e3..1e4 before the softmax.
@@ -239,8 +239,10 @@ AttnInputs Case::make_inputs() const {
   } else if (inputs == InputKind::near_identical_keys) {
     dist.key_jitter = 1.0 / 64;
   }
-  return counter_inputs(problem, seed, dist);
+  return dist;
 }
+
+AttnInputs Case::make_inputs() const { return counter_inputs(problem, seed, input_dist()); }
 
 void to_json(nlohmann::json& j, const Case& c) {
   j = nlohmann::json{{"problem", c.problem}, {"seed", c.seed}, {"inputs", std::string(input_kind_name(c.inputs))}};

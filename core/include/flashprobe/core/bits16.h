@@ -18,15 +18,21 @@
 
 namespace flashprobe::bits16 {
 
-FP_BITS16_HD std::uint64_t double_bits(double x) {
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-  return static_cast<std::uint64_t>(__double_as_longlong(x));
+// The bit cast on the host and on both devices: CUDA's device memcpy, clang's builtin (HIP's device
+// compiler, and the host compilers).
+template <class To, class From>
+FP_BITS16_HD To bit_cast(const From& from) {
+  static_assert(sizeof(To) == sizeof(From));
+  To to;
+#if defined(__CUDA_ARCH__)
+  memcpy(&to, &from, sizeof(To));
 #else
-  std::uint64_t u;
-  std::memcpy(&u, &x, 8);
-  return u;
+  __builtin_memcpy(&to, &from, sizeof(To));
 #endif
+  return to;
 }
+
+FP_BITS16_HD std::uint64_t double_bits(double x) { return bit_cast<std::uint64_t>(x); }
 
 // The format with `ebits` exponent and `mbits` stored mantissa bits nearest to x (see above).
 FP_BITS16_HD std::uint16_t encode(int ebits, int mbits, double x) {
@@ -73,13 +79,7 @@ FP_BITS16_HD double decode(int ebits, int mbits, std::uint16_t bits) {
     const std::uint64_t frac = (static_cast<std::uint64_t>(m) << (52 - p)) & ((std::uint64_t{1} << 52) - 1);
     u = sign | (static_cast<std::uint64_t>(p + 1 - bias - mbits + 1023) << 52) | frac;
   }
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-  return __longlong_as_double(static_cast<long long>(u));
-#else
-  double v;
-  std::memcpy(&v, &u, 8);
-  return v;
-#endif
+  return bit_cast<double>(u);
 }
 
 FP_BITS16_HD std::uint16_t f16(double x) { return encode(5, 10, x); }

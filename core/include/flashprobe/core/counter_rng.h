@@ -65,9 +65,9 @@ FP_RNG_HD std::uint64_t hash(std::uint64_t seed, std::uint32_t stream, std::uint
 }
 
 FP_RNG_HD int leading_one(std::uint64_t r) {  // the position of r's highest set bit (r > 0)
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#if defined(__CUDA_ARCH__)
   return 63 - __clzll(static_cast<long long>(r));
-#else
+#else  // the host compilers and HIP's device compiler (clang)
   return 63 - __builtin_clzll(r);
 #endif
 }
@@ -90,26 +90,13 @@ FP_RNG_HD std::int64_t normal(std::uint64_t h, const std::int32_t* table) {
 FP_RNG_HD std::uint32_t to_bits(int dtype, double v) {
   if (dtype == 0) return bits16::f16(v);
   if (dtype == 1) return bits16::bf16(v);
-  const float f = static_cast<float>(v);
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-  return __float_as_uint(f);
-#else
-  std::uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-#endif
+  return bits16::bit_cast<std::uint32_t>(static_cast<float>(v));
 }
 
 FP_RNG_HD double from_bits(int dtype, std::uint32_t bits) {
   if (dtype == 0) return bits16::decode(5, 10, static_cast<std::uint16_t>(bits));
   if (dtype == 1) return bits16::decode(8, 7, static_cast<std::uint16_t>(bits));
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-  return static_cast<double>(__uint_as_float(bits));
-#else
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-#endif
+  return static_cast<double>(bits16::bit_cast<float>(bits));
 }
 
 FP_RNG_HD bool is_zero(int dtype, std::uint32_t bits) { return (bits & (dtype == 2 ? 0x7FFFFFFFu : 0x7FFFu)) == 0; }
@@ -123,16 +110,22 @@ FP_RNG_HD std::uint32_t least_normal(int dtype, std::int64_t z) {
 // A product and a sum rounded once each, never fused into one FMA (nvcc fuses a * b + c by default):
 // the host and the device round the same way whatever the compiler's contraction setting.
 FP_RNG_HD double mul_rn(double a, double b) {
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#if defined(__CUDA_ARCH__)
   return __dmul_rn(a, b);
+#elif defined(__HIP_DEVICE_COMPILE__)
+#pragma clang fp contract(off)  // HIP's __dmul_rn is a plain product that clang may fuse
+  return a * b;
 #else
   volatile double p = a * b;  // a stored product cannot be contracted into a following add
   return p;
 #endif
 }
 FP_RNG_HD double add_rn(double a, double b) {
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#if defined(__CUDA_ARCH__)
   return __dadd_rn(a, b);
+#elif defined(__HIP_DEVICE_COMPILE__)
+#pragma clang fp contract(off)
+  return a + b;
 #else
   return a + b;
 #endif

@@ -1,6 +1,6 @@
 #pragma once
-// Where the time of a property run goes (the gate's throughput question): building each case's
-// inputs on the host, the kernel (run_kernel: upload, launch, download, guard and poison checks) and
+// Where the time of a property run goes (the gate's throughput question): making each case's
+// inputs (on the device and downloaded: kernels/input_fill.h), the kernel (run_kernel: upload, launch, download, guard and poison checks) and
 // the oracle (double-precision reference and check); the kernel phase is split further into
 // transfers (upload, download and the runner's checks) and the device's own time. The rest of a property's wall time is case
 // generation, RapidCheck and the property's own host work. Per property the totals are printed and,

@@ -93,6 +93,8 @@ struct Case {
   // The case's Q, K and V from the counter-based generator (core/counter_inputs.h): every element a
   // function of (seed, tensor, index), so the device fill (kernels/input_fill.h) writes the same bits.
   AttnInputs make_inputs() const;
+  // The input kind's distribution (magnitude, key jitter or ramp) for the generator.
+  InputDist input_dist() const;
   bool operator==(const Case&) const = default;
 };
 // {"problem": {...}, "seed": N, "inputs": "rising"[, "splits": 3]}: what a failure prints and a replay reads.

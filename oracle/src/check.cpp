@@ -166,6 +166,8 @@ void judge_o(const AttnProblem& p, const Reference& ref, const Reference& emu, c
   const double emu_err = res.emulated_metrics.max_abs;
   res.o_margin = 0;
   res.o_bound = res.o_bound_max = res.o_atol = 0;
+  bool have_where = false;
+  std::size_t where_e = 0;
   for (std::size_t e = 0; e < ref.o.size(); ++e) {
     const double rv = ref.o[e], rr = round_to(p.out_dtype, rv), ev = emu.o[e];
     if (!same_class(rr, ev)) {
@@ -188,14 +190,16 @@ void judge_o(const AttnProblem& p, const Reference& ref, const Reference& emu, c
     if (!std::isfinite(xv)) continue;  // a pattern mismatch (compare())
     const double err = std::abs(xv - rv);
     const double margin = bound > 0 ? err / bound : (err > 0 ? INFINITY : 0.0);
-    if (margin > res.o_margin || res.o_where.empty()) {
+    if (margin > res.o_margin || !have_where) {  // (o_where is written once, after the loop)
       res.o_margin = margin;
       res.o_error = err;
       res.o_bound = bound;
       res.o_atol = atol;
-      res.o_where = where(p, ref, e);
+      have_where = true;
+      where_e = e;
     }
   }
+  if (have_where) res.o_where = where(p, ref, where_e);
   // LSE: the same class rule (the emulation's LSE is the yardstick of the LSE bound).
   if (!got.lse.empty())
     for (std::size_t e = 0; e < ref.lse.size(); ++e)

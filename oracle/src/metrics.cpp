@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <sstream>
 
 #include "flashprobe/core/half.h"
@@ -9,12 +11,19 @@
 
 namespace flashprobe::oracle {
 
+// 2^(max(ilogb(x), emin) - mant), emin for zero, Inf and NaN, read from the double's exponent field
+// (ilogb of a double subnormal is below every emin here): the check calls it per element, twice.
 double ulp(DType t, double x) {
   const int mant = t == DType::f16 ? 10 : t == DType::bf16 ? 7 : 23;
   const int emin = t == DType::f16 ? -14 : -126;  // exponent of the smallest normal
-  int e = emin;
-  if (x != 0 && std::isfinite(x)) e = std::max(std::ilogb(x), emin);
-  return std::ldexp(1.0, e - mant);
+  std::uint64_t u;
+  std::memcpy(&u, &x, 8);
+  const int field = static_cast<int>((u >> 52) & 0x7FF);
+  const int e = field == 0 || field == 0x7FF ? emin : std::max(field - 1023, emin);
+  const std::uint64_t r = static_cast<std::uint64_t>(e - mant + 1023) << 52;  // a normal double: e - mant >= -149
+  double v;
+  std::memcpy(&v, &r, 8);
+  return v;
 }
 
 namespace {
@@ -90,6 +99,8 @@ Metrics compare(const AttnProblem& p, const Reference& ref, const Reference& x) 
   RowBias bias;
   const double u_in = 0.5 * dtype_eps(p.dtype);
   std::vector<std::array<double, 4>> row;  // (ref, x, o_sens, o_top) of the current row, both finite
+  bool have_worst = false;
+  int worst[4] = {0, 0, 0, 0};  // b, query row, h, x of max_abs
   auto note = [&](const std::string& what) {
     m.nonfinite_pattern_ok = false;
     if (m.nonfinite_detail.empty()) m.nonfinite_detail = what;
@@ -115,11 +126,10 @@ Metrics compare(const AttnProblem& p, const Reference& ref, const Reference& x) 
             continue;
           }
           const double e = std::abs(xv - rv);
-          if (m.worst.empty() || e > m.max_abs) {
+          if (!have_worst || e > m.max_abs) {  // (the text is written once, after the loop)
             m.max_abs = e;
-            std::ostringstream s;
-            s << "b" << b << " row" << ref.query_row(r) << " h" << h << " x" << d;
-            m.worst = s.str();
+            have_worst = true;
+            worst[0] = b, worst[1] = ref.query_row(r), worst[2] = h, worst[3] = d;
           }
           m.ref_max_abs = std::max(m.ref_max_abs, std::abs(rv));
           m.max_ulp = std::max(m.max_ulp, e / ulp(p.out_dtype, rv));
@@ -135,6 +145,11 @@ Metrics compare(const AttnProblem& p, const Reference& ref, const Reference& x) 
       }
   bias.add_row(p.out_dtype, u_in, row);
   bias.finish(m);
+  if (have_worst) {
+    std::ostringstream s;
+    s << "b" << worst[0] << " row" << worst[1] << " h" << worst[2] << " x" << worst[3];
+    m.worst = s.str();
+  }
   const double rms = m.compared ? std::sqrt(sum_r2 / static_cast<double>(m.compared)) : 0;
   for (std::size_t i = 0; i < rel_num.size(); ++i) {
     const double den = std::max(rel_den[i], 1e-2 * rms);

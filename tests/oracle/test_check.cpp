@@ -4,6 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
 
 #include "flashprobe/core/error.h"
 #include "flashprobe/core/half.h"
@@ -192,4 +196,24 @@ TEST(Metrics, UlpOfTheOutputType) {
   EXPECT_EQ(ulp(DType::bf16, 3.0), std::ldexp(1.0, -6));
   EXPECT_EQ(ulp(DType::f32, 0.0), std::ldexp(1.0, -149));
   EXPECT_EQ(ulp(DType::f16, 1e-7), std::ldexp(1.0, -24));  // subnormal spacing
+}
+
+// ulp() reads the exponent field; the definition is 2^(max(ilogb(x), emin) - mant), emin for zero,
+// Inf and NaN. Random bit patterns (every exponent, signs, double subnormals) and the special values.
+TEST(Metrics, UlpEqualsItsDefinitionOnEveryKindOfDouble) {
+  std::mt19937_64 rng(3);
+  std::vector<double> xs{0.0, -0.0, INFINITY, -INFINITY, NAN, 5e-324, -1e-310, 65504.0, 6.1e-5, 1.0 / 3};
+  for (int i = 0; i < 200000; ++i) {
+    const std::uint64_t u = rng();
+    double x;
+    std::memcpy(&x, &u, 8);
+    xs.push_back(x);
+  }
+  for (DType t : {DType::f16, DType::bf16, DType::f32}) {
+    const int mant = t == DType::f16 ? 10 : t == DType::bf16 ? 7 : 23, emin = t == DType::f16 ? -14 : -126;
+    for (double x : xs) {
+      const int e = x != 0 && std::isfinite(x) ? std::max(std::ilogb(x), emin) : emin;
+      ASSERT_EQ(ulp(t, x), std::ldexp(1.0, e - mant)) << dtype_name(t) << " " << x;
+    }
+  }
 }

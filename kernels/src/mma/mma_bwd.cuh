@@ -251,7 +251,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_bwd_dkdv(BwdParams bp
 
   const bool qvec = p.q_rows16 != 0, dovec = bp.dout_rows16 != 0, kvvec = p.kv_rows16 != 0;
   const auto fill_step = [&](int stage, int step) {
-    const int h = kvh * p.group + step / ntiles, i0 = (t_first + step % ntiles) * Br;
+    const int h = mask::q_head(kvh, step / ntiles, p.group), i0 = (t_first + step % ntiles) * Br;
     std::uint16_t* q = qd_s + 2 * stage * C::kQTile;
     bwd_fill_tile<Br, D, C::kThreads>(q, kLd, p.q, p.qs, b, h, i0, p.sq, qvec);
     bwd_fill_tile<Br, D, C::kThreads>(q + C::kQTile, kLd, bp.dout, p.os, b, h, i0, p.sq, dovec);
@@ -288,7 +288,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_bwd_dkdv(BwdParams bp
 
   for (int step = 0; step < steps; ++step) {
     const int stage = step & 1;
-    const int hh = step / ntiles, h = kvh * p.group + hh, i0 = (t_first + step % ntiles) * Br;
+    const int hh = step / ntiles, h = mask::q_head(kvh, hh, p.group), i0 = (t_first + step % ntiles) * Br;
     if constexpr (bug == Bug::bwd_mma_gqa_unsummed) {
       if (step % ntiles == 0) clear();
     }

@@ -44,6 +44,33 @@ PluginProblem::PluginProblem(const AttnProblem& p) {
                 static_cast<int>(Causal::top_left) == FP_CAUSAL_TOP_LEFT);
 }
 
+AttnProblem attn_problem(const fp_problem_v1& c) {
+  auto s4 = [](const int64_t* s) { return Strides{s[0], s[1], s[2], s[3]}; };
+  AttnProblem p;
+  p.batch = c.batch;
+  p.hq = c.hq;
+  p.hkv = c.hkv;
+  p.sq = c.sq;
+  p.sk = c.sk;
+  p.d = c.d;
+  p.dv = c.dv;
+  p.dtype = static_cast<DType>(c.dtype);
+  p.out_dtype = static_cast<DType>(c.out_dtype);
+  p.q = s4(c.q_strides);
+  p.k = s4(c.k_strides);
+  p.v = s4(c.v_strides);
+  p.o = s4(c.o_strides);
+  p.scale = c.scale;
+  p.causal = static_cast<Causal>(c.causal);
+  p.kv_offset = c.kv_offset;
+  p.window_left = c.window_left;
+  p.window_right = c.window_right;
+  p.softcap = c.softcap;
+  if (c.alibi_slopes) p.alibi_slopes.assign(c.alibi_slopes, c.alibi_slopes + c.hq);
+  if (c.seqlens_k) p.seqlens_k.assign(c.seqlens_k, c.seqlens_k + c.batch);
+  return p;
+}
+
 Plugin Plugin::load(const std::string& path) {
   void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) throw UsageError("plug-in '" + path + "' cannot be loaded: " + dlerror());

@@ -15,6 +15,7 @@
 #include "flashprobe/core/vendor.h"
 #include "flashprobe/kernels/registry.h"
 #include "flashprobe/plugin/flashprobe_plugin.h"
+#include "flashprobe/plugin/loader.h"
 
 namespace {
 using namespace flashprobe;
@@ -45,39 +46,11 @@ const Subject& subject() {
   return s;
 }
 
-Strides strides(const int64_t* s) { return {s[0], s[1], s[2], s[3]}; }
-
-AttnProblem to_problem(const fp_problem_v1& c) {
-  AttnProblem p;
-  p.batch = c.batch;
-  p.hq = c.hq;
-  p.hkv = c.hkv;
-  p.sq = c.sq;
-  p.sk = c.sk;
-  p.d = c.d;
-  p.dv = c.dv;
-  p.dtype = static_cast<DType>(c.dtype);
-  p.out_dtype = static_cast<DType>(c.out_dtype);
-  p.q = strides(c.q_strides);
-  p.k = strides(c.k_strides);
-  p.v = strides(c.v_strides);
-  p.o = strides(c.o_strides);
-  p.scale = c.scale;
-  p.causal = static_cast<Causal>(c.causal);
-  p.kv_offset = c.kv_offset;
-  p.window_left = c.window_left;
-  p.window_right = c.window_right;
-  p.softcap = c.softcap;
-  if (c.alibi_slopes) p.alibi_slopes.assign(c.alibi_slopes, c.alibi_slopes + c.hq);
-  if (c.seqlens_k) p.seqlens_k.assign(c.seqlens_k, c.seqlens_k + c.batch);
-  return p;
-}
-
 int supports(const fp_problem_v1* c, char* why, size_t n) {
   const Subject& s = subject();
   std::string reason = s.error;
   if (reason.empty()) {
-    const AttnProblem p = to_problem(*c);
+    const AttnProblem p = attn_problem(*c);
     kernels::Support ok = kernels::Support::valid(p);
     if (ok) ok = s.kernel->supports(s.device, p);
     if (ok) return 1;
@@ -92,7 +65,7 @@ int launch(const fp_problem_v1* c, const fp_tensors_v1* t, char* err, size_t n) 
   void* ws = nullptr;
   try {
     if (!s.kernel) throw std::runtime_error(s.error);
-    const AttnProblem p = to_problem(*c);
+    const AttnProblem p = attn_problem(*c);
     kernels::DeviceTensors d;
     d.q = t->q;
     d.k = t->k;

@@ -59,6 +59,11 @@ TEST(PluginLoader, ProblemIsTranslatedFieldByField) {
   EXPECT_EQ(c.c.alibi_slopes[5], 6.0);
   EXPECT_EQ(c.c.window_left, 3);
   EXPECT_EQ(c.c.window_right, -1);
+  // And back: the same problem, its strides explicit and its scale resolved.
+  AttnProblem back = attn_problem(c.c);
+  EXPECT_EQ(back.scale, p.effective_scale());
+  back.scale = p.scale;
+  EXPECT_EQ(back, p);
 }
 
 #ifdef FP_HAVE_EXAMPLE_PLUGIN

@@ -23,6 +23,9 @@ struct PluginProblem {
   PluginProblem(const PluginProblem&) = delete;
   PluginProblem& operator=(const PluginProblem&) = delete;
 };
+// The inverse, for a plug-in that wraps a kernel taking flashprobe's own problem type
+// (plugin/subjects/project_kernel_plugin.cpp): every field back, the scale as resolved.
+AttnProblem attn_problem(const fp_problem_v1& c);
 
 class Plugin {
  public:

@@ -90,6 +90,7 @@ def main():
             return 2
     src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     emu_state = emulator_state(root)
+    src_commit = git(["rev-parse", "HEAD"], src)  # at the start: the code objects are loaded from this tree now
     emu_commit = emu_state["commit"]
     # A changed emulator's results are other subjects than the upstream one's: both stay in the summary.
     tag = " [patched emulator]" if emu_state["local_changes"] else ""
@@ -188,7 +189,7 @@ def main():
                   + (f": {r['error']}" if r.get("error") else ""), flush=True)
     rec = {"schema": "flashprobe.emulated/1",
            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-           "commit": git(["rev-parse", "HEAD"], src),
+           "commit": src_commit,
            "device": None,
            "evidence": "emulated",
            "source": source_label(emu_state),

@@ -15,7 +15,17 @@ runs leave them out, a short run per subject ("empty-rows") checks them on their
 Runs in chunks of cases with their own seeds until the target (default 1000 cases per subject and
 dtype) or the subject's time budget is reached; the record says which, with run / refused / failed.
 
+FlexAttention is compiled once per shape class, not per problem: its inputs are zero-padded into a
+few classes (flex_shape: sequence lengths to multiples of 128, batch and kv heads to at least 2, the
+GQA group to 1, 8, 16, ...) whose padding is masked or dropped, so the problem computed is the
+case's; each run records how many graphs torch.compile built ("compiled_graphs"). The subject
+"flex-exact" (only when named) calls it on each problem's own shapes. An exception FlexAttention
+raises on a problem (a torch.compile crash) is a finding, not the end of the run: the problem JSON,
+the exception and its traceback go into the run's "crashes" (and DIR/failures/crash-*/), the case
+counts as neither passed nor refused, the run as failed, and the cases go on.
+
   python3 reports/baselines/torch_props.py --out DIR [--cases 1000] [--budget 500] [--subjects sdpa-flash,flex]
+                                           [--device cuda|cpu]
 
 Writes DIR/torch_props.json (schema flashprobe.torch_props/1) and, per failure, DIR/failures/<case>/
 (NPY files, the CLI's check.json). FLASHPROBE_EXE names the flashprobe command for the re-check.
@@ -142,16 +152,40 @@ def sdpa_backward_subject(backend):
 
 
 # ---------------------------------------------------------------- FlexAttention
+def round_up(n, m):
+    return max(m, -(-n // m) * m)
+
+
+def flex_shape(p, bucket=True):
+    """The shapes FlexAttention is called with for problem p: (batch, hkv, group, sq, sk) padded so that
+    few compiled graphs serve every problem (one per dtype, head dim and group bucket), or p's own.
+
+    torch.compile(dynamic=True) still specialises on sizes 0 and 1, on a sequence length's
+    divisibility by the 128-wide block and on the GQA group (a constant of the Triton kernel): Sq and
+    Sk are padded to multiples of 128, batch and kv heads to at least 2, the group to 1 or the next of
+    8, 16, ... The padding is masked (keys past each batch element's own count, batch elements with no
+    key) or dropped from the output (query rows, heads and batch elements past the problem's), so the
+    problem computed is p's."""
+    g = p.hq // p.hkv
+    if not bucket:
+        return p.batch, p.hkv, g, p.sq, p.sk
+    group = 1 if g == 1 else max(8, 1 << (g - 1).bit_length())
+    return max(p.batch, 2), max(p.hkv, 2), group, round_up(p.sq, 128), round_up(p.sk, 128)
+
+
 class Flex:
     """FlexAttention compiled once; the problem's parameters live in fixed-size tensors that the
-    score_mod and mask_mod read, so that a new problem changes values, not the compiled graph."""
+    score_mod and mask_mod read, so that a new problem changes values, not the compiled graph, and the
+    inputs are padded into a few shape classes (flex_shape) so that shapes do not recompile either."""
 
-    MAX = 64
+    MAX_BATCH = 64
+    MAX_HEADS = 1024
 
-    def __init__(self):
+    def __init__(self, bucket=True):
         from torch.nn.attention import flex_attention as fa
 
         self.fa = fa
+        self.bucket = bucket
         for name in ("cache_size_limit", "recompile_limit", "accumulated_cache_size_limit",
                      "accumulated_recompile_limit"):
             if hasattr(torch._dynamo.config, name):
@@ -162,9 +196,9 @@ class Flex:
         i32 = dict(device=DEVICE, dtype=torch.int32)
         self.cap = torch.zeros(1, **f32)
         self.scale = torch.ones(1, **f32)
-        self.slopes = torch.zeros(self.MAX, **f32)
-        self.diag = torch.zeros(self.MAX, **i32)
-        self.keys = torch.zeros(self.MAX, **i32)
+        self.slopes = torch.zeros(self.MAX_HEADS, **f32)
+        self.diag = torch.zeros(self.MAX_BATCH, **i32)
+        self.keys = torch.zeros(self.MAX_BATCH, **i32)
         self.flags = torch.zeros(3, **i32)  # causal, window_left, window_right
         cap, scale, slopes, diag, keys, flags = self.cap, self.scale, self.slopes, self.diag, self.keys, self.flags
 
@@ -187,35 +221,67 @@ class Flex:
         # Dynamic shapes from the first call: a new Sq, Sk, batch or head count reuses the kernels.
         self.compiled = torch.compile(fa.flex_attention, dynamic=True)
         self.aux = getattr(fa, "AuxRequest", None)
+        self.last_shape = None
 
     def __call__(self, p, q, k, v):
         if p.sk == 0:
             raise Unsupported("FlexAttention needs at least one key")
-        if p.batch > self.MAX or p.hq > self.MAX:
+        B, hkv, g, sq, sk = flex_shape(p, self.bucket)
+        if B > self.MAX_BATCH or hkv * g > self.MAX_HEADS:
             raise Unsupported("more batch elements or heads than the parameter tensors hold")
+        self.last_shape = dict(batch=B, hq=hkv * g, hkv=hkv, sq=sq, sk=sk)
         lay = p.tensor_layouts
-        # Contiguous BHSD copies: one stride pattern, so that strides never cost a recompile.
-        qb, kb, vb = (to_bhsd(x, lay[n]).contiguous() for x, n in ((q, "q"), (k, "k"), (v, "v")))
+        gp = p.hq // p.hkv
+        # Zero-padded contiguous BHSD copies (one stride pattern: strides never cost a recompile); query
+        # head h = kv * gp + m of the problem sits at kv * g + m.
+        qp = q.new_zeros((B, hkv, g, sq, p.d))
+        qp[:p.batch, :p.hkv, :gp, :p.sq] = to_bhsd(q, lay["q"]).reshape(p.batch, p.hkv, gp, p.sq, p.d)
+        kp, vp = q.new_zeros((B, hkv, sk, p.d)), q.new_zeros((B, hkv, sk, p.dv))
+        kp[:p.batch, :p.hkv, :p.sk] = to_bhsd(k, lay["k"])
+        vp[:p.batch, :p.hkv, :p.sk] = to_bhsd(v, lay["v"])
+        qp = qp.reshape(B, hkv * g, sq, p.d)
         self.cap[0] = p.softcap
         self.scale[0] = p.effective_scale
         self.slopes.zero_()
         if p.alibi_slopes:
-            self.slopes[:p.hq] = torch.tensor(p.alibi_slopes)
+            self.slopes[:hkv * g].view(hkv, g)[:p.hkv, :gp] = torch.tensor(p.alibi_slopes).view(p.hkv, gp)
+        self.diag.zero_()
+        self.keys.zero_()  # padded batch elements see no key
         self.diag[:p.batch] = torch.tensor([p.diag_offset(b) for b in range(p.batch)], dtype=torch.int32)
         self.keys[:p.batch] = torch.tensor(list(p.seqlens_k) or [p.sk] * p.batch, dtype=torch.int32)
         self.flags.copy_(torch.tensor([int(p.causal != "none"), p.window_left, p.window_right], dtype=torch.int32))
-        block_mask = self.fa.create_block_mask(self.mask_mod, p.batch, None, p.sq, p.sk, device=DEVICE)
+        block_mask = self.fa.create_block_mask(self.mask_mod, B, None, sq, sk, device=DEVICE)
         kw = dict(score_mod=self.score_mod, block_mask=block_mask, scale=1.0, enable_gqa=True)
         if self.aux is not None:
-            o, aux = self.compiled(qb, kb, vb, return_aux=self.aux(lse=True), **kw)
+            o, aux = self.compiled(qp, kp, vp, return_aux=self.aux(lse=True), **kw)
             lse = aux.lse
         else:
-            o, lse = self.compiled(qb, kb, vb, return_lse=True, **kw)
-        torch.cuda.synchronize()
+            o, lse = self.compiled(qp, kp, vp, return_lse=True, **kw)
+        if DEVICE == "cuda":
+            torch.cuda.synchronize()
+        # Back to the problem's batch, heads and rows.
+        o = o.reshape(B, hkv, g, sq, p.dv)[:p.batch, :p.hkv, :gp, :p.sq].reshape(p.batch, p.hq, p.sq, p.dv)
+        lse = lse.reshape(B, hkv, g, sq)[:p.batch, :p.hkv, :gp, :p.sq].reshape(p.batch, p.hq, p.sq)
         return from_bhsd(o, lay["o"]), lse.float()
 
 
-_FLEX = []
+def compiled_graphs():
+    """Graphs torch.compile has compiled in this process so far (a recompile adds one)."""
+    try:
+        from torch._dynamo.utils import counters
+        return int(counters["stats"]["unique_graphs"])
+    except Exception:  # noqa: BLE001 - a record field, not a reason to stop
+        return None
+
+
+_FLEX = {}
+
+
+def flex_instance(bucket=True):
+    """One Flex per padding rule for every run, so that its compiled kernels are reused."""
+    if bucket not in _FLEX:
+        _FLEX[bucket] = Flex(bucket)
+    return _FLEX[bucket]
 
 
 def flex_backward_subject():
@@ -234,13 +300,6 @@ def flex_backward_subject():
     return kernel
 
 
-def flex_instance():
-    """One Flex for every run, so that its compiled kernels are reused."""
-    if not _FLEX:
-        _FLEX.append(Flex())
-    return _FLEX[0]
-
-
 # ---------------------------------------------------------------- subjects
 # What each subject's API can state. SDPA has no soft-cap; the flash and cuDNN backends take no mask
 # tensor (causal masks only); ALiBi through SDPA is an additive mask in the inputs' dtype, which
@@ -255,6 +314,15 @@ def masked(dtype):
 
 def flex_domain(dtype):
     return dict(head_dims=[64, 128])
+
+
+# Not run unless named: FlexAttention on each problem's own shapes (a compile for nearly every new shape
+# class; the padded "flex" computes the same problems).
+NOT_BY_DEFAULT = ("flex-exact",)
+# Subjects whose exception on a problem (not Unsupported) is a finding recorded with the problem, after
+# which the run goes on: a crash inside torch.compile says nothing about the other problems.
+CRASH_IS_FINDING = ("flex", "flex-exact", "flex-bwd")
+MAX_SAVED_CRASHES = 20
 
 
 def subjects():
@@ -273,6 +341,7 @@ def subjects():
         "sdpa-efficient-bwd": (lambda: sdpa_backward_subject(SDPBackend.EFFICIENT_ATTENTION), ["f16", "bf16", "f32"],
                                masked, False, 1),
         "flex-bwd": (flex_backward_subject, ["f16", "bf16"], flex_domain, True, 3),
+        "flex-exact": (lambda: flex_instance(bucket=False), ["f16", "bf16"], flex_domain, True, 3),
     }
 
 
@@ -307,6 +376,10 @@ def run_one(name, kernel, dtype, constraints, check_lse, target, budget, out_dir
     supports = (lambda p: p.empty_rows > 0) if empty_rows else (lambda p: p.empty_rows == 0)
     reasons = row["refusals"] = {}
     inner = kernel
+    crash_is_finding = name in CRASH_IS_FINDING
+    row["crashed"], row["crashes"], row["compiled_graphs"] = 0, [], None
+    graphs0 = compiled_graphs()
+    in_chunk = {"crashed": 0}
 
     def kernel(p, q, k, v, *do):  # noqa: F811 - the subject, with its refusals tallied by reason
         try:
@@ -315,6 +388,18 @@ def run_one(name, kernel, dtype, constraints, check_lse, target, budget, out_dir
             key = str(e)[:160]
             reasons[key] = reasons.get(key, 0) + 1
             raise
+        except Exception as e:  # noqa: BLE001
+            if not crash_is_finding:
+                raise  # a failure of the case: shrunk and reported by check_kernel
+            # A finding about the subject on this problem, recorded; the case is neither passed nor refused.
+            row["crashed"] += 1
+            in_chunk["crashed"] += 1
+            if len(row["crashes"]) < MAX_SAVED_CRASHES:
+                row["crashes"].append(record_crash(name, dtype, p, e, getattr(inner, "last_shape", None), out_dir,
+                                                   len(row["crashes"])))
+            print(f"{name}/{dtype}: crashed on {p.id}: {type(e).__name__}: {str(e).splitlines()[0][:300]}",
+                  flush=True)
+            raise Unsupported("crashed (recorded)") from None
 
     t0 = time.perf_counter()
     chunk = 50
@@ -326,6 +411,7 @@ def run_one(name, kernel, dtype, constraints, check_lse, target, budget, out_dir
         seed = seed0 + row["chunks"]
         row["chunks"] += 1
         check = check_backward_kernel if is_backward(name) else check_kernel
+        in_chunk["crashed"] = 0
         try:
             r = check(kernel, max_examples=n, seed=seed, array="torch", device=DEVICE, check_lse=check_lse,
                       supports=supports, dtypes=[dtype], name=f"{name}/{dtype}",
@@ -335,9 +421,10 @@ def run_one(name, kernel, dtype, constraints, check_lse, target, budget, out_dir
             rep = getattr(e, "report", None)
             if rep is not None:
                 row["checked"] += rep.checked
-                row["refused"] += rep.refused
-            if e.case is None:  # every case of the chunk refused: nothing judged, nothing passed
-                row["stopped_by"] = "every case refused"
+                row["refused"] += rep.refused - in_chunk["crashed"]  # check_kernel counted crashes as refusals
+            if e.case is None:  # every case of the chunk refused or crashed: nothing judged, nothing passed
+                row["stopped_by"] = "every case crashed" if in_chunk["crashed"] and row["refused"] == 0 else \
+                    "every case refused"
                 break
             row["failed"] = 1
             f = {"message": str(e), "case": json.loads(e.case.to_json()) if e.case else None,
@@ -352,21 +439,42 @@ def run_one(name, kernel, dtype, constraints, check_lse, target, budget, out_dir
             print(str(e), flush=True)
             break
         row["checked"] += r.checked
-        row["refused"] += r.refused
+        row["refused"] += r.refused - in_chunk["crashed"]
         if r.worst_margin >= row["worst_margin"]:
             row["worst_margin"], row["worst_case"] = r.worst_margin, r.worst_case
     else:
         row["stopped_by"] = "target"
     row["seconds"] = round(time.perf_counter() - t0, 1)
+    graphs1 = compiled_graphs()
+    row["compiled_graphs"] = None if graphs0 is None or graphs1 is None else graphs1 - graphs0
+    if row["crashed"]:
+        row["failed"] = 1  # a crash is a finding about the subject: the run is not a clean pass
     print(f"{name:15s} {dtype:5s} {'empty-rows' if empty_rows else 'main':10s} checked {row['checked']:5d}  "
-          f"refused {row['refused']:5d}  failed {row['failed']}  worst margin {row['worst_margin']:.2f}  "
-          f"{row['seconds']:.0f} s  ({row['stopped_by']})", flush=True)
+          f"refused {row['refused']:5d}  failed {row['failed']}  crashed {row['crashed']}  "
+          f"worst margin {row['worst_margin']:.2f}  {row['seconds']:.0f} s  compiled graphs "
+          f"{row['compiled_graphs']}  ({row['stopped_by']})", flush=True)
     return row
+
+
+def record_crash(name, dtype, p, e, shape, out_dir, n):
+    """A subject's exception on problem p as a finding: the problem JSON, the exception and its traceback,
+    saved under out_dir/failures/crash-<subject>-<dtype>-<n>/ (problem.json, error.txt)."""
+    d = os.path.join(out_dir, "failures", f"crash-{name}-{dtype}-{n}")
+    os.makedirs(d, exist_ok=True)
+    problem = json.loads(p.to_json())
+    with open(os.path.join(d, "problem.json"), "w") as f:
+        json.dump(problem, f, indent=1)
+    tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+    with open(os.path.join(d, "error.txt"), "w") as f:
+        f.write(f"{name} ({dtype}) on {p.id}, called with shape {shape}\n\n{tb}")
+    return {"problem": problem, "id": p.id, "subject_shape": shape, "error": f"{type(e).__name__}: {str(e)[:2000]}",
+            "traceback_tail": tb[-3000:], "saved": d}
 
 
 def environment():
     env = {"python": platform.python_version(), "torch": torch.__version__, "cuda": torch.version.cuda,
-           "cudnn": torch.backends.cudnn.version(), "gpu": torch.cuda.get_device_name(0),
+           "cudnn": torch.backends.cudnn.version(),
+           "gpu": torch.cuda.get_device_name(0) if DEVICE == "cuda" else None, "device": DEVICE,
            "flashprobe": flashprobe.build_info()}
     try:
         import triton
@@ -384,9 +492,12 @@ def main():
     ap.add_argument("--cases", type=int, default=1000, help="target cases per subject and dtype")
     ap.add_argument("--empty-cases", type=int, default=100, help="cases of the empty-rows run per subject")
     ap.add_argument("--budget", type=float, default=500, help="seconds for everything")
-    ap.add_argument("--subjects", default=",".join(subjects()))
+    ap.add_argument("--subjects", default=",".join(n for n in subjects() if n not in NOT_BY_DEFAULT))
+    ap.add_argument("--device", default="cuda", help="where the subjects run (cpu: FlexAttention's CPU path, tests)")
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
+    global DEVICE
+    DEVICE = a.device
     os.makedirs(a.out, exist_ok=True)
     t_start = time.perf_counter()
     names = [s for s in a.subjects.split(",") if s]

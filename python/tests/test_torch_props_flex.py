@@ -1,0 +1,85 @@
+"""The FlexAttention subject of reports/baselines/torch_props.py (the H100 record's harness): inputs padded
+into a few shape classes compute each problem exactly (the oracle judges the unpadded output), the
+compiled graphs stay few over many problems, and a subject that raises on a problem leaves a recorded
+finding while the run goes on. Needs PyTorch with flex_attention (CPU or GPU); skipped without it."""
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="torch is not installed (the H100 run tests the harness)")
+pytest.importorskip("torch.nn.attention.flex_attention", reason="this torch has no flex_attention")
+
+import flashprobe  # noqa: E402
+from flashprobe.testing import Unsupported, check_kernel  # noqa: E402
+
+HARNESS = Path(__file__).resolve().parents[2] / "reports" / "baselines" / "torch_props.py"
+
+
+@pytest.fixture(scope="module")
+def tp():
+    spec = importlib.util.spec_from_file_location("torch_props", HARNESS)
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    m.DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+    return m
+
+
+def test_shape_classes(tp):
+    P = flashprobe.Problem
+    # Sizes 1, sequence lengths off the 128 grid and groups 2..8 all land in one class.
+    assert tp.flex_shape(P(batch=1, hq=3, hkv=1, sq=1, sk=5, d=64)) == (2, 2, 8, 128, 128)
+    assert tp.flex_shape(P(batch=3, hq=12, hkv=2, sq=129, sk=600, d=64)) == (3, 2, 8, 256, 640)
+    assert tp.flex_shape(P(batch=2, hq=4, hkv=4, sq=128, sk=256, d=64)) == (2, 4, 1, 128, 256)  # MHA stays MHA
+    assert tp.flex_shape(P(batch=1, hq=9, hkv=1, sq=7, sk=7, d=64)) == (2, 2, 16, 128, 128)
+    assert tp.flex_shape(P(batch=1, hq=3, hkv=1, sq=7, sk=9, d=64), bucket=False) == (1, 1, 3, 7, 9)
+
+
+def test_padded_flex_passes_the_oracle_with_few_graphs(tp):
+    """Problems of every shape class through the padded subject: each passes the oracle (padding that
+    leaked into the result, a head put in the wrong place or an ALiBi slope on the wrong head would
+    fail), and the compiled graphs do not grow with the number of problems."""
+    flex = tp.Flex(bucket=True)
+    dtype = "f16" if tp.DEVICE == "cuda" else "f32"
+    g0 = tp.compiled_graphs()
+    r = check_kernel(flex, max_examples=12, seed=3, array="torch", device=tp.DEVICE, check_lse=True,
+                     supports=lambda p: p.empty_rows == 0 and p.sk > 0 and p.dv == p.d, dtypes=[dtype],
+                     head_dims=[64], name="flex-padded")
+    assert r.checked >= 6, r
+    g1 = tp.compiled_graphs()
+    if g0 is not None and g1 is not None:
+        # One graph per group class (1, 8, 16) at one dtype and head dim, whatever the shapes.
+        assert g1 - g0 <= 3, f"{g1 - g0} graphs compiled for {r.checked} problems"
+
+
+def test_a_crash_is_a_recorded_finding_and_the_run_goes_on(tp, tmp_path):
+    """run_one with a subject that raises on some problems: those are recorded (problem JSON, exception,
+    saved under failures/), counted as crashed (neither passed nor refused), the row is marked failed,
+    and the other problems are still checked."""
+    calls = {"n": 0}
+
+    def reference(p, q, k, v):
+        o, lse = flashprobe.reference(p, q, k, v)
+        return torch.from_numpy(o.astype("float32")), torch.from_numpy(lse.astype("float32"))
+
+    def subject(p, q, k, v):
+        calls["n"] += 1
+        if p.sq % 2 == 1:
+            raise RuntimeError("compile failure stand-in (odd sq)")
+        if p.softcap:
+            raise Unsupported("no soft-cap")
+        return reference(p, q, k, v)
+
+    row = tp.run_one("flex", subject, "f32", dict(head_dims=[64], max_sq=8, max_sk=16), False, 20, 120,
+                     str(tmp_path), False, 5)
+    assert row["crashed"] > 0 and row["checked"] > 0, row
+    assert row["failed"] == 1 and row["failure"] is None, row
+    assert row["stopped_by"] == "target", row
+    assert sum(row["refusals"].values()) == row["refused"], row  # crashes are not refusals
+    c = row["crashes"][0]
+    assert c["error"].startswith("RuntimeError: compile failure stand-in")
+    saved = Path(c["saved"])
+    assert json.loads((saved / "problem.json").read_text())["sq"] % 2 == 1
+    assert "RuntimeError" in (saved / "error.txt").read_text()
+    assert flashprobe.Problem.from_json((saved / "problem.json").read_text()).sq == c["problem"]["sq"]

@@ -181,11 +181,12 @@ class Flex:
     MAX_BATCH = 64
     MAX_HEADS = 1024
 
-    def __init__(self, bucket=True):
+    def __init__(self, bucket=True, lse=True):
         from torch.nn.attention import flex_attention as fa
 
         self.fa = fa
         self.bucket = bucket
+        self.lse = lse  # False: O only (the CPU's compiled flex_attention returns no LSE)
         for name in ("cache_size_limit", "recompile_limit", "accumulated_cache_size_limit",
                      "accumulated_recompile_limit"):
             if hasattr(torch._dynamo.config, name):
@@ -252,7 +253,9 @@ class Flex:
         self.flags.copy_(torch.tensor([int(p.causal != "none"), p.window_left, p.window_right], dtype=torch.int32))
         block_mask = self.fa.create_block_mask(self.mask_mod, B, None, sq, sk, device=DEVICE)
         kw = dict(score_mod=self.score_mod, block_mask=block_mask, scale=1.0, enable_gqa=True)
-        if self.aux is not None:
+        if not self.lse:
+            o, lse = self.compiled(qp, kp, vp, **kw), None
+        elif self.aux is not None:
             o, aux = self.compiled(qp, kp, vp, return_aux=self.aux(lse=True), **kw)
             lse = aux.lse
         else:
@@ -261,6 +264,8 @@ class Flex:
             torch.cuda.synchronize()
         # Back to the problem's batch, heads and rows.
         o = o.reshape(B, hkv, g, sq, p.dv)[:p.batch, :p.hkv, :gp, :p.sq].reshape(p.batch, p.hq, p.sq, p.dv)
+        if lse is None:
+            return from_bhsd(o, lay["o"]), None
         lse = lse.reshape(B, hkv, g, sq)[:p.batch, :p.hkv, :gp, :p.sq].reshape(p.batch, p.hq, p.sq)
         return from_bhsd(o, lay["o"]), lse.float()
 

@@ -5,7 +5,9 @@ With a code object from this build tree (argv[1], kernels_mma.mma_amd_check.co f
 the real thing: every kernel's descriptor and metadata agree, the patch sites are buffer_gl*_inv."""
 import os
 import struct
+import subprocess
 import sys
+import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -152,6 +154,31 @@ class InlineConstantC(unittest.TestCase):
         self.assertFalse(r["passed"])
         self.assertFalse(r["c_read_from_v128"])
         self.assertEqual(r["wrong"], 1)
+
+
+class EmulatorState(unittest.TestCase):
+    """A run on a changed emulator checkout says so: the diff's sha256 and files, and the label."""
+
+    def test_a_clean_and_a_changed_checkout(self):
+        from amdemu import __main__ as m
+        with tempfile.TemporaryDirectory() as d:
+            git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
+            subprocess.run(["git", "init", "-q", d], check=True)
+            with open(os.path.join(d, "emu.py"), "w") as f:
+                f.write("a = 1\n")
+            subprocess.run(git + ["-C", d, "add", "emu.py"], check=True)
+            subprocess.run(git + ["-C", d, "commit", "-qm", "x"], check=True)
+            clean = m.emulator_state(d)
+            self.assertIsNone(clean["local_changes"])
+            self.assertEqual(m.source_label(clean), f"emulated (tinygrad emulator, commit {clean['commit']}), not hardware")
+            with open(os.path.join(d, "emu.py"), "w") as f:
+                f.write("a = 2\nb = 3\n")
+            changed = m.emulator_state(d)
+            lc = changed["local_changes"]
+            self.assertEqual(len(lc["diff_sha256"]), 64)
+            self.assertEqual(lc["files"], [{"added": "2", "removed": "1", "path": "emu.py"}])
+            self.assertIn(f"with local changes, diff sha256 {lc['diff_sha256'][:12]}", m.source_label(changed))
+            self.assertTrue(m.source_label(changed).endswith("not hardware"))
 
 
 class Attention(unittest.TestCase):

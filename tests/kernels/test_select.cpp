@@ -98,10 +98,18 @@ TEST(Select, TensorCoresForLongQueriesTiledWhereTheyCannot) {
 }
 
 TEST(Select, HeadDimOutsideTiledFallsBackWithReason) {
-  const Selection s = select(kSm90, prob(128, 128, 72), kCuda, kernels());
+  // d = 72 on gfx90a: mma there is built for d = dv in its classes only, tiled for its own list.
+  const Selection s = select(kGfx90a, prob(128, 128, 72), kHip, kernels());
   ASSERT_TRUE(s) << s.describe();
   EXPECT_EQ(s.kernel->name, "ref3pass");
   EXPECT_NE(rejection(s, "tiled").find("d=72"), std::string::npos) << s.describe();
+  EXPECT_NE(rejection(s, "mma").find("d=72"), std::string::npos) << s.describe();
+  // Not a multiple of 8 (FlashAttention's head dims are): no tensor-core path on sm_90 either.
+  const Selection odd = select(kSm90, prob(128, 128, 59), kCuda, kernels());
+  ASSERT_TRUE(odd) << odd.describe();
+  EXPECT_EQ(odd.kernel->name, "ref3pass");
+  EXPECT_NE(rejection(odd, "mma").find("multiples of 8"), std::string::npos) << odd.describe();
+  EXPECT_NE(rejection(odd, "wgmma").find("d=59"), std::string::npos) << odd.describe();
   const Support t = find_kernel("tiled")->supports(kSm90, prob(128, 128, 72));
   EXPECT_FALSE(t);
   EXPECT_NE(t.reason.find("d=72"), std::string::npos) << t.reason;
@@ -117,6 +125,86 @@ TEST(Select, EveryTiledDimIsAccepted) {
   const Support s = find_kernel("tiled")->supports(kSm90, p);
   EXPECT_FALSE(s);
   EXPECT_NE(s.reason.find("dv=64"), std::string::npos) << s.reason;
+}
+
+// Registry.h's tile classes: a (d, dv) runs in the smallest class at least max(d, dv) wide.
+TEST(Select, HeadDimClasses) {
+  const auto mma = [](int d, int dv) { return head_dim_class(kMmaDimClasses, d, dv); };
+  const auto wg = [](int d, int dv) { return head_dim_class(kWgmmaDimClasses, d, dv); };
+  EXPECT_EQ(mma(8, 8), (HeadDimClass{64, 64}));
+  EXPECT_EQ(mma(40, 40), (HeadDimClass{64, 64}));
+  EXPECT_EQ(mma(64, 64), (HeadDimClass{64, 64}));
+  EXPECT_EQ(mma(72, 72), (HeadDimClass{80, 80}));
+  EXPECT_EQ(mma(88, 88), (HeadDimClass{96, 96}));
+  EXPECT_EQ(mma(104, 104), (HeadDimClass{128, 128}));
+  EXPECT_EQ(mma(136, 136), (HeadDimClass{256, 256}));
+  EXPECT_EQ(mma(192, 128), (HeadDimClass{256, 256}));
+  EXPECT_EQ(mma(64, 128), (HeadDimClass{128, 128}));  // the wider of d and dv
+  EXPECT_EQ(wg(72, 40), (HeadDimClass{128, 128}));
+  EXPECT_EQ(wg(192, 128), (HeadDimClass{192, 128}));  // MLA's prefill: its own class
+  EXPECT_EQ(wg(136, 64), (HeadDimClass{192, 128}));
+  EXPECT_EQ(wg(128, 128), (HeadDimClass{128, 128}));  // the first class that takes it
+  for (auto [d, dv] : {std::pair{59, 59}, std::pair{64, 60}, std::pair{264, 264}, std::pair{0, 64}, std::pair{-8, 8}})
+    EXPECT_FALSE(mma(d, dv)) << d << "/" << dv;
+  EXPECT_FALSE(wg(136, 136));
+  EXPECT_FALSE(wg(128, 192));
+  EXPECT_FALSE(wg(200, 128));
+  EXPECT_EQ(class_dv(kWgmmaDimClasses, 192), 128);
+  EXPECT_EQ(class_dv(kWgmmaDimClasses, 96), 0);
+}
+
+// Every head dim FlashAttention supports (multiples of 8 up to 256) runs on the tensor cores, and
+// d != dv too; the reason names the tile class it runs in.
+TEST(Select, EveryMultipleOf8UpTo256RunsOnTheTensorCores) {
+#if defined(FLASHPROBE_BACKEND_CUDA)
+  const std::string hopper = "wgmma";
+#else
+  const std::string hopper = "mma";
+#endif
+  for (int d = 8; d <= 256; d += 8) {
+    const Selection a = select(kSm80, prob(1024, 1024, d), kCuda, kernels());
+    ASSERT_TRUE(a) << a.describe();
+    EXPECT_EQ(a.kernel->name, "mma") << a.describe();
+    EXPECT_NE(a.reason.find("tile class"), std::string::npos) << a.reason;
+    const Selection h = select(kSm90, prob(4096, 4096, d, DType::bf16), kCuda, kernels());
+    ASSERT_TRUE(h) << h.describe();
+    EXPECT_EQ(h.kernel->name, d <= 128 ? hopper : "mma") << h.describe();  // d = dv past 128: no wgmma class
+  }
+  const Selection d40 = select(kSm80, prob(1024, 1024, 40), kCuda, kernels());
+  EXPECT_NE(d40.reason.find("d=40, dv=40 in the 64/64 tile class (the general instantiation)"), std::string::npos)
+      << d40.reason;
+  const Selection d128 = select(kSm80, prob(1024, 1024, 128), kCuda, kernels());
+  EXPECT_NE(d128.reason.find("d=128, dv=128: its own tile class (128/128)"), std::string::npos) << d128.reason;
+  AttnProblem mla = prob(2048, 2048, 192);  // DeepSeek's MLA prefill: d = 192, dv = 128
+  mla.dv = 128;
+  mla.causal = Causal::bottom_right;
+  const Selection mla80 = select(kSm80, mla, kCuda, kernels());
+  ASSERT_TRUE(mla80) << mla80.describe();
+  EXPECT_EQ(mla80.kernel->name, "mma") << mla80.describe();
+  EXPECT_NE(mla80.reason.find("d=192, dv=128 in the 256/256 tile class"), std::string::npos) << mla80.reason;
+  const Selection mla90 = select(kSm90, mla, kCuda, kernels());
+  ASSERT_TRUE(mla90) << mla90.describe();
+  EXPECT_EQ(mla90.kernel->name, hopper) << mla90.describe();
+  if (hopper == "wgmma") {
+    EXPECT_NE(mla90.reason.find("its own tile class (192/128)"), std::string::npos) << mla90.reason;
+  }
+  AttnProblem narrow_v = prob(2048, 2048, 64);
+  narrow_v.dv = 40;
+  const Selection nv = select(kSm90, narrow_v, kCuda, kernels());
+  ASSERT_TRUE(nv) << nv.describe();
+  EXPECT_EQ(nv.kernel->name, hopper) << nv.describe();
+  EXPECT_NE(nv.reason.find("d=64, dv=40 in the 64/64 tile class"), std::string::npos) << nv.reason;
+  // Past 256 or off the step: refused with the rule named.
+  for (int d : {264, 60}) {
+    const Support s = find_kernel("mma")->supports(kSm80, prob(128, 128, d));
+    EXPECT_FALSE(s) << d;
+    EXPECT_NE(s.reason.find("multiples of 8 up to 256"), std::string::npos) << s.reason;
+  }
+  // AMD keeps d = dv in its classes (the masking is run on NVIDIA only).
+  AttnProblem amd = prob(128, 128, 64);
+  amd.dv = 128;
+  EXPECT_NE(find_kernel("mma")->supports(kGfx1100, amd).reason.find("d == dv"), std::string::npos);
+  EXPECT_FALSE(find_kernel("mma")->supports(kGfx1100, prob(128, 128, 40)));
 }
 
 TEST(Select, F32GoesToRef3pass) {
@@ -216,14 +304,14 @@ TEST(Select, AnMmaKernelPlugsInByName) {
                  },
                  [](const AttnProblem&) { return std::size_t{0}; }, nullptr};
   table.push_back(mma);
-  AttnProblem first = prob(128, 128, 80);  // d = 80: wgmma refuses it, mma is next on sm_90
+  AttnProblem first = prob(128, 128, 144);  // d = 144: wgmma refuses it, mma is next on sm_90
   first.causal = Causal::bottom_right;
   const Selection s = select(kSm90, first, kCuda, table);
   ASSERT_TRUE(s);
   EXPECT_EQ(s.kernel->name, "mma");
   ASSERT_EQ(s.rejected.size(), 1u) << s.describe();
-  EXPECT_NE(rejection(s, "wgmma").find("d=80"), std::string::npos) << s.describe();
-  const Selection odd = select(kSm90, prob(128, 128, 72), kCuda, table);
+  EXPECT_NE(rejection(s, "wgmma").find("d=144"), std::string::npos) << s.describe();
+  const Selection odd = select(kSm90, prob(128, 128, 136), kCuda, table);
   ASSERT_TRUE(odd);
   EXPECT_EQ(odd.kernel->name, "ref3pass");
   EXPECT_EQ(rejection(odd, "mma"), "d or dtype");
@@ -274,7 +362,10 @@ TEST(Registry, WgmmaSupportsHopperProblemsTheTmaCanAddress) {
     EXPECT_FALSE(s) << dev.arch;
     EXPECT_NE(s.reason.find("sm_90"), std::string::npos) << s.reason;
   }
-  EXPECT_NE(w->supports(kSm90, prob(256, 256, 96)).reason.find("d=96"), std::string::npos);
+  // Every multiple of 8 up to 128, d != dv too (tile classes 64 and 128); nothing wider.
+  for (int d = 8; d <= 128; d += 8) EXPECT_TRUE(w->supports(kSm90, prob(256, 256, d))) << "d=" << d;
+  EXPECT_NE(w->supports(kSm90, prob(256, 256, 136)).reason.find("d=136"), std::string::npos);
+  EXPECT_NE(w->supports(kSm90, prob(256, 256, 100)).reason.find("multiples of 8"), std::string::npos);
   EXPECT_NE(w->supports(kSm90, prob(256, 256, 64, DType::f32)).reason.find("dtype=f32"), std::string::npos);
   AttnProblem odd = prob(64, 64, 64);
   odd.k = odd.v = Strides{64LL * 2 * 68, 2 * 68, 68, 1};  // rows 136 bytes apart: not 16-byte multiples
@@ -283,7 +374,17 @@ TEST(Registry, WgmmaSupportsHopperProblemsTheTmaCanAddress) {
   EXPECT_NE(so.reason.find("multiples of 8"), std::string::npos) << so.reason;
   AttnProblem dv = prob(64, 64, 64);
   dv.dv = 128;
-  EXPECT_FALSE(w->supports(kSm90, dv));
+  EXPECT_TRUE(w->supports(kSm90, dv));
+  dv.dv = 192;
+  EXPECT_NE(w->supports(kSm90, dv).reason.find("dv=192"), std::string::npos);
+  dv.d = 192;  // MLA's 192/128 and what its class takes
+  for (int v : {128, 64, 8}) {
+    dv.dv = v;
+    EXPECT_TRUE(w->supports(kSm90, dv)) << "dv=" << v;
+  }
+  dv.d = 200;
+  dv.dv = 128;
+  EXPECT_NE(w->supports(kSm90, dv).reason.find("d=200"), std::string::npos);
   EXPECT_NE(w->supports(kSm90, prob(64, 0, 64)).reason.find("sk=0"), std::string::npos);
   // The persistent grid counts its work items in 32 bits, as the launch builds the list for d (at
   // d = 128 without a mask one item per 128-row block, at d = 64 one per pair). 65535 heads x 32767
@@ -323,7 +424,8 @@ TEST(Select, HopperPathWhereItMeasuredFaster) {
   if (hopper == "wgmma") EXPECT_NE(h.reason.find("wgmma + TMA"), std::string::npos) << h.reason;
   else EXPECT_NE(rejection(h, "wgmma").find("sm_90a"), std::string::npos) << h.describe();
   EXPECT_EQ(select(kSm90, prob(4096, 4096, 64), kCuda, kernels()).kernel->name, hopper);
-  EXPECT_EQ(select(kSm90, prob(2048, 2048, 96), kCuda, kernels()).kernel->name, "mma");  // no d = 96 wgmma
+  EXPECT_EQ(select(kSm90, prob(2048, 2048, 96), kCuda, kernels()).kernel->name, hopper);  // d = 96 in class 128
+  EXPECT_EQ(select(kSm90, prob(2048, 2048, 192), kCuda, kernels()).kernel->name, "mma");  // 192/192: no wgmma class
   const auto causal = [](int sq, int sk, int d) {
     AttnProblem p = prob(sq, sk, d);
     p.causal = Causal::bottom_right;

@@ -40,21 +40,25 @@ std::string check_config() {
       if (start % 1024 >= 128) return "K k-step start leaves the first row of its swizzle atom";
       for (int n = 0; n < C::kBn; ++n)
         for (int k = 0; k < 16; ++k)
-          if (kmajor(start, C::kSbo, n, k) != st * C::kTileBytes + C::tma_offset(C::kBn, n, kk * 16 + k))
+          if (kmajor(start, C::kSbo, n, k) != st * C::kKTileBytes + C::tma_offset(C::kBn, n, kk * 16 + k))
             return "K st " + std::to_string(st) + " kk " + std::to_string(kk) + " n " + std::to_string(n) + " k " + std::to_string(k);
     }
-    // O += P V: B[k = key][n = dim], k-step ks of 16 keys, N = D (two chunks at D = 128).
+    // O += P V: B[k = key][n = dim], k-step ks of 16 keys, N = kDv (two chunks at 128).
     for (int ks = 0; ks < C::kBn / 16; ++ks) {
       const int start = C::v_start(st, ks);
       if (start % 1024 != 0) return "V k-step start not on a swizzle atom";
       for (int k = 0; k < 16; ++k)
-        for (int n = 0; n < D; ++n)
-          if (mnmajor(start, C::kVLbo, C::kSbo, k, n) != st * C::kTileBytes + C::tma_offset(C::kBn, ks * 16 + k, n))
+        for (int n = 0; n < C::kDv; ++n)
+          if (mnmajor(start, C::kVLbo, C::kSbo, k, n) != st * C::kVTileBytes + C::tma_offset(C::kBn, ks * 16 + k, n))
             return "V st " + std::to_string(st) + " ks " + std::to_string(ks) + " k " + std::to_string(k) + " n " + std::to_string(n);
     }
   }
   // Regions 1024-byte aligned (base offset 0 in every descriptor), inside the 14-bit address field.
-  if (C::kKOff % 1024 || C::kVOff % 1024 || C::kTileBytes % 1024 || C::kQBytes % 1024) return "a region is not 1024-byte aligned";
+  if (C::kKOff % 1024 || C::kVOff % 1024 || C::kKTileBytes % 1024 || C::kVTileBytes % 1024 || C::kQBytes % 1024)
+    return "a region is not 1024-byte aligned";
+  // The regions do not overlap and the barriers follow them.
+  if (C::kVOff != C::kKOff + C::kStages * C::kKTileBytes || C::kBarOff != C::kVOff + C::kStages * C::kVTileBytes)
+    return "regions overlap or leave gaps";
   if (C::kSmemBytes >= (1 << 18)) return "shared memory past the descriptor's 14-bit address field";
   return "";
 }
@@ -62,6 +66,9 @@ std::string check_config() {
 TEST(WgmmaSmem, DescriptorsReadWhatTheTmaWrote) {
   EXPECT_EQ(check_config<64>(), "");
   EXPECT_EQ(check_config<128>(), "");
+  EXPECT_EQ(check_config<192>(), "");  // Q/K 192 wide (three chunks), V 128, two stages
+  EXPECT_EQ(WgmmaConfig<192>::kDv, 128);
+  EXPECT_EQ(WgmmaConfig<192>::kStages, 2);
 }
 
 // The replay is sharp: the layouts a plausible slip would produce do not match.

@@ -26,6 +26,12 @@
 // loaded (causal/window early exit); inside, each score is masked against its own row's interval,
 // which also covers the tail of the last tile (keys past keys(b) are zero-filled and masked).
 // Row and key indices are 32-bit (visible_range32; the launcher bounds sq + sk).
+// Head dims: D is the tile class (the width of every Q, K, V and O tile, compile time). The
+// instantiation without Extras runs d = dv = D only; the Extras one (the general instantiation)
+// also takes any d, dv <= D that are multiples of 8 (run time, Params::d and ::dv; d != dv too):
+// the Q and K columns past d and the V columns past dv are loaded as zeros (never read from global
+// memory), so S and the padded O columns are exact; k-steps of S and pairs of O tiles that lie
+// wholly past d or dv are skipped; O stores stop at dv.
 #include <climits>
 #include <cstdint>
 #include <type_traits>
@@ -216,6 +222,14 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
   // The conditional rescale (below) where it was measured: D = 128 (mma_lazy_rescale), without
   // soft-cap/ALiBi (the Extras instantiation, which is also the AMD path's only one, keeps the unconditional rescale).
   constexpr bool kLazy = mma_lazy_rescale<D>() && !Extras;
+  // Head dims below the class (the header): run-time d and dv in the general instantiation of the
+  // ldmatrix path (NVIDIA), the compile-time D elsewhere (the launcher sends every d, dv != D to the
+  // former; AMD's registry takes d = dv = D only).
+  constexpr bool kTail = Extras && kLdsm;
+  const int dq = kTail ? p.d : D, dvv = kTail ? p.dv : D;
+  if constexpr (!kTail) {
+    if (p.d != D || p.dv != D) fp_dev::trap();
+  }
   static_assert(!kLdsm || (C::kNT % 2 == 0 && C::kOT % 2 == 0), "ldmatrix.x4 reads two n-tiles at a time");
   __shared__ __align__(16) std::uint16_t k_s[kLdsm ? 1 : Bn * C::kLd];
   __shared__ __align__(16) std::uint16_t vt_s[kLdsm ? 1 : D * C::kVLd];
@@ -250,7 +264,8 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
         for (int u = 0; u < 2; ++u) {
           const atoms::Coord a = Atom::a(lane, 2 * r + u);
           const int i = w0 + a.row;
-          e[u] = i < p.sq ? qg[offset4(p.qs, b, i, h, kk * K + a.col)] : std::uint16_t{0};
+          const int x = kk * K + a.col;
+          e[u] = i < p.sq && x < dq ? qg[offset4(p.qs, b, i, h, x)] : std::uint16_t{0};
         }
         qf[kk][r] = atoms::pack2(e[0], e[1]);
       }
@@ -339,17 +354,18 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
         int ii, x8;
         if (!T::at(tid, it, ii, x8)) continue;
         const int i = i0 + ii;
-        const bool in = i < p.sq;
-        [[maybe_unused]] const std::int64_t ir = in ? i : 0;  // rows past Sq: zero-filled, row 0 (mapped) not read
+        const bool in = i < p.sq && x8 < dq;
+        // rows past Sq and columns past d: zero-filled, row 0 column 0 (mapped) not read
+        [[maybe_unused]] const std::int64_t ir = in ? i : 0, xr = in ? x8 : 0;
         if constexpr (caps::kAsyncCopy)
-          cp_async16(&q_s[T::template smem_at<C, false>(tid, it)], qg + q_row + ir * p.qs.s + x8, in);
+          cp_async16(&q_s[T::template smem_at<C, false>(tid, it)], qg + q_row + ir * p.qs.s + xr, in);
       }
     } else {
 #pragma unroll 1
       for (int idx = tid; idx < C::kBm * D; idx += C::kThreads) {
         const int ii = idx / D, x = idx % D;
         const int i = i0 + ii;
-        q_s[ii * C::kLd + x] = i < p.sq ? qg[offset4(p.qs, b, i, h, x)] : std::uint16_t{0};
+        q_s[ii * C::kLd + x] = i < p.sq && x < dq ? qg[offset4(p.qs, b, i, h, x)] : std::uint16_t{0};
       }
     }
   };
@@ -364,12 +380,14 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
         int jj, x8;
         if (!T::at(tid, it, jj, x8)) continue;
         const int j = kv0 + jj;
-        const bool in = j < keys;
-        [[maybe_unused]] const std::int64_t jr = in ? j : 0;  // keys past the end: zero-filled, nothing read
+        // keys past the end and columns past d (K) or dv (V): zero-filled, nothing read
+        const bool in_k = j < keys && x8 < dq, in_v = j < keys && x8 < dvv;
+        [[maybe_unused]] const std::int64_t jk = in_k ? j : 0, xk = in_k ? x8 : 0;
+        [[maybe_unused]] const std::int64_t jv = in_v ? j : 0, xv = in_v ? x8 : 0;
         if constexpr (caps::kAsyncCopy) {
           const int sm = T::template smem_at<C, C::kSwz>(tid, it);
-          cp_async16(&ks[sm], kg + k_row + jr * p.ks.s + x8, in);
-          cp_async16(&vs[sm], vg + v_row + jr * p.vs.s + x8, in);
+          cp_async16(&ks[sm], kg + k_row + jk * p.ks.s + xk, in_k);
+          cp_async16(&vs[sm], vg + v_row + jv * p.vs.s + xv, in_v);
         }
       }
     } else {
@@ -378,8 +396,8 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
         const int jj = idx / D, x = idx % D;
         const int j = kv0 + jj;
         const bool in = j < keys;
-        ks[C::template at<C::kSwz>(jj, x)] = in ? kg[offset4(p.ks, b, j, hk, x)] : std::uint16_t{0};
-        vs[C::template at<C::kSwz>(jj, x)] = in ? vg[offset4(p.vs, b, j, hk, x)] : std::uint16_t{0};
+        ks[C::template at<C::kSwz>(jj, x)] = in && x < dq ? kg[offset4(p.ks, b, j, hk, x)] : std::uint16_t{0};
+        vs[C::template at<C::kSwz>(jj, x)] = in && x < dvv ? vg[offset4(p.vs, b, j, hk, x)] : std::uint16_t{0};
       }
     }
     cp_async_commit();
@@ -426,10 +444,8 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
         const int jj = c / kChunks, x8 = (c % kChunks) * 8;
         const int j = kv0 + jj;
         uint4 kv = make_uint4(0, 0, 0, 0), vv = make_uint4(0, 0, 0, 0);
-        if (j < keys) {
-          kv = *reinterpret_cast<const uint4*>(kg + k_row + j * p.ks.s + x8);
-          vv = *reinterpret_cast<const uint4*>(vg + v_row + j * p.vs.s + x8);
-        }
+        if (j < keys && x8 < dq) kv = *reinterpret_cast<const uint4*>(kg + k_row + j * p.ks.s + x8);
+        if (j < keys && x8 < dvv) vv = *reinterpret_cast<const uint4*>(vg + v_row + j * p.vs.s + x8);
         *reinterpret_cast<uint4*>(&k_s[jj * C::kLd + x8]) = kv;
         const std::uint16_t* ve = reinterpret_cast<const std::uint16_t*>(&vv);
 #pragma unroll
@@ -440,8 +456,8 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
         const int jj = idx / D, x = idx % D;
         const int j = kv0 + jj;
         const bool in = j < keys;
-        k_s[jj * C::kLd + x] = in ? kg[offset4(p.ks, b, j, hk, x)] : std::uint16_t{0};
-        vt_s[x * C::kVLd + jj] = in ? vg[offset4(p.vs, b, j, hk, x)] : std::uint16_t{0};
+        k_s[jj * C::kLd + x] = in && x < dq ? kg[offset4(p.ks, b, j, hk, x)] : std::uint16_t{0};
+        vt_s[x * C::kVLd + jj] = in && x < dvv ? vg[offset4(p.vs, b, j, hk, x)] : std::uint16_t{0};
       }
     }
     fp_dev::barrier();
@@ -463,6 +479,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
         const std::uint32_t k_addr = smem_u32(ks) + 2 * k_lane;
         static_for<C::kKT>([&](auto kk_) {
           constexpr int kk = decltype(kk_)::value;
+          if (kTail && kk > 0 && kk * K >= dq) return;  // k-step wholly past d: zeros on both sides
           std::uint32_t qa[MT][Atom::kA / 2];
           static_for<MT>([&](auto mt_) {
             constexpr int mt = decltype(mt_)::value;
@@ -486,6 +503,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
         for (int nt = 0; nt < C::kNT; ++nt)
 #pragma unroll
           for (int kk = 0; kk < C::kKT; ++kk) {
+            if (kTail && kk > 0 && kk * K >= dq) continue;
             std::uint32_t bf[Atom::kB / 2];
             load_b_nmajor<Atom>(bf, k_s, C::kLd, kk * K, nt * N, lane);
             Atom::mma(s[0][nt], qf[kk], bf);
@@ -664,6 +682,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
           // One ldmatrix.x4.trans per two O tiles, feeding 2 * MT mma.
           static_for<C::kOT / 2>([&](auto op_) {
             constexpr int ot = 2 * decltype(op_)::value;
+            if (kTail && ot * N >= dvv) return;  // both O tiles wholly past dv: they stay zero
             std::uint32_t r[4];
             ldsm_x4<true, 2 * pt * K * C::kKvLd + C::template kStepImm<C::kSwz, ot / 2>>(
                 C::template step_addr<C::kSwz, ot / 2>(v_addr), r);
@@ -677,6 +696,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
         } else {
 #pragma unroll
           for (int ot = 0; ot < C::kOT; ++ot) {
+            if (kTail && ot * N >= dvv) continue;
             std::uint32_t bf[Atom::kB / 2];
             load_b_nmajor<Atom>(bf, vt_s, C::kVLd, pt * K, ot * N, lane);
             Atom::mma(o[0][ot], af[0], bf);
@@ -726,7 +746,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
       for (int it = 0; it < C::kWaveRows * kChunks / Atom::kWave; ++it) {
         const int c = it * Atom::kWave + lane, r = c / kChunks, x8 = (c % kChunks) * 8;
         const int i = wr0 + r;
-        if (i < p.sq)
+        if (i < p.sq && x8 < dvv)
           *reinterpret_cast<uint4*>(og + static_cast<std::int64_t>(i) * p.os.s + x8) =
               *reinterpret_cast<const uint4*>(&ow[(r0 + r) * C::kLd + x8]);
       }
@@ -742,6 +762,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
           const int rr = kRows.local[q];
           if (row_of(mt, rr) >= p.sq) continue;
           const atoms::Coord c = Atom::c(lane, q);
+          if (ot * N + c.col >= dvv) continue;  // padding columns past dv are never written
           const float inv = inv_row_sum(l_r[mt][rr]);
           store(p.o, offset4(p.os, b, row_of(mt, rr), h, ot * N + c.col), p.out_dtype, o[mt][ot][q] * inv);
         }

@@ -59,8 +59,13 @@ void launch_mma_atom(const Params& p, Stream s, const MmaOptions& opt) {
   if (static_cast<std::int64_t>(p.sq) + p.sk > kMaxLen32)
     throw UsageError("mma: sq=" + std::to_string(p.sq) + ", sk=" + std::to_string(p.sk) +
                      ": sq + sk must be at most " + std::to_string(kMaxLen32) + " (32-bit indices)");
-  // The generic path (AMD) keeps one instantiation that handles every problem.
-  if (!dev::use_ldsm<Atom>() || p.softcap > 0.f || p.alibi != nullptr) launch_mma_config<Atom, E, D, true>(p, s, opt);
+  // The generic path (AMD) keeps one instantiation that handles every problem; so does the general
+  // one (Extras) on NVIDIA: soft-cap, ALiBi, and head dims below the class (mma_attn.cuh).
+  if (p.d > D || p.dv > D || p.d % 8 != 0 || p.dv % 8 != 0)
+    throw UsageError("mma: d=" + std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + " do not fit tile class " +
+                     std::to_string(D) + " (multiples of 8 up to the class)");
+  const bool tail = p.d != D || p.dv != D;
+  if (!dev::use_ldsm<Atom>() || tail || p.softcap > 0.f || p.alibi != nullptr) launch_mma_config<Atom, E, D, true>(p, s, opt);
   else if constexpr (dev::use_ldsm<Atom>()) launch_mma_config<Atom, E, D, false>(p, s, opt);
 }
 

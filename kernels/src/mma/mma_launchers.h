@@ -19,9 +19,12 @@ struct MmaOptions {
 // The atom family of a device as the mma kernel picks it: "sm80", "gfx11", "gfx12", "cdna" or "".
 std::string mma_atom_family(const DeviceInfo& dev);
 
-// mma.sync m16n8k16 (sm_80+): D in {64, 80, 96, 128, 256}.
+// mma.sync m16n8k16 (sm_80+) in tile class D (kMmaDimClasses): p.d, p.dv <= D, multiples of 8.
 template <int D>
 void launch_mma_nvidia(const Params& p, Stream s, const MmaOptions& o = {});
+// The same in the class of (p.d, p.dv) (head_dim_class).
+// @pre head_dim_class(kMmaDimClasses, p.d, p.dv) != 0
+void launch_mma_nvidia_any(const Params& p, Stream s, const MmaOptions& o = {});
 
 // AMD: the atom follows the device's architecture family ("gfx11", "gfx12", "cdna").
 // gfx11/gfx12 WMMA: D in {64, 80, 96, 128, 256}; CDNA MFMA 32x32x8: D in {64, 96, 128, 256}.

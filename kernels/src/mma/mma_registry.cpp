@@ -33,10 +33,11 @@ std::string atom_family(const DeviceInfo& dev) {
   return "";
 }
 
-bool dim_ok(const std::string& family, int d) {
-  static constexpr int kDims[] = {64, 80, 96, 128, 256};
-  if (std::find(std::begin(kDims), std::end(kDims), d) == std::end(kDims)) return false;
-  return family != "cdna" || d % 32 == 0;  // MFMA 32x32x8: the O tiles are 32 columns wide
+// AMD: d = dv = a class only (the general instantiation's masking of the columns past d and dv is
+// run on NVIDIA only); MFMA 32x32x8 tiles O in 32 columns.
+bool amd_dim_ok(const std::string& family, int d) {
+  if (head_dim_class(kMmaDimClasses, d, d) != HeadDimClass{d, d}) return false;
+  return family != "cdna" || d % 32 == 0;
 }
 
 Support mma_supports(const DeviceInfo& dev, const AttnProblem& p) {
@@ -49,10 +50,16 @@ Support mma_supports(const DeviceInfo& dev, const AttnProblem& p) {
   if (fam == "cdna" && p.dtype == DType::bf16 &&
       !atoms::in(atoms::targets::kCdnaMfmaBf16_1k, atoms::amd_base_arch(dev.arch)))
     return Support::no("dtype=bf16 on " + dev.arch + ": its MFMA has no bf16_1k form (gfx90a and later)");
-  if (p.d != p.dv) return Support::no("d=" + std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + ": mma needs d == dv");
-  if (!dim_ok(fam, p.d))
-    return Support::no("d=" + std::to_string(p.d) + ": mma on " + dev.arch + " is built for d in " +
-                       (fam == "cdna" ? "{64, 96, 128, 256}" : "{64, 80, 96, 128, 256}"));
+  if (fam == "sm80") {
+    if (!head_dim_class(kMmaDimClasses, p.d, p.dv))
+      return Support::no("d=" + std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + ": mma on " + dev.arch +
+                         " takes d and dv that are multiples of 8 up to 256");
+  } else {
+    if (p.d != p.dv) return Support::no("d=" + std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + ": mma on " + dev.arch + " needs d == dv");
+    if (!amd_dim_ok(fam, p.d))
+      return Support::no("d=" + std::to_string(p.d) + ": mma on " + dev.arch + " is built for d in " +
+                         (fam == "cdna" ? "{64, 96, 128, 256}" : "{64, 80, 96, 128, 256}"));
+  }
   if (p.hq > kMaxGridYZ || p.batch > kMaxGridYZ)
     return Support::no("hq=" + std::to_string(p.hq) + ", batch=" + std::to_string(p.batch) + " exceed the grid limit " +
                        std::to_string(kMaxGridYZ));
@@ -69,7 +76,7 @@ void by_dim(int d, Args&&... args) {
     case 128: Launch<128>::run(args...); return;
     case 256: Launch<256>::run(args...); return;
   }
-  throw UsageError("d=" + std::to_string(d) + ": mma is built for d in {64, 80, 96, 128, 256}");
+  throw UsageError("d=" + std::to_string(d) + ": mma has no tile class of that width (64, 80, 96, 128, 256)");
 }
 template <int D>
 struct NvidiaLaunch {
@@ -87,6 +94,12 @@ struct AmdLaunch {
 
 std::string detail::mma_atom_family(const DeviceInfo& dev) { return atom_family(dev); }
 
+#if defined(FP_HAVE_GPU_RUNTIME) && !defined(FP_VENDOR_HIP)
+void detail::launch_mma_nvidia_any(const Params& p, Stream s, const MmaOptions& o) {
+  by_dim<NvidiaLaunch>(head_dim_class(kMmaDimClasses, p.d, p.dv).d, p, s, o);
+}
+#endif
+
 KernelInfo make_mma(std::string name, std::string description, const detail::MmaOptions& o) {
   return {std::move(name), std::move(description), mma_supports, [](const AttnProblem&) { return std::size_t{0}; },
           [o](const AttnProblem& p, const DeviceTensors& t, void* ws, Stream s) {
@@ -97,7 +110,7 @@ KernelInfo make_mma(std::string name, std::string description, const detail::Mma
             static const std::string family = atom_family(require_device());  // one device per process
             by_dim<AmdLaunch>(p.d, prm, family, s, o);
 #else
-            by_dim<NvidiaLaunch>(p.d, prm, s, o);
+            detail::launch_mma_nvidia_any(prm, s, o);
 #endif
 #else
             (void)p, (void)t, (void)s, (void)o;
@@ -109,7 +122,8 @@ KernelInfo make_mma(std::string name, std::string description, const detail::Mma
 KernelInfo make_mma_kernel() {
   return make_mma("mma",
                   "tensor-core FlashAttention-2 driven by an atom: mma.sync m16n8k16 on NVIDIA, WMMA on gfx11/gfx12, "
-                  "MFMA 32x32x8 on CDNA; f16/bf16, d = dv in {64, 80, 96, 128, 256}",
+                  "MFMA 32x32x8 on CDNA; f16/bf16; NVIDIA: d, dv multiples of 8 up to 256 (tile classes 64, 80, 96, "
+                  "128, 256), AMD: d = dv in {64, 80, 96, 128, 256}",
                   {});
 }
 

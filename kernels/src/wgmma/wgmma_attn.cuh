@@ -15,7 +15,7 @@
 //     online softmax  on the accumulators, row structure from derive_c_rows of the atom's C layout
 //     P               packed in registers as the A operand of the next product: derive_wide_c_to_a
 //                     proves that k-step ks of P·V is accumulator slots of the same thread
-//     O += P V        wgmma RS m64n{D}k16 with B = V read N-major (imm-trans-b), no transposed copy
+//     O += P V        wgmma RS m64n{kDv}k16 with B = V read N-major (imm-trans-b), no transposed copy
 //     in the order WgmmaSchedule names (wgmma_config.h): one after the other, or S(t) issued with
 //     P(t-1)V(t-1) and softmax(t) computed while the latter runs, optionally taking turns;
 //   at the end O /= l and LSE = m + log(l) (natural log); empty rows O = 0, LSE = -inf.

@@ -19,8 +19,8 @@ struct WgmmaSmem {
   std::uint8_t* base;  // 1024-byte aligned (the swizzle atoms and descriptors need it)
 
   FP_DEV std::uint16_t* q_s() const { return reinterpret_cast<std::uint16_t*>(base); }
-  FP_DEV std::uint16_t* k_s(int s) const { return reinterpret_cast<std::uint16_t*>(base + C::kKOff + s * C::kTileBytes); }
-  FP_DEV std::uint16_t* v_s(int s) const { return reinterpret_cast<std::uint16_t*>(base + C::kVOff + s * C::kTileBytes); }
+  FP_DEV std::uint16_t* k_s(int s) const { return reinterpret_cast<std::uint16_t*>(base + C::kKOff + s * C::kKTileBytes); }
+  FP_DEV std::uint16_t* v_s(int s) const { return reinterpret_cast<std::uint16_t*>(base + C::kVOff + s * C::kVTileBytes); }
   FP_DEV std::uint64_t* bar(int i) const { return reinterpret_cast<std::uint64_t*>(base + C::kBarOff) + i; }
   FP_DEV std::uint64_t* q_full() const { return bar(0); }
   FP_DEV std::uint64_t* q_empty() const { return bar(1); }

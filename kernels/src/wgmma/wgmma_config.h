@@ -5,17 +5,22 @@
 // Memory Matrix Layout", 128-byte swizzle) through these functions for every element, so a change
 // of tile sizes, stage count or descriptor offsets is checked before it reaches a GPU.
 //
+// D is the tile class's Q/K width; kDv, its V/O width, is the class's (registry.h:
+// kWgmmaDimClasses: 64/64, 128/128, 192/128).
 // Layout in shared memory (1024-byte aligned base), per 64-dim chunk c of a tile, rows of 128 bytes
 // as the TMA writes them (SWIZZLE_128B permutes the 16-byte pieces of a row by row % 8; wgmma undoes
 // the same permutation, which is a function of the address, so both sides agree on the
 // pre-swizzle offsets below):
-//   Q          [c][kBm rows][64]
-//   K, V       [stage][c][kBn rows][64]
+//   Q          [c < D / 64][kBm rows][64]
+//   K          [stage][c < D / 64][kBn rows][64]
+//   V          [stage][c < kDv / 64][kBn rows][64]
 // Descriptors: Q and K are K-major (A and B of S = Q K^T): element (row m, dim k) of a k-step at
 //   start + (m / 8) * kSbo + (m % 8) * 128 + 2 k;
 // V is N-major (B of O += P V with B[k = key][n = dim]): element (key k, dim n) at
 //   start + (n / 64) * kVLbo + (n % 64) * 2 + (k / 8) * kSbo + (k % 8) * 128.
 #include <cstdint>
+
+#include "flashprobe/kernels/registry.h"
 
 namespace flashprobe::kernels::dev {
 
@@ -30,9 +35,11 @@ enum class WgmmaSchedule { serial, overlap, pingpong };
 
 template <int D>
 struct WgmmaConfig {
+  static constexpr int kDv = class_dv(kWgmmaDimClasses, D);  // V and O width of the class
   static constexpr int kBm = 128;         // query rows per block
   static constexpr int kBn = 128;         // keys per K/V tile
-  static constexpr int kStages = 3;       // K/V tiles in flight (D = 128: 32 + 3 x 64 KB of 227)
+  // K/V tiles in flight: 3 up to 128/128 (32 + 3 x 64 KB of 227), 2 at 192/128 (48 + 2 x 80 KB).
+  static constexpr int kStages = D + kDv <= 256 ? 3 : 2;
   static constexpr int kConsumers = 2;    // warpgroups of 64 rows
   // Warpgroup 0 produces (one thread issues the TMA loads), warpgroups 1.. consume.
   static constexpr int kThreads = (1 + kConsumers) * 128;
@@ -45,18 +52,21 @@ struct WgmmaConfig {
   static constexpr int kProducerRegs = 24;
   static constexpr int kConsumerRegs = 240;
   static constexpr int kChunk = 64;       // 16-bit elements per 128-byte swizzled row
-  static constexpr int kChunks = D / kChunk;
+  static constexpr int kChunks = D / kChunk;     // of a Q or K row
+  static constexpr int kVChunks = kDv / kChunk;  // of a V row
   static constexpr int kQBytes = kBm * D * 2;
-  static constexpr int kTileBytes = kBn * D * 2;
+  static constexpr int kKTileBytes = kBn * D * 2;
+  static constexpr int kVTileBytes = kBn * kDv * 2;
   static constexpr int kKOff = kQBytes;
-  static constexpr int kVOff = kKOff + kStages * kTileBytes;
-  static constexpr int kBarOff = kVOff + kStages * kTileBytes;
+  static constexpr int kVOff = kKOff + kStages * kKTileBytes;
+  static constexpr int kBarOff = kVOff + kStages * kVTileBytes;
   // q_full, q_empty, k_full[], v_full[], k_empty[], v_empty[], v_land (a tile whose V tail is zeroed)
   static constexpr int kBars = 3 + 4 * kStages;
   static constexpr int kSmemBytes = kBarOff + 8 * kBars + 1024;  // + slack to align the base to 1024
   static_assert(128 * kProducerRegs + kConsumers * 128 * kConsumerRegs <= kThreads * kEntryRegs,
                 "the consumers would take more registers than the producer gives back: setmaxnreg would hang");
-  static_assert(D % kChunk == 0, "the TMA boxes are 64 dims (128 bytes) wide");
+  static_assert(kDv > 0, "D must be the Q/K width of a class of kWgmmaDimClasses");
+  static_assert(D % kChunk == 0 && kDv % kChunk == 0, "the TMA boxes are 64 dims (128 bytes) wide");
   static_assert(kBm == kConsumers * 64, "a consumer warpgroup owns the 64 rows of one wgmma tile");
   static_assert(kSmemBytes <= 232448, "more dynamic shared memory than an sm_90 block may have (227 KB)");
 
@@ -71,8 +81,8 @@ struct WgmmaConfig {
   // (16 keys) of P·V from the V region.
   static constexpr int q_rows(int wg) { return wg * 64 * 128; }
   static constexpr int q_start(int kk) { return (kk / 4) * kBm * 128 + (kk % 4) * 32; }
-  static constexpr int k_start(int st, int kk) { return st * kTileBytes + (kk / 4) * kBn * 128 + (kk % 4) * 32; }
-  static constexpr int v_start(int st, int ks) { return st * kTileBytes + ks * 16 * 128; }
+  static constexpr int k_start(int st, int kk) { return st * kKTileBytes + (kk / 4) * kBn * 128 + (kk % 4) * 32; }
+  static constexpr int v_start(int st, int ks) { return st * kVTileBytes + ks * 16 * 128; }
 
   // Where the TMA puts element (row, dim) of a box-filled tile of `rows` rows (pre-swizzle offset).
   static constexpr int tma_offset(int rows, int row, int dim) { return (dim / kChunk) * rows * 128 + row * 128 + (dim % kChunk) * 2; }

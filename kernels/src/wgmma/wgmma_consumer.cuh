@@ -58,9 +58,9 @@ FP_DEV void wgmma_consume(const WgmmaSmem<D>& sm, const Params& p) {
   using C = WgmmaConfig<D>;
   constexpr int Bn = C::kBn;
   using SOp = typename WgmmaOps<E>::template Op<Bn>;  // S = Q K^T, 64 x Bn per warpgroup
-  using OOp = typename WgmmaOps<E>::template Op<D>;   // O += P V, 64 x D
+  using OOp = typename WgmmaOps<E>::template Op<C::kDv>;  // O += P V, 64 x kDv
   using SL = atoms::SM90_64xNx16_Layout<Bn>;
-  using OL = atoms::SM90_64xNx16_Layout<D>;
+  using OL = atoms::SM90_64xNx16_Layout<C::kDv>;
   constexpr atoms::CRows<SL> kRows = atoms::derive_c_rows<SL>();
   constexpr atoms::CRows<OL> kORows = atoms::derive_c_rows<OL>();
   constexpr atoms::WideCToA<OL, SL> kP = atoms::derive_wide_c_to_a<OL, SL>();
@@ -82,6 +82,9 @@ FP_DEV void wgmma_consume(const WgmmaSmem<D>& sm, const Params& p) {
   const sm90::DescSw128 dv = sm90::desc_sw128(sm.v_s(0), C::kVLbo, C::kSbo);
 
   // S(t) = Q K(t)^T over D / 16 k-steps (the first overwrites the accumulators), committed as a group.
+  // A head dim d below the class: the TMA delivered zeros past d, so every k-step runs as it is (a
+  // branch between the wgmma of one group made ptxas 13.0 serialise them: warning C7519, an injected
+  // warpgroup.arrive, in every instantiation).
   const auto issue_s = [&](float (&sc)[SL::kC], int st) {
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) SOp::ss(sc, dq.at(C::q_start(kk)), dk.at(C::k_start(st, kk)), kk > 0 ? 1 : 0);
@@ -310,14 +313,14 @@ FP_DEV void wgmma_consume(const WgmmaSmem<D>& sm, const Params& p) {
 #pragma unroll
       for (int q = 0; q < OL::kC; q += 2) {
         const int rr = kORows.local[q];
-        if (row_i[rr] < p.sq)
+        if (row_i[rr] < p.sq && OL::c(lt, q).col < p.dv)  // columns past dv are padding: never stored
           store2_16(p.o, offset4(p.os, b, row_i[rr], h, OL::c(lt, q).col), p.out_dtype, o[q] * inv[rr], o[q + 1] * inv[rr]);
       }
     } else {
 #pragma unroll
       for (int q = 0; q < OL::kC; ++q) {
         const int rr = kORows.local[q];
-        if (row_i[rr] < p.sq) store(p.o, offset4(p.os, b, row_i[rr], h, OL::c(lt, q).col), p.out_dtype, o[q] * inv[rr]);
+        if (row_i[rr] < p.sq && OL::c(lt, q).col < p.dv) store(p.o, offset4(p.os, b, row_i[rr], h, OL::c(lt, q).col), p.out_dtype, o[q] * inv[rr]);
       }
     }
     if ((lt & kRows.lane_mask) == 0) {

@@ -37,7 +37,8 @@ EncodeTiled encode_tiled() {
 }
 
 // A [batch, seq, heads, d] tensor as a 4-D map (d innermost), boxes of 64 dims x `rows` rows with
-// the 128-byte swizzle the wgmma descriptors expect. Strides of size-1 dimensions are never used
+// the 128-byte swizzle the wgmma descriptors expect. d is the tensor's own head dim: the box
+// columns past it (a head dim below the tile class) arrive as zeros and are never read. Strides of size-1 dimensions are never used
 // for addressing; they get the packed value so that the driver's checks see a plain tensor.
 CUtensorMap tensor_map(const char* what, const void* base, const DevStrides& st, int batch, int seq, int heads, int d,
                        int rows, DType dt) {
@@ -86,9 +87,9 @@ unsigned grid_blocks(std::int64_t items, const WgmmaOptions& o) {
 template <class E, int D, WgmmaSchedule kSched, bool kExtras>
 void launch(const Params& p, Stream s, const WgmmaOptions& o) {
   using C = dev::WgmmaConfig<D>;
-  const CUtensorMap tq = tensor_map("q", p.q, p.qs, p.batch, p.sq, p.hq, D, C::kBm, p.dtype);
-  const CUtensorMap tk = tensor_map("k", p.k, p.ks, p.batch, p.sk, p.hkv, D, C::kBn, p.dtype);
-  const CUtensorMap tv = tensor_map("v", p.v, p.vs, p.batch, p.sk, p.hkv, D, C::kBn, p.dtype);
+  const CUtensorMap tq = tensor_map("q", p.q, p.qs, p.batch, p.sq, p.hq, p.d, C::kBm, p.dtype);
+  const CUtensorMap tk = tensor_map("k", p.k, p.ks, p.batch, p.sk, p.hkv, p.d, C::kBn, p.dtype);
+  const CUtensorMap tv = tensor_map("v", p.v, p.vs, p.batch, p.sk, p.hkv, p.dv, C::kBn, p.dtype);
   auto* kernel = dev::wgmma_fwd<E, D, kSched, kExtras>;
   static const bool raised = [&] {  // once per instantiation
     FP_CHECK(fp_rt::set_max_dynamic_smem(kernel, C::kSmemBytes));
@@ -131,14 +132,15 @@ void by_dtype(const Params& p, Stream s, const WgmmaOptions& o) {
 void launch_wgmma(const Params& p, Stream s, const WgmmaOptions& o) {
   if (!aligned16(p.q) || !aligned16(p.k) || !aligned16(p.v)) {
     // TMA reads from 16-byte aligned bases only; mma takes any pointer (documented in the header).
-    if (p.d == 64) return launch_mma_nvidia<64>(p, s);
-    return launch_mma_nvidia<128>(p, s);
+    return launch_mma_nvidia_any(p, s);
   }
-  switch (p.d) {
+  switch (head_dim_class(kWgmmaDimClasses, p.d, p.dv).d) {
     case 64: return by_dtype<64>(p, s, o);
     case 128: return by_dtype<128>(p, s, o);
+    case 192: return by_dtype<192>(p, s, o);
   }
-  throw UsageError("d=" + std::to_string(p.d) + ": wgmma is built for d in {64, 128}");
+  throw UsageError("d=" + std::to_string(p.d) + ", dv=" + std::to_string(p.dv) +
+                   ": wgmma takes d and dv that are multiples of 8 up to 128, or d up to 192 with dv up to 128");
 }
 
 }  // namespace flashprobe::kernels::detail

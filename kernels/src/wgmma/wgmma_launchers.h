@@ -1,5 +1,6 @@
 #pragma once
-// Host entry of the wgmma kernel (sm_90a, built only in the cuda backend): D in {64, 128}, f16/bf16.
+// Host entry of the wgmma kernel (sm_90a, built only in the cuda backend): the tile classes of
+// kWgmmaDimClasses (64/64, 128/128, 192/128; registry.h), f16/bf16.
 #include <cstdint>
 
 #include "flashprobe/core/problem.h"
@@ -9,14 +10,15 @@
 
 namespace flashprobe::kernels::detail {
 
-inline constexpr int kWgmmaDims[] = {64, 128};
-
 // Items of the persistent grid's work list (wgmma_config.h) for problem p, as the launch builds it
-// for p.d (whether row blocks pair depends on d).
+// for the tile class of (p.d, p.dv) (whether row blocks pair depends on the class).
 inline std::int64_t wgmma_work_items(const AttnProblem& p) {
   const bool causal = p.causal != Causal::none;
-  return p.d == 64 ? dev::work_list_of<64>(p.sq, p.hq, p.batch, causal).items()
-                   : dev::work_list_of<128>(p.sq, p.hq, p.batch, causal).items();
+  switch (head_dim_class(kWgmmaDimClasses, p.d, p.dv).d) {
+    case 64: return dev::work_list_of<64>(p.sq, p.hq, p.batch, causal).items();
+    case 128: return dev::work_list_of<128>(p.sq, p.hq, p.batch, causal).items();
+    default: return dev::work_list_of<192>(p.sq, p.hq, p.batch, causal).items();
+  }
 }
 
 // Whether this build has the schedules other than pingpong (-DFLASHPROBE_WGMMA_SCHEDULES=ON builds
@@ -37,7 +39,7 @@ struct WgmmaOptions {
   int max_blocks = 0;      // > 0: the persistent grid capped at this many blocks
 };
 
-// Launches wgmma_fwd for p.d on a persistent grid (one block per SM, never more than there are work
+// Launches wgmma_fwd in the tile class of (p.d, p.dv) on a persistent grid (one block per SM, never more than there are work
 // items; o says otherwise). The TMA needs 16-byte aligned base pointers; a problem whose q, k or v
 // pointer is not (a view at an odd offset) runs on mma instead, which handles any alignment.
 // @pre o.schedule is pingpong, or kWgmmaAllSchedules.

@@ -11,6 +11,9 @@
 // Both consumer warpgroups must release a stage before it is refilled (empty barriers count
 // kConsumers arrivals), so the producer runs at most kStages tiles ahead of the slower one, and
 // the next row block's loads start as soon as stages free up: no pipeline drain between blocks.
+// A head dim below the tile class (d or dv < D): the maps carry the tensors' own d and dv, so box
+// columns past them arrive as zeros, and the TMA counts a box's full bytes either way (the expected
+// transaction bytes stay the boxes' whole size).
 #include <cstdint>
 
 #include "flashprobe/atoms/sm90_wgmma.cuh"
@@ -26,11 +29,11 @@ FP_DEV void wgmma_produce(const WgmmaSmem<D>& sm, const Params& p, const CUtenso
   using C = WgmmaConfig<D>;
   constexpr int Bn = C::kBn;
   const bool leader = threadIdx.x % 32 == 0;
-  const auto load = [&](const CUtensorMap* map, std::uint16_t* dst, int rows, std::uint64_t* bar, int row0, int head,
-                        int b) {
-    sm90::mbar_expect_tx(bar, static_cast<std::uint32_t>(rows * D * 2));
-#pragma unroll
-    for (int c = 0; c < C::kChunks; ++c) sm90::tma_load_4d(dst + c * rows * C::kChunk, map, bar, c * C::kChunk, row0, head, b);
+  // A tile of `chunks` 64-dim boxes (Q and K: C::kChunks, V: C::kVChunks).
+  const auto load = [&](const CUtensorMap* map, std::uint16_t* dst, int rows, int chunks, std::uint64_t* bar, int row0,
+                        int head, int b) {
+    sm90::mbar_expect_tx(bar, static_cast<std::uint32_t>(rows * chunks * C::kChunk * 2));
+    for (int c = 0; c < chunks; ++c) sm90::tma_load_4d(dst + c * rows * C::kChunk, map, bar, c * C::kChunk, row0, head, b);
   };
   if (leader) {
     sm90::tma_prefetch_map(tq);
@@ -44,7 +47,7 @@ FP_DEV void wgmma_produce(const WgmmaSmem<D>& sm, const Params& p, const CUtenso
     if (r.ntiles == 0) return;  // nothing to load; the consumers write the empty rows
     if (leader) {
       if (qn > 0) sm90::mbar_wait(sm.q_empty(), (qn - 1) & 1);
-      load(tq, sm.q_s(), C::kBm, sm.q_full(), r.i0, r.h, r.b);
+      load(tq, sm.q_s(), C::kBm, C::kChunks, sm.q_full(), r.i0, r.h, r.b);
     }
     ++qn;
     // The tile whose keys cross keys(b) inside the tensor (a padded cache with per-batch lengths): the
@@ -56,22 +59,22 @@ FP_DEV void wgmma_produce(const WgmmaSmem<D>& sm, const Params& p, const CUtenso
       const int kv0 = r.kv0(t, Bn);
       if (leader) {
         if (use > 0) sm90::mbar_wait(sm.k_empty(s), (use - 1) & 1);
-        load(tk, sm.k_s(s), Bn, sm.k_full(s), kv0, r.hk, r.b);
+        load(tk, sm.k_s(s), Bn, C::kChunks, sm.k_full(s), kv0, r.hk, r.b);
         if (use > 0) sm90::mbar_wait(sm.v_empty(s), (use - 1) & 1);
       }
       if (t != tail_tile) {
-        if (leader) load(tv, sm.v_s(s), Bn, sm.v_full(s), kv0, r.hk, r.b);
+        if (leader) load(tv, sm.v_s(s), Bn, C::kVChunks, sm.v_full(s), kv0, r.hk, r.b);
         continue;
       }
       // Land V on a barrier of its own, zero rows keys(b) - kv0 .. Bn - 1 (whole rows: the swizzle
       // only permutes 16-byte pieces inside a row), make the plain stores visible to the async proxy
       // that wgmma reads through, and only then complete v_full[s] with a plain arrival.
-      if (leader) load(tv, sm.v_s(s), Bn, sm.v_land(), kv0, r.hk, r.b);
+      if (leader) load(tv, sm.v_s(s), Bn, C::kVChunks, sm.v_land(), kv0, r.hk, r.b);
       __syncwarp();
       sm90::mbar_wait(sm.v_land(), lands & 1);
       ++lands;
       const int first_bad = r.keys - kv0;
-      constexpr int kVecPerRow = C::kChunks * 8;  // 16-byte vectors per row, all chunks
+      constexpr int kVecPerRow = C::kVChunks * 8;  // 16-byte vectors per row, all chunks
       for (int i = static_cast<int>(threadIdx.x % 32); i < (Bn - first_bad) * kVecPerRow; i += 32) {
         const int row = first_bad + i / kVecPerRow, c = (i % kVecPerRow) / 8, v = i % 8;
         reinterpret_cast<uint4*>(sm.v_s(s) + c * Bn * C::kChunk + row * C::kChunk)[v] = make_uint4(0, 0, 0, 0);

@@ -41,9 +41,9 @@ Support wgmma_supports(const DeviceInfo& dev, const AttnProblem& p) {
                        ": wgmma and the TMA path exist on sm_90 (Hopper) only");
   if (p.dtype == DType::f32) return Support::no("dtype=f32: wgmma reads f16 or bf16 inputs");
   if (p.sk == 0) return Support::no("sk=0: no keys for the TMA to address (mma writes the empty rows)");
-  if (p.d != p.dv) return Support::no("d=" + std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + ": wgmma needs d == dv");
-  if (std::find(std::begin(detail::kWgmmaDims), std::end(detail::kWgmmaDims), p.d) == std::end(detail::kWgmmaDims))
-    return Support::no("d=" + std::to_string(p.d) + ": wgmma is built for d in {64, 128}");
+  if (!head_dim_class(kWgmmaDimClasses, p.d, p.dv))
+    return Support::no("d=" + std::to_string(p.d) + ", dv=" + std::to_string(p.dv) +
+                       ": wgmma takes d and dv that are multiples of 8 up to 128, or d up to 192 with dv up to 128");
   for (auto [what, st] : {std::pair{"q", p.q_strides()}, std::pair{"k", p.k_strides()}, std::pair{"v", p.v_strides()}})
     if (auto why = tma_stride_problem(what, st); !why.empty()) return Support::no(why);
   if (p.hq > kMaxGridYZ || p.batch > kMaxGridYZ)
@@ -79,7 +79,8 @@ KernelInfo make_wgmma(std::string name, std::string description, const detail::W
 KernelInfo make_wgmma_kernel() {
   return make_wgmma("wgmma",
                     "Hopper FlashAttention: wgmma m64nNk16 fed by TMA tile loads (sm_90a), a producer and two consumer "
-                    "warpgroups of 64 query rows, persistent over 128-row blocks; f16/bf16, d = dv in {64, 128}",
+                    "warpgroups of 64 query rows, persistent over 128-row blocks; f16/bf16, d and dv multiples of 8 in "
+                    "the tile classes 64/64, 128/128 and 192/128 (d/dv)",
                     {});
 }
 

@@ -10,6 +10,30 @@ namespace flashprobe::gate {
 
 using kernels::KernelInfo;
 
+namespace {
+// The head dims a tensor-core kernel's gate draws (registry.h: tile classes): every class's d and
+// dv (the specialised instantiations) first, then per class its narrowest d (one step past the
+// class below) and, where the class spans more, the middle one (rounded to the step): 8, 32, 72,
+// 88, 104, 112, 136, 192 for mma. d != dv draws dv from the first eight (draw_problem).
+template <std::size_t N>
+std::vector<int> tensor_core_dims(const kernels::HeadDimClass (&classes)[N]) {
+  constexpr int step = kernels::kHeadDimStep;
+  std::vector<int> v;
+  const auto add = [&](int x) {
+    if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
+  };
+  for (const auto& c : classes) add(c.d);
+  for (const auto& c : classes) add(c.dv);
+  int below = 0;
+  for (const auto& c : classes) {
+    add(below + step);
+    if (c.d - below > 2 * step) add((below + c.d) / 2 / step * step);
+    below = c.d;
+  }
+  return v;
+}
+}  // namespace
+
 Domain kernel_domain(const KernelInfo& k, const DeviceInfo& dev) {
   Domain d;
   // The family: a mutant's production kernel (the catalogue's), "decode/splits=3" is decode.
@@ -30,9 +54,15 @@ Domain kernel_domain(const KernelInfo& k, const DeviceInfo& dev) {
     d.dtypes = {DType::f16, DType::bf16, DType::f32};
     d.tile_m = 16;
   } else if (base == "wgmma") {
-    d.head_dims = {64, 128};  // Hopper path: 128 query rows and 128 keys per tile
-    d.tile_m = 128;
+    d.head_dims = tensor_core_dims(kernels::kWgmmaDimClasses);
+    d.dv_differs = true;
+    d.tile_m = 128;  // Hopper path: 128 query rows and 128 keys per tile
     d.tile_n = 128;
+  } else if (base == "mma") {
+    d.head_dims = tensor_core_dims(kernels::kMmaDimClasses);
+    d.dv_differs = true;
+    d.tile_m = 64;
+    d.tile_n = 64;
   } else {
     d.head_dims = {64, 80, 96, 128, 256};
     d.tile_m = 64;

@@ -106,10 +106,55 @@ std::vector<GridCase> build() {
       for (int sk : {50, 129}) add("head_dim", make_problem(1, 2, 1, sq, sk, d));
   {
     AttnProblem p = make_problem(1, 2, 2, 5, 33, 64);
-    p.dv = 96;  // d != dv: ref3pass and decode only
+    p.dv = 96;
     add("dv_ne_d", p);
     p.sq = 40;
     add("dv_ne_d", p);
+  }
+  // Every head dim the tensor-core paths take (multiples of 8 up to 256): most run in a wider tile
+  // class with the columns past d and dv masked (registry.h). Two query blocks of mma (129 rows), a
+  // causal mask off the block edges, keys past one 128-key tile; both neighbours of each class edge.
+  for (int d = 8; d <= 256; d += 8) {
+    AttnProblem p = make_problem(1, 2, 1, 129, 150, d);
+    p.causal = Causal::bottom_right;
+    add("tail_dim", p);
+  }
+  // d != dv on the tensor cores: MLA's 192/128 (wgmma's own class) and what its class takes below
+  // it, dv wider than d, both below their class, dv past d's class (mma's class follows the wider
+  // one), across one and two query blocks.
+  for (auto [d, dv] : {std::pair{192, 128}, std::pair{160, 128}, std::pair{192, 64}, std::pair{128, 192}, std::pair{64, 128},
+                       std::pair{40, 72}, std::pair{256, 64}, std::pair{96, 40}, std::pair{8, 256}})
+    for (int sq : {40, 129}) {
+      AttnProblem p = make_problem(2, 4, 2, sq, 140, d);
+      p.dv = dv;
+      p.causal = sq == 40 ? Causal::none : Causal::bottom_right;
+      add("dv_ne_d", p);
+    }
+  // Tail dims with the other features: the general instantiation's soft-cap/ALiBi (mma), rows that
+  // are not 16-byte aligned (element-wise loads must stop at d too), BHSD, windows, per-batch keys.
+  {
+    AttnProblem p = make_problem(1, 4, 2, 70, 130, 40);
+    p.softcap = 20;
+    p.alibi_slopes = alibi(4);
+    p.causal = Causal::bottom_right;
+    add("tail_dim_features", p, InputDist{2.0, -1});
+    AttnProblem u = make_problem(2, 2, 2, 33, 70, 72);
+    u.k = Strides{70LL * 2 * 75, 2 * 75, 75, 1};  // rows 75 elements apart, not 16-byte multiples: element-wise loads
+    u.v = Strides{70LL * 2 * 75, 2 * 75, 75, 1};
+    u.dv = 48;
+    add("tail_dim_features", u);
+    AttnProblem b = make_problem(2, 3, 3, 65, 90, 104);
+    b.with_layout(TensorLayout::bhsd);
+    b.causal = Causal::top_left;
+    add("tail_dim_features", b);
+    AttnProblem w = make_problem(1, 2, 1, 100, 129, 200);
+    w.window_left = 16;
+    w.window_right = 3;
+    add("tail_dim_features", w);
+    AttnProblem sl = make_problem(3, 2, 1, 20, 100, 136);
+    sl.seqlens_k = {0, 37, 100};
+    sl.dv = 152;
+    add("tail_dim_features", sl);
   }
   // KV cache: kv_offset tokens already cached, the new ones attend with bottom-right alignment.
   for (auto [sq, off] : {std::pair{1, 99}, std::pair{4, 96}, std::pair{10, 90}, std::pair{40, 60}}) {

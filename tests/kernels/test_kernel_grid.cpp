@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "flashprobe/kernels/registry.h"
 #include "kernel_grid.h"
 
 namespace flashprobe::kernels::testing {
@@ -26,6 +27,16 @@ TEST(KernelGrid, CoversTheRequiredEdges) {
   for (int sk : kGridSk) EXPECT_TRUE(any([&](const AttnProblem& p) { return p.sk == sk; })) << "sk=" << sk;
   for (int sq : {2, 5, 9, 15, 31, 33, 63, 127, 129, 300}) EXPECT_TRUE(any([&](const AttnProblem& p) { return p.sq == sq; })) << "sq=" << sq;
   for (int d : {64, 80, 96, 128, 256}) EXPECT_TRUE(any([&](const AttnProblem& p) { return p.d == d; })) << "d=" << d;
+  // Every head dim of the tensor-core paths (registry.h), in a problem of more than one mma query
+  // block, and d != dv with each side the wider one.
+  for (int d = kHeadDimStep; d <= kMmaDimClasses[std::size(kMmaDimClasses) - 1].d; d += kHeadDimStep)
+    EXPECT_TRUE(any([&](const AttnProblem& p) { return p.d == d && p.dv == d && p.sq > 128; })) << "d=" << d;
+  for (auto [d, dv] : {std::pair{192, 128}, std::pair{160, 128}, std::pair{128, 192}, std::pair{40, 72}})
+    EXPECT_TRUE(any([&](const AttnProblem& p) { return p.d == d && p.dv == dv; })) << "d=" << d << ", dv=" << dv;
+  EXPECT_TRUE(any([](const AttnProblem& p) { return p.d != p.dv && p.d % 8 == 0 && p.k.s % 8 != 0; }))
+      << "a head dim below its class with element-wise (unaligned) K and V loads";
+  EXPECT_TRUE(any([](const AttnProblem& p) { return head_dim_class(kMmaDimClasses, p.d, p.dv).d != p.d && p.softcap > 0; }))
+      << "soft-cap with a head dim below its class";
   EXPECT_TRUE(any([](const AttnProblem& p) { return p.hkv >= 2 && p.group() == 3; }));
   EXPECT_TRUE(any([](const AttnProblem& p) { return p.hkv >= 2 && p.group() == 6; }));
   EXPECT_TRUE(any([](const AttnProblem& p) { return p.kv_offset > 0 && p.sq <= 8; }));

@@ -29,6 +29,17 @@ std::vector<AttnProblem> sample_problems() {
   AttnProblem e = a;  // two 128-row query blocks of the mma kernel, its soft-cap instantiation at D = 128
   e.batch = 1; e.sq = 150; e.sk = 170; e.d = e.dv = 128; e.softcap = 20;
   v.push_back(e);
+  // Head dims below the tensor-core tile class (registry.h), packed rows: a load of the padding
+  // columns past d or dv on the last rows would leave the allocations (memcheck), a store past dv
+  // would write the next row. d = 40 (class 64 of mma and wgmma), 72 / 40 (mma class 80, wgmma
+  // 128), MLA's 192 / 128 (mma class 256, its general instantiation), causal, GQA, tails.
+  for (auto [dq, dv] : {std::pair{40, 40}, std::pair{72, 40}, std::pair{192, 128}}) {
+    AttnProblem t = a;
+    t.d = dq;
+    t.dv = dv;
+    t.sq = 150;
+    v.push_back(t);
+  }
   AttnProblem d = a;  // f32 and an odd head dim (ref3pass only)
   d.dtype = d.out_dtype = DType::f32; d.d = d.dv = 59;
   v.push_back(d);

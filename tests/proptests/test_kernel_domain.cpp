@@ -176,6 +176,37 @@ TEST(GateDraws, LongRowsWithFewRowsAreAShareOfEveryKernelsCases) {
   }
 }
 
+// The tensor-core kernels take every multiple of 8 up to their widest tile class and d != dv
+// (registry.h): their gates draw each class, head dims below a class, and dv unlike d.
+TEST(GateDraws, TensorCoreKernelsDrawHeadDimsBelowTheirClassAndDvUnlikeD) {
+  for (const char* name : {"mma", "wgmma"}) {
+    const kernels::KernelInfo& k = *kernels::find_kernel(name);
+    if (!device_refusal(k, h100()).empty()) continue;  // wgmma in a build without sm_90a code
+    const Domain d = kernel_domain(k, h100());
+    std::map<int, int> dims;
+    int below_class = 0, dv_unlike_d = 0;
+    for (const Case& c : gate_draws(d, 15, 300)) {
+      const AttnProblem& p = c.problem;
+      ++dims[p.d];
+      const kernels::HeadDimClass cls = std::string(name) == "mma" ? kernels::head_dim_class(kernels::kMmaDimClasses, p.d, p.dv)
+                                                                   : kernels::head_dim_class(kernels::kWgmmaDimClasses, p.d, p.dv);
+      ASSERT_TRUE(cls) << name << " drew " << c.id() << ", outside its head dims";
+      below_class += p.d != cls.d || p.dv != cls.dv;
+      dv_unlike_d += p.d != p.dv;
+    }
+    const auto classes =
+        std::string(name) == "mma"
+            ? std::vector<kernels::HeadDimClass>(std::begin(kernels::kMmaDimClasses), std::end(kernels::kMmaDimClasses))
+            : std::vector<kernels::HeadDimClass>(std::begin(kernels::kWgmmaDimClasses), std::end(kernels::kWgmmaDimClasses));
+    // (192/128: d = 192 is drawn with dv = 192 four times in five, which wgmma refuses and redraws.)
+    for (const auto& c : classes) EXPECT_GE(dims[c.d], c.d == c.dv ? 3 : 1) << name << ": d=" << c.d;
+    EXPECT_GE(dims[8], 3) << name << ": d=8, one 16-byte chunk of a 64-wide class";
+    EXPECT_GE(below_class, 60) << name << ": head dims below their tile class among 300 cases";
+    // (d != dv is 1 in 5 problems at full size and rarer at RapidCheck's small sizes: 6 of mma's 300.)
+    EXPECT_GE(dv_unlike_d, 4) << name << ": dv != d among 300 cases";
+  }
+}
+
 TEST(GateDraws, EveryStridedKernelGetsIndependentLayoutsPerTensor) {
   for (const auto& k : kernels::kernels()) {
     if (!device_refusal(k, h100()).empty()) continue;

@@ -216,6 +216,29 @@ int run(const Opts& o, const std::vector<kernels::KernelInfo>& timed, const std:
       write_results(o, rec, results, false);
     }
   }
+  // The head-dim metric (bench_grid.h): each tensor-core timing below its tile class against the class.
+  const std::vector<bench::HeadDimRatio> ratios = bench::headdim_ratios(results);
+  if (!ratios.empty()) {
+    std::printf("\nhead dims below the tile class: TFLOP/s (real d/dv FLOPs) over the class's, target >= %.2f\n",
+                bench::kHeadDimTarget);
+    std::printf("%-10s %-5s %-7s %9s %9s %9s %9s %7s\n", "kernel", "dtype", "mask", "d/dv", "class", "TFLOP/s", "class's", "ratio");
+    nlohmann::json jr = nlohmann::json::array();
+    int below = 0;
+    for (const auto& r : ratios) {
+      const std::string dd = std::to_string(r.d) + "/" + std::to_string(r.dv);
+      const std::string cc = std::to_string(r.class_d) + "/" + std::to_string(r.class_dv);
+      std::printf("%-10s %-5s %-7s %9s %9s %9.1f %9.1f %7.3f%s\n", r.kernel.c_str(), r.dtype.c_str(),
+                  r.causal ? "causal" : "none", dd.c_str(), cc.c_str(), r.tflops, r.class_tflops, r.ratio,
+                  r.ok() ? "" : "  below");
+      below += !r.ok();
+      jr.push_back({{"kernel", r.kernel}, {"dtype", r.dtype}, {"causal", r.causal}, {"d", r.d}, {"dv", r.dv},
+                    {"class_d", r.class_d}, {"class_dv", r.class_dv}, {"tflops", r.tflops}, {"class_tflops", r.class_tflops},
+                    {"ratio", r.ratio}, {"ok", r.ok()}});
+    }
+    std::printf("%d of %zu below %.2f\n", below, ratios.size(), bench::kHeadDimTarget);
+    rec["headdim_ratios"] = jr;
+    rec["headdim_target"] = bench::kHeadDimTarget;
+  }
   write_results(o, rec, results, true);
   return 0;
 }
@@ -227,8 +250,10 @@ CommandRegistration reg("bench", [](CLI::App& app) -> RunFn {
   sub->add_option("--kernel", o->kernels,
                   "Only these kernels, or variants of them for measurements (<kernel>/<option>=<value>, e.g. "
                   "wgmma/schedule=overlap; an unknown name lists them; the records name the variant) (repeatable)");
-  sub->add_option("--group", o->groups, "Only these groups: prefill, whisper, decode (repeatable)")
-      ->check(CLI::IsMember({"prefill", "whisper", "decode"}));
+  sub->add_option("--group", o->groups,
+                  "Only these groups: prefill, whisper, decode, headdim (every tensor-core head dim and d != dv; "
+                  "timed only when named) (repeatable)")
+      ->check(CLI::IsMember({"prefill", "whisper", "decode", "headdim"}));
   sub->add_option("--dtype", o->dtypes, "Only cases of these input types: f16, bf16 (repeatable)")
       ->check(CLI::IsMember({"f16", "bf16"}));
   sub->add_option("--timing", o->timing,
@@ -255,7 +280,11 @@ CommandRegistration reg("bench", [](CLI::App& app) -> RunFn {
       return run_backward(*o, timed, o->problems.empty() ? bench::bench_grid(o->quick) : bench::custom_cases(o->problems));
     }
     const std::vector<kernels::KernelInfo> timed = kernels_to_time(*o);
-    return run(*o, timed, o->problems.empty() ? bench::bench_grid(o->quick) : bench::custom_cases(o->problems));
+    if (!o->problems.empty()) return run(*o, timed, bench::custom_cases(o->problems));
+    std::vector<bench::BenchCase> cases = bench::bench_grid(o->quick);
+    if (std::find(o->groups.begin(), o->groups.end(), "headdim") != o->groups.end())
+      for (auto& c : bench::headdim_grid()) cases.push_back(std::move(c));
+    return run(*o, timed, cases);
   };
 });
 

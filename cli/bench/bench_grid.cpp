@@ -5,6 +5,7 @@
 #include "flashprobe/core/dtype.h"
 #include "flashprobe/core/error.h"
 #include "flashprobe/core/record.h"
+#include "flashprobe/kernels/registry.h"
 
 namespace flashprobe::bench {
 
@@ -19,7 +20,7 @@ double BenchCase::flops() const {
       }
     return 2.0 * (p.d + p.dv) * p.hq * pairs;
   }
-  double f = 4.0 * p.batch * p.hq * double(p.sq) * double(p.sk) * p.d;
+  double f = 2.0 * p.batch * p.hq * double(p.sq) * double(p.sk) * (p.d + p.dv);
   if (p.causal != Causal::none && p.sq == p.sk) f /= 2;
   return f;
 }
@@ -80,6 +81,57 @@ std::vector<BenchCase> bench_grid(bool quick) {
         v.push_back({"decode", p});
       }
   return v;
+}
+
+std::vector<BenchCase> headdim_grid() {
+  std::vector<std::pair<int, int>> dims;
+  for (int d = kernels::kHeadDimStep; d <= 256; d += kernels::kHeadDimStep) dims.emplace_back(d, d);
+  for (auto dd : {std::pair{192, 128}, std::pair{160, 128}, std::pair{128, 192}, std::pair{64, 128}}) dims.push_back(dd);
+  std::vector<BenchCase> v;
+  for (DType t : {DType::f16, DType::bf16})
+    for (bool causal : {false, true})
+      for (auto [d, dv] : dims) {
+        AttnProblem p;
+        p.dtype = p.out_dtype = t;
+        p.d = d;
+        p.dv = dv;
+        p.batch = 4;
+        p.hq = p.hkv = 16;
+        p.sq = p.sk = 4096;
+        p.causal = causal ? Causal::bottom_right : Causal::none;
+        v.push_back({"headdim", p});
+      }
+  return v;
+}
+
+std::vector<HeadDimRatio> headdim_ratios(const nlohmann::json& results) {
+  struct Timed {
+    std::string kernel, dtype;
+    bool causal;
+    int d, dv;
+    double tflops;
+  };
+  std::vector<Timed> t;
+  for (const auto& r : results) {
+    if (r.value("group", "") != "headdim") continue;
+    const AttnProblem p = r.at("problem").get<AttnProblem>();
+    t.push_back({r.at("kernel").get<std::string>(), std::string(dtype_name(p.dtype)), p.causal != Causal::none, p.d, p.dv,
+                 r.at("tflops").get<double>()});
+  }
+  std::vector<HeadDimRatio> out;
+  for (const Timed& x : t) {
+    const std::string base = x.kernel.substr(0, x.kernel.find('/'));
+    const kernels::HeadDimClass cls = base == "mma"     ? kernels::head_dim_class(kernels::kMmaDimClasses, x.d, x.dv)
+                                      : base == "wgmma" ? kernels::head_dim_class(kernels::kWgmmaDimClasses, x.d, x.dv)
+                                                        : kernels::HeadDimClass{};
+    if (!cls || (x.d == cls.d && x.dv == cls.dv)) continue;
+    for (const Timed& y : t)
+      if (y.kernel == x.kernel && y.dtype == x.dtype && y.causal == x.causal && y.d == cls.d && y.dv == cls.dv) {
+        out.push_back({x.kernel, x.dtype, x.causal, x.d, x.dv, cls.d, cls.dv, x.tflops, y.tflops, x.tflops / y.tflops});
+        break;
+      }
+  }
+  return out;
 }
 
 std::vector<BenchCase> custom_cases(const std::vector<std::string>& files) {

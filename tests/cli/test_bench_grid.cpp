@@ -7,6 +7,8 @@
 #include <set>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "bench/bench_grid.h"
 #include "flashprobe/core/error.h"
 
@@ -47,6 +49,67 @@ TEST(BenchGrid, GridFlopsHalveUnderACausalMask) {
   EXPECT_DOUBLE_EQ(full, 4.0 * 2 * 4 * 256 * 256 * 64);
   c.p.causal = Causal::bottom_right;
   EXPECT_DOUBLE_EQ(c.flops(), full / 2);
+}
+
+// d != dv: S = Q K^T costs 2 d and O = P V 2 dv per (query, key) pair.
+TEST(BenchGrid, GridFlopsCountDAndDvApart) {
+  fb::BenchCase c{"headdim", AttnProblem{}};
+  c.p.batch = 1, c.p.hq = c.p.hkv = 2, c.p.sq = c.p.sk = 128, c.p.d = 192, c.p.dv = 128;
+  EXPECT_DOUBLE_EQ(c.flops(), 2.0 * 2 * 128 * 128 * (192 + 128));
+}
+
+// The headdim group: every multiple of 8 up to 256 and d != dv, both dtypes and masks, never in the
+// default grid.
+TEST(BenchGrid, HeadDimGroupCoversEveryTensorCoreHeadDim) {
+  const auto h = fb::headdim_grid();
+  std::set<std::string> ids;
+  std::set<std::pair<int, int>> dims;
+  for (const auto& c : h) {
+    EXPECT_EQ(c.group, "headdim");
+    EXPECT_TRUE(ids.insert(c.id()).second) << c.id();
+    dims.insert({c.p.d, c.p.dv});
+  }
+  for (int d = 8; d <= 256; d += 8) EXPECT_TRUE(dims.count({d, d})) << "d=" << d;
+  EXPECT_TRUE(dims.count({192, 128}));
+  EXPECT_EQ(h.size(), 2u * 2u * dims.size());
+  for (bool quick : {false, true}) {
+    for (const auto& c : fb::bench_grid(quick)) EXPECT_NE(c.group, "headdim") << c.id();
+  }
+}
+
+// The metric: TFLOP/s at (d, dv) over the same kernel's at its tile class, same dtype and mask; the
+// class itself, kernels without classes, and cases whose class was not timed get no row.
+TEST(BenchGrid, HeadDimRatiosCompareWithTheTileClass) {
+  const auto rec = [](const std::string& kernel, int d, int dv, bool causal, double tflops, const char* group = "headdim") {
+    AttnProblem p;
+    p.batch = 4, p.hq = p.hkv = 16, p.sq = p.sk = 4096, p.d = d, p.dv = dv;
+    p.causal = causal ? Causal::bottom_right : Causal::none;
+    return nlohmann::json{{"kernel", kernel}, {"group", group}, {"problem", p}, {"tflops", tflops}};
+  };
+  const nlohmann::json results = nlohmann::json::array({
+      rec("mma", 64, 64, false, 300), rec("mma", 40, 40, false, 240), rec("mma", 40, 40, true, 100),  // causal 64 untimed
+      rec("mma", 256, 256, false, 400), rec("mma", 192, 128, false, 380), rec("wgmma", 128, 128, false, 500),
+      rec("wgmma", 72, 72, false, 400), rec("wgmma", 64, 64, false, 350), rec("tiled", 40, 40, false, 10),
+      rec("mma", 48, 48, false, 290, "prefill"), rec("wgmma", 192, 128, false, 400), rec("wgmma", 160, 128, false, 380)});
+  const auto r = fb::headdim_ratios(results);
+  ASSERT_EQ(r.size(), 4u);
+  EXPECT_EQ(r[0].kernel, "mma");
+  EXPECT_EQ(r[0].d, 40);
+  EXPECT_EQ(r[0].class_d, 64);
+  EXPECT_EQ(r[0].class_dv, 64);
+  EXPECT_DOUBLE_EQ(r[0].ratio, 0.8);
+  EXPECT_FALSE(r[0].ok());
+  EXPECT_EQ(r[1].d, 192);
+  EXPECT_EQ(r[1].dv, 128);
+  EXPECT_EQ(r[1].class_d, 256);
+  EXPECT_DOUBLE_EQ(r[1].ratio, 0.95);
+  EXPECT_TRUE(r[1].ok());
+  EXPECT_EQ(r[2].kernel, "wgmma");
+  EXPECT_EQ(r[2].class_d, 128);  // wgmma's classes: 64/64, 128/128, 192/128: d = 72 compares with 128
+  EXPECT_DOUBLE_EQ(r[2].ratio, 0.8);
+  EXPECT_EQ(r[3].class_d, 192);  // 160/128 runs in wgmma's 192/128 class
+  EXPECT_EQ(r[3].class_dv, 128);
+  EXPECT_DOUBLE_EQ(r[3].ratio, 0.95);
 }
 
 // Custom problems count the visible pairs: a causal 4 x 4 problem has 1 + 2 + 3 + 4 = 10.

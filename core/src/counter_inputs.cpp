@@ -56,9 +56,14 @@ const std::int32_t* normal_table() {
 }
 }  // namespace counter_rng
 
-counter_rng::Spec counter_spec(DType t, std::uint64_t seed, const InputDist& dist) {
+counter_rng::Spec counter_spec(const AttnProblem& p, std::uint64_t seed, const InputDist& dist) {
+  // The problem's id (FNV-1a) mixed into the seed: a shrunk problem draws fresh values, as a
+  // sequential stream would, rather than a prefix of the larger problem's (shrinking needs that).
+  std::uint64_t h = 0xCBF29CE484222325ULL;
+  for (const char ch : p.id()) h = (h ^ static_cast<unsigned char>(ch)) * 0x100000001B3ULL;
+  const DType t = p.dtype;
   counter_rng::Spec s;
-  s.seed = seed;
+  s.seed = seed ^ counter_rng::mix64(h);
   s.dtype = static_cast<int>(t);
   s.magnitude = dist.magnitude;
   s.key_jitter = dist.key_jitter;
@@ -67,7 +72,7 @@ counter_rng::Spec counter_spec(DType t, std::uint64_t seed, const InputDist& dis
 }
 
 AttnInputs counter_inputs(const AttnProblem& p, std::uint64_t seed, const InputDist& dist) {
-  const counter_rng::Spec s = counter_spec(p.dtype, seed, dist);
+  const counter_rng::Spec s = counter_spec(p, seed, dist);
   AttnInputs in{Tensor(p.dtype, p.q_span()), Tensor(p.dtype, p.k_span()), Tensor(p.dtype, p.v_span())};
   fill_plain(in.q, s, counter_rng::kQ, dist.magnitude);
   fill_plain(in.k, s, counter_rng::kK, dist.magnitude);

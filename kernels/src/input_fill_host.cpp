@@ -47,7 +47,7 @@ void require_same(const char* name, const Tensor& t, std::int64_t i, std::uint32
 AttnInputs device_counter_inputs(const AttnProblem& p, std::uint64_t seed, const InputDist& dist, int spot_checks) {
   require_valid(p);
   (void)require_device();
-  const counter_rng::Spec s = counter_spec(p.dtype, seed, dist);
+  const counter_rng::Spec s = counter_spec(p, seed, dist);
   const std::size_t es = dtype_size(p.dtype);
   DeviceBuffer q(static_cast<std::size_t>(p.q_span()) * es), k(static_cast<std::size_t>(p.k_span()) * es),
       v(static_cast<std::size_t>(p.v_span()) * es);

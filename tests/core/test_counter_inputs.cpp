@@ -132,7 +132,7 @@ TEST(CounterInputs, EveryElementIsItsOwnDrawAndNeverZero) {
     InputDist d;
     d.magnitude = 8;
     const AttnInputs in = counter_inputs(p, 42, d);
-    const Spec s = counter_spec(dt, 42, d);
+    const Spec s = counter_spec(p, 42, d);
     const std::int32_t* t = normal_table();
     for (std::int64_t i = 0; i < in.q.size(); ++i) {
       ASSERT_EQ(bits_at(in.q, i), plain_bits(s, kQ, static_cast<std::uint64_t>(i), 8, t));

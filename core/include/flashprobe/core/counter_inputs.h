@@ -15,8 +15,9 @@
 
 namespace flashprobe {
 
-// The generator's parameters for inputs of dtype t drawn from dist with this seed.
-counter_rng::Spec counter_spec(DType t, std::uint64_t seed, const InputDist& dist);
+// The generator's parameters for p's inputs drawn from dist with this seed (mixed with p's id, so that
+// every change of the problem draws fresh values).
+counter_rng::Spec counter_spec(const AttnProblem& p, std::uint64_t seed, const InputDist& dist);
 
 // Every element of Q, K and V (padding and capacity included, as random_inputs fills them).
 AttnInputs counter_inputs(const AttnProblem& p, std::uint64_t seed, const InputDist& dist = {});

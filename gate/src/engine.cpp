@@ -2,6 +2,7 @@
 
 #include <rapidcheck.h>
 
+#include <map>
 #include <sstream>
 #include <unordered_map>
 
@@ -29,7 +30,7 @@ struct Context {
   std::optional<Case> current, failing;
   bool shrinking = false, budget_spent = false;
   long long discards = 0, budget_discards = 0, refusals = 0;
-  std::string last_refusal;
+  std::map<std::string, long long> refusal_reasons;
 };
 thread_local Context* g_ctx = nullptr;
 constexpr const char* kBudgetSpent = "the time budget is spent";  // the discards the budget made
@@ -130,7 +131,7 @@ Outcome run_property(const Subject& s, const std::string& property, const RunOpt
   run.domain.supports = [inner, k, dev, &ctx](const AttnProblem& p) {
     if (!inner || inner(p)) return true;
     ++ctx.refusals;
-    if (k.supports) ctx.last_refusal = k.supports(dev, p).reason;
+    if (k.supports) ++ctx.refusal_reasons[k.supports(dev, p).reason];
     return false;
   };
 
@@ -173,7 +174,7 @@ Outcome run_property(const Subject& s, const std::string& property, const RunOpt
   out.message = msg.str();
   RunFacts& f = out.facts;
   f.refusals = ctx.refusals;
-  f.last_refusal = ctx.last_refusal;
+  f.refusal_reasons = most_frequent(ctx.refusal_reasons);
   f.discarded = ctx.discards;
   f.budget_spent = ctx.budget_spent;
   if (result.template is<rc::detail::SuccessResult>()) {

@@ -1,5 +1,7 @@
 #include "flashprobe/gate/gate_verdict.h"
 
+#include <algorithm>
+
 namespace flashprobe::gate {
 
 std::string_view gate_status_name(GateStatus s) {
@@ -23,6 +25,23 @@ std::string_view unexercised_name(Unexercised c) {
   return "?";
 }
 
+std::vector<std::pair<std::string, long long>> most_frequent(const std::map<std::string, long long>& counts) {
+  std::vector<std::pair<std::string, long long>> v(counts.begin(), counts.end());
+  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (v.size() > kRefusalReasons) v.resize(kRefusalReasons);
+  return v;
+}
+
+namespace {
+// "; most often: 'a' (9000), 'b' (12)" or "".
+std::string reasons_text(const RunFacts& f) {
+  std::string s;
+  for (const auto& [why, n] : f.refusal_reasons)
+    s += (s.empty() ? "; most often: '" : ", '") + why + "' (" + std::to_string(n) + ")";
+  return s;
+}
+}  // namespace
+
 GateVerdict gate_verdict(const RunFacts& f) {
   using S = GateStatus;
   using U = Unexercised;
@@ -35,7 +54,7 @@ GateVerdict gate_verdict(const RunFacts& f) {
   if (f.refusals > 0)
     return {S::not_exercised, U::refused,
             "supports() refused every generated problem (" + std::to_string(f.refusals) + " refused" +
-                (f.last_refusal.empty() ? "" : "; the last: " + f.last_refusal) + ")" +
+                reasons_text(f) + ")" +
                 (f.budget_spent ? "; the time budget ended the run" : "")};
   return {S::not_exercised, U::discarded,
           "zero cases ran to the end (" + std::to_string(f.discarded) + " discarded" +

@@ -24,12 +24,14 @@ TEST(GateVerdict, CasesRunPassAFailureFails) {
 TEST(GateVerdict, ZeroCasesIsNotExercisedWithItsCause) {
   RunFacts f;
   f.refusals = 1000;
-  f.last_refusal = "window_left=3: not implemented";
+  f.refusal_reasons = most_frequent({{"dtype=f32: not supported", 2}, {"window_left=3: not implemented", 998}});
   GateVerdict v = gate_verdict(f);
   EXPECT_EQ(v.status, GateStatus::not_exercised);
   EXPECT_EQ(v.cause, Unexercised::refused);
   EXPECT_NE(v.why.find("refused every generated problem"), std::string::npos) << v.why;
   EXPECT_NE(v.why.find("window_left=3"), std::string::npos) << v.why;
+  // Every reason with its count, the most frequent first: one reason's last word hides the others.
+  EXPECT_LT(v.why.find("'window_left=3: not implemented' (998)"), v.why.find("'dtype=f32: not supported' (2)")) << v.why;
   f = RunFacts{};
   f.discarded = 1500;
   EXPECT_EQ(gate_verdict(f).cause, Unexercised::discarded);
@@ -100,4 +102,12 @@ TEST(ReplayLine, MalformedLinesNameWhatIsWrong) {
   EXPECT_NE(message("kernel=mma plugin=x property=P rc=Q").find("two subjects"), std::string::npos);
   EXPECT_NE(message("kernel=mma property=P rc=Q%4").find("two hex digits"), std::string::npos);
   EXPECT_NE(message("kernel=mma property=P rc=Q extra").find("'extra' is not key=value"), std::string::npos);
+}
+
+TEST(GateVerdict, MostFrequentKeepsTheTopReasonsInOrder) {
+  const auto top = most_frequent({{"a", 1}, {"b", 50}, {"c", 7}, {"d", 50}, {"e", 3}});
+  ASSERT_EQ(top.size(), kRefusalReasons);
+  EXPECT_EQ(top[0], (std::pair<std::string, long long>{"b", 50}));
+  EXPECT_EQ(top[1], (std::pair<std::string, long long>{"d", 50}));
+  EXPECT_EQ(top[2], (std::pair<std::string, long long>{"c", 7}));
 }

@@ -6,9 +6,12 @@
 // spent before its first case. A property that was not exercised proved nothing: it fails the gate
 // unless the user allowed it by name (`flashprobe gate --allow-not-exercised NAME`); it is never
 // counted as passed.
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace flashprobe::gate {
 
@@ -33,10 +36,15 @@ struct RunFacts {
   long long cases_run = 0;     // cases that ran to the end (RapidCheck's successes)
   long long discarded = 0;     // cases given up on (generation found no accepted problem, a precondition)
   long long refusals = 0;      // problems the subject's supports() refused while drawing
-  std::string last_refusal;    // the reason of the last of them
+  // Why, by reason, most frequent first (at most kRefusalReasons of them): the reason strings of
+  // supports() and how many refusals gave each.
+  std::vector<std::pair<std::string, long long>> refusal_reasons;
   bool budget_spent = false;   // the time budget stopped the run before it ran every case asked
 };
 GateVerdict gate_verdict(const RunFacts& f);
+// The kRefusalReasons most frequent reasons of counts, most frequent first (ties by reason).
+inline constexpr std::size_t kRefusalReasons = 3;
+std::vector<std::pair<std::string, long long>> most_frequent(const std::map<std::string, long long>& counts);
 
 // The properties a user allowed to be not exercised: by name, or every one ("all").
 struct Allowance {

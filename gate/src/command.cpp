@@ -233,14 +233,23 @@ int run_gate(const GateArgs& a, const Resolver& resolve, std::ostream& out) {
   std::vector<Subject> subjects;
   for (const auto& r : refs) subjects.push_back(resolve(r, a.dtype));
   const auto start = std::chrono::steady_clock::now();
-  if (a.time_budget_s)
-    o.deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(*a.time_budget_s));
+  const auto end =
+      start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(a.time_budget_s.value_or(0)));
+  std::size_t left = 0;  // subject x property runs still to start
+  for (const auto& n : names) left += n.size();
   out << "flashprobe gate: " << refs.size() << " subject(s), " << a.cases << " cases per property, max size " << a.max_size
       << ", seed " << info.seed << (a.dtype.empty() ? "" : ", dtype " + a.dtype)
       << (a.time_budget_s ? ", time budget " + num(*a.time_budget_s) + " s" : "") << "\n";
   for (std::size_t i = 0; i < subjects.size(); ++i) {
     all_host = all_host && subjects[i].host;
     for (const auto& p : names[i]) {
+      // Each run gets an equal share of what is left of the budget (what one leaves unused goes to
+      // the next), so that a slow property cannot starve the ones after it of every case.
+      if (a.time_budget_s) {
+        const auto now = std::chrono::steady_clock::now();
+        o.deadline = now + (end > now ? (end - now) / static_cast<long>(left) : std::chrono::steady_clock::duration::zero());
+      }
+      --left;
       outs.push_back(run_property(subjects[i], p, o));
       print_outcome(out, outs.back(), allowed);
       info.budget_spent = info.budget_spent || outs.back().facts.budget_spent;

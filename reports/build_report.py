@@ -19,7 +19,8 @@ CSS = """
 body{font-family:sans-serif;font-size:13px;max-width:1260px;margin:8px auto;color:#222}
 h1{font-size:18px;margin:4px 0} h2{font-size:16px;margin:18px 0 6px;border-bottom:1px solid #ccc}
 h3{font-size:14px;margin:12px 0 4px}
-#summary h2{font-size:14px;margin:8px 0 3px;border:0}
+#summary h2{font-size:14px;margin:4px 0 2px;border:0}
+details.older summary{cursor:pointer} details.older summary h2{display:inline} .tot-bad{color:#a00000}
 #summary .lead{margin:0 0 4px;color:#444}
 table{border-collapse:collapse;font-size:12px;margin:2px 0}
 td,th{border:1px solid #ccc;padding:1px 5px;vertical-align:top}
@@ -30,7 +31,7 @@ td.bad{background:#fde0e0;color:#a00000;font-weight:600}
 td.none{color:#777;font-style:italic}
 table.perf td{white-space:nowrap;text-align:right} table.perf td small{color:#666;font-size:10px}
 table.perf td.up{background:#e4f4e4} table.perf td.down{background:#f8efe0}
-p.foot{font-size:11px;color:#555;margin:2px 0 6px}
+p.foot{font-size:11px;color:#555;margin:2px 0 2px}
 .cols{display:flex;gap:14px;align-items:flex-start} .cols>div{flex:1 1 0;min-width:0}
 .cols td.prov{white-space:normal;min-width:90px} .cols td.what{min-width:190px}
 figure{margin:10px 0;border-top:1px solid #eee;padding-top:6px} figcaption{font-size:12px}
@@ -127,14 +128,24 @@ def main():
            f"<p class='lead'>{len(recs)} records of {nruns} run{'s' if nruns != 1 else ''} (reports/data/INDEX.md lists them and the history in git). "
            "Red: failed, skipped, or not recorded. Every number links to its details.</p>"]
     nvidia = [k for k in blocks if k not in ("amd", "cpu", "local")]
+    # The device with the newest records shows its table; an older one folds into one line with its
+    # totals (red when anything failed or was skipped), so the summary still ends above the fold.
+    newest = max(nvidia, key=lambda k: max((i.record.date for row in blocks[k].values() for i in row.items), default=""),
+                 default=None)
     for key in nvidia:
         evs = {e for row in blocks[key].values() for e in row.evidence}
         label = f" ({evs.pop()})" if len(evs) == 1 else ""
-        top.append(f"<h2>{html.escape(titles[key])}: kernels and atoms against the oracle{label}</h2>")
-        top.append(summary.check_table(blocks[key], evidence=not label))
+        title = f"{html.escape(titles[key])}: kernels and atoms against the oracle{label}"
+        if key == newest:
+            top.append(f"<h2>{title}</h2>" + summary.check_table(blocks[key], evidence=not label))
+        else:
+            top.append(f"<details class='older'><summary><h2>{title}: {summary.totals_text(blocks[key])}</h2></summary>"
+                       + summary.check_table(blocks[key], evidence=not label) + "</details>")
     for key in perf_keys:
-        top.append(f"<h2>Speed on {html.escape(device_title(recs, key).split(',')[0])}: same-run time ratios</h2>"
-                   + summary.perf_table(perf.ratio_table(runs, key)))
+        table = perf.ratio_table(runs, key)
+        if table.cells:  # a device with no same-run baseline has no speed table to show
+            top.append(f"<h2>Speed on {html.escape(device_title(recs, key).split(',')[0])}: same-run time ratios</h2>"
+                       + summary.perf_table(table))
     top.append("<div class='cols'>")
     if "amd" in blocks:
         top.append("<div><h2>AMD, by evidence</h2>" + summary.amd_table(blocks["amd"]) + "</div>")

@@ -227,6 +227,17 @@ def amd_table(rows):
     return "".join(out)
 
 
+def totals_text(rows):
+    """One line for a folded device block: its checks' run / skipped / failed totals, red when any
+    check failed or skipped (a folded block never hides a failure)."""
+    run = sum(r.run or 0 for r in rows.values())
+    skipped = sum(r.skipped or 0 for r in rows.values())
+    failed = sum(r.failed or 0 for r in rows.values())
+    bad = any(r.bad for r in rows.values())
+    text = f"{len(rows)} checks, {run} run \u00b7 {skipped} skipped \u00b7 {failed} failed"
+    return f"<span class='tot-bad'>{text}</span>" if bad else text
+
+
 def perf_table(table, link="performance"):
     """The same-run ratios: rows are groups, columns kernel x baseline; each cell the geometric mean
     over the group's shapes with the range, marked with its run."""

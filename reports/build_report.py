@@ -21,7 +21,7 @@ h1{font-size:18px;margin:4px 0} h2{font-size:16px;margin:18px 0 6px;border-botto
 h3{font-size:14px;margin:12px 0 4px}
 #summary h2{font-size:14px;margin:4px 0 2px;border:0}
 details.older summary{cursor:pointer} details.older summary h2{display:inline} .tot-bad{color:#a00000}
-#summary .lead{margin:0 0 4px;color:#444}
+#summary .lead{margin:0;color:#444}
 table{border-collapse:collapse;font-size:12px;margin:2px 0}
 td,th{border:1px solid #ccc;padding:1px 5px;vertical-align:top}
 th{background:#f3f3f3;font-weight:600}
@@ -139,7 +139,9 @@ def main():
         if key == newest:
             top.append(f"<h2>{title}</h2>" + summary.check_table(blocks[key], evidence=not label))
         else:
-            top.append(f"<details class='older'><summary><h2>{title}: {summary.totals_text(blocks[key])}</h2></summary>"
+            short = html.escape(titles[key].split(',')[0])  # one line: the device and its totals
+            top.append(f"<details class='older'><summary><h2>{short}, older records: {summary.totals_text(blocks[key])}</h2></summary>"
+                       f"<h2>{title}</h2>"
                        + summary.check_table(blocks[key], evidence=not label) + "</details>")
     for key in perf_keys:
         table = perf.ratio_table(runs, key)

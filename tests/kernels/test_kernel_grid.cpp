@@ -31,8 +31,10 @@ TEST(KernelGrid, CoversTheRequiredEdges) {
   // block, and d != dv with each side the wider one.
   for (int d = kHeadDimStep; d <= kMmaDimClasses[std::size(kMmaDimClasses) - 1].d; d += kHeadDimStep)
     EXPECT_TRUE(any([&](const AttnProblem& p) { return p.d == d && p.dv == d && p.sq > 128; })) << "d=" << d;
-  for (auto [d, dv] : {std::pair{192, 128}, std::pair{160, 128}, std::pair{128, 192}, std::pair{40, 72}})
+  for (const auto& dims : {std::pair{192, 128}, std::pair{160, 128}, std::pair{128, 192}, std::pair{40, 72}}) {
+    const int d = dims.first, dv = dims.second;  // not a structured binding: ROCm 5.2's clang cannot capture one
     EXPECT_TRUE(any([&](const AttnProblem& p) { return p.d == d && p.dv == dv; })) << "d=" << d << ", dv=" << dv;
+  }
   EXPECT_TRUE(any([](const AttnProblem& p) { return p.d != p.dv && p.d % 8 == 0 && p.k.s % 8 != 0; }))
       << "a head dim below its class with element-wise (unaligned) K and V loads";
   EXPECT_TRUE(any([](const AttnProblem& p) { return head_dim_class(kMmaDimClasses, p.d, p.dv).d != p.d && p.softcap > 0; }))

@@ -83,6 +83,80 @@ esac
             self.assertIn("gate-builtin.xml", names)
             self.assertIn("gate-builtin.json", names)
 
+    def test_vs_cudnn_stage_checks_variants_before_timing_and_writes_the_table(self):
+        """The vs-cudnn stage: a variant is timed only after its grid and its gate passed; bench and
+        PyTorch time the prefill and Whisper groups; cudnn_table.py writes vs-cudnn.json and .md."""
+        fake = """#!/usr/bin/env bash
+case $1 in
+  --version) echo "flashprobe 0.1.0 (commit abc1234, backend cuda)" ;;
+  gate) echo "gate $*" >> "$STANDIN_ARGS"
+        while (($#)); do case $1 in --junit) echo '<testsuites/>' > "$2" ;; --json) echo '{}' > "$2" ;; esac; shift; done
+        echo "gate: 1 subject x property: 1 run, 0 not exercised (0 allowed), 0 failed -> PASSED" ;;
+  bench) echo "bench $*" >> "$STANDIN_ARGS"
+         ks=(); while (($#)); do case $1 in --kernel) ks+=("$2") ;; --json) js=$2 ;; esac; shift; done
+         python3 - "$js" "${ks[@]}" <<'PY'
+import json, sys
+sys.path.insert(0, "reports/baselines")
+import torch_sdpa_bench as t
+cs = [c for c in t.grid(False) if c["group"] in ("prefill", "whisper")]
+res = [{"impl": "flashprobe", "kernel": k, "group": c["group"], "case": t.case_id(c), "median_ms": 1.25,
+        "timing": "graph", "dispatched": "wgmma"} for c in cs for k in sys.argv[2:]]
+json.dump({"commit": "abc1234", "results": res}, open(sys.argv[1], "w"))
+PY
+         ;;
+esac
+"""
+        grid = """#!/usr/bin/env bash
+echo "grid $*" >> "$STANDIN_ARGS"
+case "$*" in *wgmma_good*) echo '[  PASSED  ] 1 test.' ;; *) echo '[  FAILED  ] 1 test, listed below:'; exit 1 ;; esac
+"""
+        torch = """import json, os, sys
+exec(open(os.path.join(os.environ["REAL_ROOT"], "reports", "baselines", "torch_sdpa_bench.py")).read().split("def main(")[0])
+if __name__ == "__main__":
+    a = sys.argv
+    with open(os.environ["STANDIN_ARGS"], "a") as f:
+        f.write("torch " + " ".join(a[1:]) + "\\n")
+    res = [{"impl": "torch-" + b, "kernel": b, "group": c["group"], "case": case_id(c), "median_ms": 1.0,
+            "timing": "graph"} for c in grid(False) if c["group"] in ("prefill", "whisper") for b in ("cudnn", "flash")]
+    json.dump({"device": {"name": "stand-in"}, "results": res}, open(a[a.index("--json") + 1], "w"))
+"""
+        with tempfile.TemporaryDirectory() as d:
+            carry = os.path.join(d, ".device-carry")
+            os.makedirs(os.path.join(carry, "tests"))
+            os.makedirs(os.path.join(d, "reports", "baselines"))
+            os.makedirs(os.path.join(d, "scripts", "gpu"))
+            for path, body in ((os.path.join(carry, "flashprobe"), fake), (os.path.join(carry, "tests", "test_kernels_gpu"), grid),
+                               (os.path.join(d, "reports", "baselines", "torch_sdpa_bench.py"), torch)):
+                with open(path, "w") as f:
+                    f.write(body)
+                os.chmod(path, 0o755)
+            os.symlink(os.path.join(ROOT, "scripts", "gpu", "cudnn_table.py"), os.path.join(d, "scripts", "gpu", "cudnn_table.py"))
+            out, argf = os.path.join(d, "out"), os.path.join(d, "args.txt")
+            p = subprocess.run([os.path.join(ROOT, "scripts", "gpu", "run-all"), "vs-cudnn"], cwd=d,
+                               env=dict(os.environ, OUT=out, STANDIN_ARGS=argf, REAL_ROOT=ROOT,
+                                        FLASHPROBE_CUDNN_VARIANTS="wgmma/good=1 wgmma/bad=1"),
+                               capture_output=True, text=True, timeout=120)
+            self.assertIn("grid wgmma/good=1: rc=0", p.stdout)
+            self.assertIn("grid wgmma/bad=1: rc=1", p.stdout)
+            self.assertIn("vs-cudnn: wgmma/bad=1 failed a check: not timed", p.stdout)
+            self.assertIn("vs-cudnn table: rc=0", p.stdout)
+            with open(argf) as f:
+                lines = f.read().splitlines()
+            bench = next(l for l in lines if l.startswith("bench ")).split()
+            self.assertEqual([bench[i + 1] for i, a in enumerate(bench) if a == "--kernel"], ["mma", "wgmma", "wgmma/good=1"])
+            self.assertEqual([bench[i + 1] for i, a in enumerate(bench) if a == "--group"], ["prefill", "whisper"])
+            torch_args = next(l for l in lines if l.startswith("torch ")).split()
+            self.assertIn("cudnn", torch_args)
+            # the variant's checks ran before the bench
+            self.assertLess(lines.index(next(l for l in lines if "wgmma_good" in l)), lines.index(" ".join(bench)))
+            with tarfile.open(os.path.join(out, "results.tgz")) as t:
+                t.extractall(d)
+            with open(os.path.join(d, "results", "vs-cudnn.json")) as f:
+                rec = json.load(f)
+            self.assertEqual(rec["columns"]["wgmma/good=1"]["cases"], 52)
+            self.assertAlmostEqual(rec["columns"]["dispatched"]["geomean"], 0.8)
+            self.assertTrue(os.path.exists(os.path.join(d, "results", "vs-cudnn.md")))
+
 
 if __name__ == "__main__":
     unittest.main()

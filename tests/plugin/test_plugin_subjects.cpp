@@ -78,6 +78,15 @@ TEST(PluginSubjects, CudnnPluginRefusesWithAReasonWhenCudnnIsAbsent) {
   p.d = p.dv = 72 + 4;
   EXPECT_EQ(pl.supports(p).rfind("d=76, dv=76: ", 0), 0u) << pl.supports(p);
   p.d = p.dv = 64;
+  // cuDNN's SDPA takes bottom-right causal only with sq <= sk: refused before cuDNN is asked.
+  p.causal = Causal::bottom_right;
+  p.sq = 9;
+  p.sk = 8;
+  EXPECT_EQ(pl.supports(p).rfind("causal bottom-right with sq=9 > sk=8: ", 0), 0u) << pl.supports(p);
+  p.sk = 9;
+  EXPECT_EQ(pl.supports(p).rfind("cuDNN not found", 0), 0u) << pl.supports(p);
+  p.causal = Causal::none;
+  p.sq = 1;
   p.with_layout(TensorLayout::bhsd);
   p.sk = 3;  // BHSD K: the head stride is sk * d, the seq stride d: all multiples of 8
   EXPECT_EQ(pl.supports(p).rfind("cuDNN not found", 0), 0u) << pl.supports(p);

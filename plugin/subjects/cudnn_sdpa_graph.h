@@ -1,0 +1,124 @@
+// cuDNN's fused attention (flash SDPA forward) as a cuDNN backend operation graph and its execution
+// plan: the part of the cuDNN plug-in subject (cudnn_sdpa_plugin.cpp) that talks to cuDNN, shared with
+// its diagnostic (cudnn_sdpa_diagnose.cpp). cuDNN is loaded at run time (dlopen).
+//
+// The graph is the one cuDNN's SDPA engine matches for cuDNN 9.x before 9.21 (as NVIDIA's
+// cudnn-frontend lowers its SDPA node, read at NVIDIA/cudnn-frontend 3929da2): S = Q·Kᵀ (Kᵀ by
+// strides, f32 compute), S *= scale (a by-value f32), for causal GEN_INDEX row/col (+ sk - sq as
+// by-value int32 for bottom-right) CMP_GE and BINARY_SELECT with a by-value -inf, softmax as
+// max / sub / exp / sum / div with the stats max + log(sum) written (the LSE, natural log), O = P·V.
+// Every intermediate is a virtual f32 tensor except P, the softmax output and the second matmul's A,
+// which cuDNN's engine takes in the input type (f16/bf16): a graph with an f32 P gets no engine.
+#pragma once
+
+#include <cudnn_graph.h>
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "flashprobe/plugin/flashprobe_plugin.h"
+
+namespace fp_cudnn {
+
+// The entry points this code calls, from the library FLASHPROBE_CUDNN_LIB (default libcudnn.so.9).
+struct Cudnn {
+  std::string error;  // why cuDNN cannot be used ("" when it can)
+  std::string path;   // what was opened
+  size_t version = 0;
+  cudnnHandle_t handle = nullptr;
+  decltype(&cudnnGetVersion) GetVersion = nullptr;
+  decltype(&cudnnGetCudartVersion) GetCudartVersion = nullptr;
+  decltype(&cudnnGetErrorString) GetErrorString = nullptr;
+  decltype(&cudnnGetLastErrorString) GetLastErrorString = nullptr;
+  decltype(&cudnnCreate) Create = nullptr;
+  decltype(&cudnnSetStream) SetStream = nullptr;
+  decltype(&cudnnBackendCreateDescriptor) CreateDescriptor = nullptr;
+  decltype(&cudnnBackendDestroyDescriptor) DestroyDescriptor = nullptr;
+  decltype(&cudnnBackendSetAttribute) SetAttribute = nullptr;
+  decltype(&cudnnBackendGetAttribute) GetAttribute = nullptr;
+  decltype(&cudnnBackendFinalize) Finalize = nullptr;
+  decltype(&cudnnBackendExecute) Execute = nullptr;
+};
+Cudnn& cudnn();  // opened once, at the first call
+
+struct CudnnError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// "CUDNN_STATUS_NOT_SUPPORTED_GRAPH_PATTERN (3001)": cuDNN's name for a status and its number.
+std::string status_name(cudnnStatus_t s);
+// Throws CudnnError "<step>: <status name> (<cuDNN's last error message>)" unless s is success; with
+// a trace active (TraceScope) every call also appends "<step>: <status name>" to it.
+void check(cudnnStatus_t s, const std::string& step);
+
+// The steps of one build, as lines, while a TraceScope is alive on this thread.
+using Trace = std::vector<std::string>;
+class TraceScope {
+ public:
+  explicit TraceScope(Trace* t);
+  ~TraceScope();
+  TraceScope(const TraceScope&) = delete;
+  TraceScope& operator=(const TraceScope&) = delete;
+
+ private:
+  Trace* prev_;
+};
+void trace(const std::string& line);  // appends when a trace is active
+
+// One backend descriptor, destroyed with its owner.
+class Desc {
+ public:
+  explicit Desc(cudnnBackendDescriptorType_t t);
+  ~Desc();
+  Desc(const Desc&) = delete;
+  Desc& operator=(const Desc&) = delete;
+  cudnnBackendDescriptor_t get() const { return d_; }
+  template <class T>
+  Desc& set(cudnnBackendAttributeName_t a, cudnnBackendAttributeType_t t, const T* v, int64_t n = 1) {
+    check(cudnn().SetAttribute(d_, a, t, n, v), "cudnnBackendSetAttribute " + std::to_string(static_cast<int>(a)));
+    return *this;
+  }
+  Desc& set_desc(cudnnBackendAttributeName_t a, const Desc& other);
+  Desc& finalize(const std::string& step);
+
+ private:
+  cudnnBackendDescriptor_t d_ = nullptr;
+};
+
+// The variant pack's unique ids: the graph's non-virtual tensors.
+enum Uid : int64_t { kQ = 1, kK, kV, kO, kStats, kScale, kMaskValue, kSk, kSq };
+
+struct BuildOptions {
+  // P (bmm2's A) in the input type, as the engine requires; false builds the f32 P of this plug-in's
+  // first graph, so that the diagnostic shows the difference on the device.
+  bool p_in_io_type = true;
+  // 0: stop at the first plan (the plug-in). n > 0 (the diagnostic): query every source (heuristics
+  // mode A, mode FALLBACK, every engine by global index) and build plans for up to n configurations
+  // of each, tracing each outcome.
+  int plans_per_source = 0;
+};
+
+// A finalized execution plan and every descriptor it refers to.
+struct Plan {
+  std::vector<std::unique_ptr<Desc>> keep;
+  std::unique_ptr<Desc> plan;
+  int64_t workspace = 0;
+  std::string source;  // "heuristics mode A, configuration 0", "engine 7 by global index"
+};
+
+// What the graph does not express or cuDNN's SDPA does not take, naming the field; "" when cuDNN is
+// asked (by build()).
+std::string refusal(const fp_problem_v1& p);
+
+// Builds the graph for p (which refusal() in the plug-in has accepted) and its plan. Throws
+// CudnnError naming the step and cuDNN's status when a descriptor does not finalize, and
+// "cuDNN <version> has no engine for this graph: <what each source gave>" when no plan is made.
+std::unique_ptr<Plan> build(const fp_problem_v1& p, const BuildOptions& o = {});
+
+// The value masked scores take (the by-value kMaskValue): -inf, the lowest float before cuDNN 9.10.
+float mask_value();
+
+}  // namespace fp_cudnn

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <stdexcept>
 #include <thread>
 
 #include "flashprobe/core/buffer.h"
@@ -38,9 +39,10 @@ kernels::RunResult run_on_host(const AttnProblem& p, const AttnInputs& in, bool 
 
 Subject host_subject(const std::string& name, const std::string& dtype) {
   const bool scale = name == "scales-2-key-rows", slow = name == "slow", refuse_all = name == "refuses-all",
-             refuse_batches = name == "refuses-batches";
-  if (!scale && !slow && !refuse_all && !refuse_batches && name != "correct")
-    throw UsageError("host stand-in '" + name + "': allowed correct, scales-2-key-rows, refuses-all, refuses-batches, slow");
+             refuse_batches = name == "refuses-batches", launch_fails = name == "launch-fails";
+  if (!scale && !slow && !refuse_all && !refuse_batches && !launch_fails && name != "correct")
+    throw UsageError("host stand-in '" + name +
+                     "': allowed correct, scales-2-key-rows, refuses-all, refuses-batches, slow, launch-fails");
   Subject s;
   s.kernel.name = "host-" + name;
   s.kernel.description = "host stand-in: " + name;
@@ -66,8 +68,11 @@ Subject host_subject(const std::string& name, const std::string& dtype) {
   const kernels::KernelInfo k = s.kernel;
   d.supports = [k](const AttnProblem& p) { return static_cast<bool>(k.supports(DeviceInfo{}, p)); };
   restrict_dtypes(d, dtype);
-  s.run = [scale, slow](const kernels::KernelInfo& kk, const AttnProblem& p, const AttnInputs& in) {
+  s.run = [scale, slow, launch_fails](const kernels::KernelInfo& kk, const AttnProblem& p, const AttnInputs& in) {
     if (auto v = kk.supports(DeviceInfo{}, p); !v) throw UsageError(kk.name + " does not support " + p.id() + ": " + v.reason);
+    // As a plug-in whose launch returns an error (Plugin::launch throws it): the cuDNN plug-in's
+    // failed execute, for one.
+    if (launch_fails) throw std::runtime_error("plug-in host-launch-fails launch failed: cudnnBackendExecute: CUDNN_STATUS_EXECUTION_FAILED");
     return run_on_host(p, in, scale, slow);
   };
   return s;

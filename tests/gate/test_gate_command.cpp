@@ -193,6 +193,15 @@ TEST(GateCommand, NotExercisedFailsUnlessAllowed) {
   EXPECT_EQ(row.at("allowed"), true);
 }
 
+// A launch that fails (a plug-in's launch returning an error) fails the property with the error, never
+// passes or discards the case.
+TEST(GateCommand, ALaunchThatFailsFailsTheProperty) {
+  const GateRun r = run(args("launch-fails", {"AgreesWithOracle"}));
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("host-launch-fails / AgreesWithOracle: FAILED"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cudnnBackendExecute: CUDNN_STATUS_EXECUTION_FAILED"), std::string::npos) << r.out;
+}
+
 // A gate that exercised nothing does not pass, even with every property allowed.
 TEST(GateCommand, NothingExercisedNeverPasses) {
   GateArgs a = args("refuses-all", {"AgreesWithOracle"});

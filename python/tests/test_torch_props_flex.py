@@ -88,3 +88,45 @@ def test_a_crash_is_a_recorded_finding_and_the_run_goes_on(tp, tmp_path):
     assert json.loads((saved / "problem.json").read_text())["sq"] % 2 == 1
     assert "RuntimeError" in (saved / "error.txt").read_text()
     assert flashprobe.Problem.from_json((saved / "problem.json").read_text()).sq == c["problem"]["sq"]
+
+
+def test_the_first_crash_is_shrunk_to_a_replayable_case(tp, tmp_path):
+    """run_one with shrink_seconds: the first crash is shrunk (crash_shrink.py) to the smallest problem on
+    which the subject still raises the same exception, saved as a case JSON that --replay's path
+    (flashprobe.testing.replay) makes raise again."""
+    def reference(p, q, k, v):
+        o, lse = flashprobe.reference(p, q, k, v)
+        return torch.from_numpy(o.astype("float32")), torch.from_numpy(lse.astype("float32"))
+
+    def subject(p, q, k, v):
+        if p.sq >= 3 and p.hq != p.hkv:
+            raise RuntimeError("lowering failure stand-in (GQA, sq >= 3)")
+        if p.softcap:
+            raise Unsupported("no soft-cap")
+        return reference(p, q, k, v)
+
+    row = tp.run_one("flex", subject, "f32", dict(head_dims=[64], max_sq=40, max_sk=64), False, 30, 120,
+                     str(tmp_path), False, 11, shrink_seconds=60)
+    assert row["crashed"] > 0, row
+    s = row["crashes"][0]["shrunk"]
+    assert s["reproduced"] and s["error_type"] == "RuntimeError", s
+    p = s["problem"]
+    assert (p["batch"], p["sq"], p["hq"] // p["hkv"], p["hkv"], p["d"]) == (1, 3, 2, 1, 64), p
+    assert all(row["crashes"][i].get("shrunk") is None for i in range(1, len(row["crashes"])))  # the first only
+    case = (tmp_path / s["saved"]).read_text()
+    with pytest.raises(RuntimeError, match="lowering failure stand-in"):
+        flashprobe.testing.replay(subject, case, array="torch", device="cpu", check_lse=False)
+
+
+def test_shards_merge_into_one_row(tp):
+    rows = [dict(subject="flex", dtype="f16", empty_rows=False, target=500, checked=500, refused=3, crashed=0, chunks=10,
+                 failed=0, seconds=100.0, worst_margin=0.3, worst_case="a", failure=None, crashes=[], compiled_graphs=4,
+                 refusals={"x": 3}, stopped_by="target", seed=1, shard=0, shards=2),
+            dict(subject="flex", dtype="f16", empty_rows=False, target=500, checked=120, refused=1, crashed=1, chunks=3,
+                 failed=1, seconds=140.0, worst_margin=0.5, worst_case="b", failure=None, crashes=[{"id": "c"}],
+                 compiled_graphs=3, refusals={"x": 1}, stopped_by="time budget", seed=101, shard=1, shards=2)]
+    m = tp.merge(rows)
+    assert (m["target"], m["checked"], m["refused"], m["crashed"], m["failed"]) == (1000, 620, 4, 1, 1), m
+    assert (m["seconds"], m["worst_margin"], m["worst_case"], m["compiled_graphs"]) == (140.0, 0.5, "b", 7), m
+    assert m["stopped_by"] == "time budget" and m["refusals"] == {"x": 4} and m["seeds"] == [1, 101], m
+    assert m["crashes"] == [{"id": "c"}] and "shard" not in m and m["shards"] == 2, m

@@ -12,8 +12,12 @@ problem a backend cannot express or refuses ("No available kernel") is refused, 
 passed. Rows that see no key are a convention question (flashprobe: O = 0, LSE = -inf): the main
 runs leave them out, a short run per subject ("empty-rows") checks them on their own.
 
-Runs in chunks of cases with their own seeds until the target (default 1000 cases per subject and
-dtype) or the subject's time budget is reached; the record says which, with run / refused / failed.
+Runs in chunks of cases with their own seeds until the target (default 1000 cases per forward subject
+and dtype, 300 per backward one) or the run's time budget is reached; the record says which, with run
+/ refused / failed. --jobs N runs every subject and dtype in its own process, N at once (the CPU side:
+the oracle, Hypothesis, cuDNN's graph building and torch.compile are the cost, not the GPU), each until
+the common deadline; --shards splits a slow subject's dtype over several processes (default: cuDNN and
+Flex in two each); the shards of a run are merged into one row with their seeds.
 
 FlexAttention is compiled once per shape class, not per problem: its inputs are zero-padded into a
 few classes (flex_shape: sequence lengths to multiples of 128, batch and kv heads to at least 2, the
@@ -22,13 +26,19 @@ case's; each run records how many graphs torch.compile built ("compiled_graphs")
 "flex-exact" (only when named) calls it on each problem's own shapes. An exception FlexAttention
 raises on a problem (a torch.compile crash) is a finding, not the end of the run: the problem JSON,
 the exception and its traceback go into the run's "crashes" (and DIR/failures/crash-*/), the case
-counts as neither passed nor refused, the run as failed, and the cases go on.
+counts as neither passed nor refused, the run as failed, and the cases go on. A run's first crash is
+shrunk (crash_shrink.py, --shrink-seconds) to the smallest problem that still raises the same
+exception on the seed-0 inputs, saved as failures/crash-*/shrunk-case.json; --replay that file
+runs the subject on it again.
 
-  python3 reports/baselines/torch_props.py --out DIR [--cases 1000] [--budget 500] [--subjects sdpa-flash,flex]
+  python3 reports/baselines/torch_props.py --out DIR [--cases 1000] [--bwd-cases 300] [--budget 500]
+                                           [--subjects sdpa-flash,flex] [--jobs 12] [--shards flex=2]
                                            [--device cuda|cpu]
+  python3 reports/baselines/torch_props.py --replay DIR/failures/crash-.../shrunk-case.json --subjects flex
 
 Writes DIR/torch_props.json (schema flashprobe.torch_props/1) and, per failure, DIR/failures/<case>/
-(NPY files, the CLI's check.json). FLASHPROBE_EXE names the flashprobe command for the re-check.
+(NPY files, the CLI's check.json); with --jobs, each process's log in DIR/logs/ and its row in
+DIR/rows/. FLASHPROBE_EXE names the flashprobe command for the re-check.
 """
 from __future__ import annotations
 
@@ -36,9 +46,12 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import time
+
+PROCESS_START = time.time()  # the stage's timeout counts from here, torch's import included
 import traceback
 import warnings
 
@@ -48,7 +61,9 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import flashprobe
-from flashprobe.testing import KernelCheckFailed, Unsupported, check_backward_kernel, check_kernel
+from flashprobe import Case, Problem
+from flashprobe.testing import (KernelCheckFailed, Unsupported, check_backward_kernel, check_kernel, run_backward_case,
+                                run_case, upstream_gradient)
 
 try:
     from torch.nn.attention.bias import causal_lower_right
@@ -78,6 +93,11 @@ def visibility(p):
             if lo <= hi:
                 vis[b, i, max(lo, 0):hi + 1] = True
     return vis
+
+
+def sync():
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
 
 
 def needs_mask(p):
@@ -123,7 +143,7 @@ def sdpa_subject(backend):
             if "No available kernel" in str(e) or "not supported" in str(e).lower():
                 raise Unsupported(str(e).splitlines()[0]) from None
             raise
-        torch.cuda.synchronize()
+        sync()
         return from_bhsd(o, lay["o"]), None
 
     return kernel
@@ -145,7 +165,7 @@ def sdpa_backward_subject(backend):
                 if "No available kernel" in str(e) or "not supported" in str(e).lower():
                     raise Unsupported("backward: " + str(e).splitlines()[0]) from None
                 raise
-        torch.cuda.synchronize()
+        sync()
         return o.detach(), None, dq, dk, dv
 
     return kernel
@@ -260,8 +280,7 @@ class Flex:
             lse = aux.lse
         else:
             o, lse = self.compiled(qp, kp, vp, return_lse=True, **kw)
-        if DEVICE == "cuda":
-            torch.cuda.synchronize()
+        sync()
         # Back to the problem's batch, heads and rows.
         o = o.reshape(B, hkv, g, sq, p.dv)[:p.batch, :p.hkv, :gp, :p.sq].reshape(p.batch, p.hq, p.sq, p.dv)
         if lse is None:
@@ -299,7 +318,7 @@ def flex_backward_subject():
         with torch.enable_grad():
             o, lse = flex(p, *leaves)
             dq, dk, dv = torch.autograd.grad(o, leaves, grad_outputs=do.to(o.dtype))
-        torch.cuda.synchronize()
+        sync()
         return o.detach(), lse.detach(), dq, dk, dv
 
     return kernel
@@ -334,7 +353,8 @@ def subjects():
     """name -> (kernel factory, dtypes, constraints(dtype), check_lse, weight of its time share)"""
     return {
         "sdpa-flash": (lambda: sdpa_subject(SDPBackend.FLASH_ATTENTION), ["f16", "bf16"], plain, False, 1),
-        "sdpa-cudnn": (lambda: sdpa_subject(SDPBackend.CUDNN_ATTENTION), ["f16", "bf16"], plain, False, 1),
+        # cuDNN builds a graph for every new shape: about 0.1 s a case on an H100 (bf9c27a, 083d889).
+        "sdpa-cudnn": (lambda: sdpa_subject(SDPBackend.CUDNN_ATTENTION), ["f16", "bf16"], plain, False, 2),
         "sdpa-efficient": (lambda: sdpa_subject(SDPBackend.EFFICIENT_ATTENTION), ["f16", "bf16", "f32"], masked, False,
                            1),
         "sdpa-math": (lambda: sdpa_subject(SDPBackend.MATH), ["f16", "bf16", "f32"], masked, False, 1),
@@ -371,10 +391,15 @@ def cli_recheck(command):
     return out
 
 
-def run_one(name, kernel, dtype, constraints, check_lse, target, budget, out_dir, empty_rows, seed0):
+
+def run_one(name, kernel, dtype, constraints, check_lse, target, budget, out_dir, empty_rows, seed0, tag=None,
+            progress=None, shrink_seconds=0.0):
+    """Chunks of check_kernel until `target` cases ran or `budget` seconds passed. progress(row), if given,
+    is called after every chunk (a worker's partial row survives it being stopped); shrink_seconds > 0
+    shrinks the run's first crash (crash_shrink.py) into a replayable case."""
     from hypothesis import HealthCheck, settings
 
-    """Chunks of check_kernel until `target` cases ran or `budget` seconds passed."""
+    tag = tag or f"{name}-{dtype}"
     row = {"subject": name, "backward": is_backward(name), "dtype": dtype, "target": target, "checked": 0, "refused": 0, "failed": 0,
            "seconds": 0.0, "chunks": 0, "worst_margin": 0.0, "worst_case": None, "lse_checked": check_lse,
            "empty_rows": empty_rows, "stopped_by": None, "failure": None}
@@ -400,8 +425,10 @@ def run_one(name, kernel, dtype, constraints, check_lse, target, budget, out_dir
             row["crashed"] += 1
             in_chunk["crashed"] += 1
             if len(row["crashes"]) < MAX_SAVED_CRASHES:
-                row["crashes"].append(record_crash(name, dtype, p, e, getattr(inner, "last_shape", None), out_dir,
-                                                   len(row["crashes"])))
+                crash = record_crash(tag, dtype, p, e, getattr(inner, "last_shape", None), out_dir, len(row["crashes"]))
+                if len(row["crashes"]) == 0 and shrink_seconds > 0:
+                    crash["shrunk"] = shrink_crash(name, inner, p, e, out_dir, crash["saved"], shrink_seconds)
+                row["crashes"].append(crash)
             print(f"{name}/{dtype}: crashed on {p.id}: {type(e).__name__}: {str(e).splitlines()[0][:300]}",
                   flush=True)
             raise Unsupported("crashed (recorded)") from None
@@ -409,10 +436,13 @@ def run_one(name, kernel, dtype, constraints, check_lse, target, budget, out_dir
     t0 = time.perf_counter()
     chunk = 50
     while row["checked"] < target:
-        if time.perf_counter() - t0 > budget:
+        spent = time.perf_counter() - t0
+        if spent > budget:
             row["stopped_by"] = "time budget"
             break
         n = min(chunk, target - row["checked"])
+        if row["checked"] >= chunk:  # from the rate so far (compilation included), a chunk that fits what is left
+            n = max(5, min(n, int((budget - spent) * row["checked"] / spent)))
         seed = seed0 + row["chunks"]
         row["chunks"] += 1
         check = check_backward_kernel if is_backward(name) else check_kernel
@@ -447,6 +477,9 @@ def run_one(name, kernel, dtype, constraints, check_lse, target, budget, out_dir
         row["refused"] += r.refused - in_chunk["crashed"]
         if r.worst_margin >= row["worst_margin"]:
             row["worst_margin"], row["worst_case"] = r.worst_margin, r.worst_case
+        row["seconds"] = round(time.perf_counter() - t0, 1)
+        if progress is not None:
+            progress(dict(row, stopped_by="in progress"))
     else:
         row["stopped_by"] = "target"
     row["seconds"] = round(time.perf_counter() - t0, 1)
@@ -454,26 +487,75 @@ def run_one(name, kernel, dtype, constraints, check_lse, target, budget, out_dir
     row["compiled_graphs"] = None if graphs0 is None or graphs1 is None else graphs1 - graphs0
     if row["crashed"]:
         row["failed"] = 1  # a crash is a finding about the subject: the run is not a clean pass
-    print(f"{name:15s} {dtype:5s} {'empty-rows' if empty_rows else 'main':10s} checked {row['checked']:5d}  "
-          f"refused {row['refused']:5d}  failed {row['failed']}  crashed {row['crashed']}  "
-          f"worst margin {row['worst_margin']:.2f}  {row['seconds']:.0f} s  compiled graphs "
-          f"{row['compiled_graphs']}  ({row['stopped_by']})", flush=True)
+    print(row_line(row), flush=True)
     return row
 
 
-def record_crash(name, dtype, p, e, shape, out_dir, n):
+def row_line(row):
+    return (f"{row['subject']:15s} {row['dtype']:5s} {'empty-rows' if row.get('empty_rows') else 'main':10s} "
+            f"checked {row.get('checked', 0):5d}  refused {row.get('refused', 0):5d}  failed {row.get('failed', 0)}  "
+            f"crashed {row.get('crashed', 0)}  worst margin {row.get('worst_margin', 0.0):.2f}  "
+            f"{row.get('seconds', 0.0):.0f} s  compiled graphs {row.get('compiled_graphs')}  ({row.get('stopped_by')})"
+            + (f"  [{row['shards']} shards]" if row.get("shards", 1) > 1 else ""))
+
+
+def record_crash(tag, dtype, p, e, shape, out_dir, n):
     """A subject's exception on problem p as a finding: the problem JSON, the exception and its traceback,
-    saved under out_dir/failures/crash-<subject>-<dtype>-<n>/ (problem.json, error.txt)."""
-    d = os.path.join(out_dir, "failures", f"crash-{name}-{dtype}-{n}")
+    saved under out_dir/failures/crash-<tag>-<n>/ (problem.json, error.txt); tag names the subject and
+    dtype (and the shard)."""
+    d = os.path.join(out_dir, "failures", f"crash-{tag}-{n}")
     os.makedirs(d, exist_ok=True)
     problem = json.loads(p.to_json())
     with open(os.path.join(d, "problem.json"), "w") as f:
         json.dump(problem, f, indent=1)
     tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
     with open(os.path.join(d, "error.txt"), "w") as f:
-        f.write(f"{name} ({dtype}) on {p.id}, called with shape {shape}\n\n{tb}")
+        f.write(f"{tag} ({dtype}) on {p.id}, called with shape {shape}\n\n{tb}")
     return {"problem": problem, "id": p.id, "subject_shape": shape, "error": f"{type(e).__name__}: {str(e)[:2000]}",
             "traceback_tail": tb[-3000:], "saved": d}
+
+
+def subject_call(name, kernel, case):
+    """The subject on a case's inputs (and, for a backward, the case's upstream gradient)."""
+    args = case.arrays("torch", DEVICE)
+    if is_backward(name):
+        args = (*args, upstream_gradient(case, "torch", DEVICE))
+    return kernel(case.problem, *args)
+
+
+def shrink_crash(name, kernel, p, e, out_dir, saved, seconds):
+    """The crash of `kernel` on p shrunk to a minimal problem that still raises the same exception type on
+    the seed-0 normal inputs (crash_shrink.py), saved as saved/shrunk-case.json with the command that
+    replays it. First checks that p itself raises again on those inputs."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from crash_shrink import shrink
+
+    kind = type(e).__name__
+
+    def fails(pp):
+        try:
+            subject_call(name, kernel, Case(pp, 0, "normal"))
+        except Unsupported:
+            return False
+        except Exception as e2:  # noqa: BLE001
+            return type(e2).__name__ == kind
+        return False
+
+    t0 = time.perf_counter()
+    if not fails(p):
+        return {"reproduced": False, "seconds": round(time.perf_counter() - t0, 1),
+                "why": "the problem did not raise again on the seed-0 normal inputs (not shrunk)"}
+    res = shrink(fails, p, seconds=max(1.0, seconds - (time.perf_counter() - t0)))
+    case = Case(Problem.from_json(json.dumps(res["problem"])), 0, "normal")
+    path = os.path.join(saved, "shrunk-case.json")
+    with open(path, "w") as f:
+        f.write(case.to_json() + "\n")
+    rel = os.path.relpath(path, out_dir)
+    res.update(reproduced=True, case=json.loads(case.to_json()), error_type=kind, saved=rel,
+               replay=f"python3 reports/baselines/torch_props.py --replay <the record's folder>/{rel} --subjects {name}")
+    print(f"{name}: crash shrunk to {res['id']} ({', '.join(res['steps']) or 'no simpler problem'}; "
+          f"{res['attempts']} attempts, {res['seconds']} s, {res['stopped_by']}): {rel}", flush=True)
+    return res
 
 
 def environment():
@@ -491,75 +573,287 @@ def environment():
     return env
 
 
+# ---------------------------------------------------------------- jobs
+def plan(names, a):
+    """The runs, in the order the record lists them: (subject, dtype, empty_rows, target, seed, weight)
+    for every subject and dtype, then an empty-rows run per forward subject on its first dtype. The seeds
+    do not depend on --jobs or --shards (a shard draws its chunk seeds after the one before it)."""
+    table = subjects()
+    runs = []
+    pairs = [(n, dt) for n in names for dt in table[n][1]]
+    for idx, (n, dt) in enumerate(pairs):
+        runs.append(dict(subject=n, dtype=dt, empty_rows=False, target=a.bwd_cases if is_backward(n) else a.cases,
+                         seed=a.seed + 1000 * idx, weight=table[n][4]))
+    for idx, n in enumerate(n for n in names if not is_backward(n)):
+        runs.append(dict(subject=n, dtype=table[n][1][0], empty_rows=True, target=a.empty_cases,
+                         seed=a.seed + 50000 + idx, weight=0.1))
+    return runs
+
+
+def parse_shards(text):
+    out = {}
+    for part in filter(None, (text or "").split(",")):
+        name, _, n = part.partition("=")
+        if name not in subjects() or not n.isdigit() or int(n) < 1:
+            raise ValueError(f"--shards '{part}' is not SUBJECT=N with a known subject and N >= 1")
+        out[name] = int(n)
+    return out
+
+
+def split(run, shards):
+    """A run as `shards` jobs: the target split, each shard's chunk seeds 100 apart."""
+    n = shards if not run["empty_rows"] else 1
+    return [dict(run, target=run["target"] // n + (1 if s < run["target"] % n else 0), seed=run["seed"] + 100 * s,
+                 shard=s, shards=n) for s in range(n)]
+
+
+def job_tag(job):
+    return f"{job['subject']}-{job['dtype']}{'-empty' if job['empty_rows'] else ''}" + \
+        (f"-s{job['shard']}" if job.get("shards", 1) > 1 else "")
+
+
+def run_job(job, out_dir, budget, shrink_seconds, progress=None):
+    """One run (or shard) in this process: the subject made, then run_one; a subject that cannot start or
+    an exception of the harness is a failed row, not the end of the record."""
+    factory, _, domain_of, check_lse, _ = subjects()[job["subject"]]
+    base = {"subject": job["subject"], "backward": is_backward(job["subject"]), "dtype": job["dtype"],
+            "empty_rows": job["empty_rows"], "target": job["target"], "checked": 0, "failed": 1}
+    try:
+        kernel = factory()
+    except Exception as e:  # noqa: BLE001 - a subject that cannot start is a finding, not a crash
+        return dict(base, stopped_by="could not start", failure={"error": repr(e)})
+    try:
+        return run_one(job["subject"], kernel, job["dtype"], domain_of(job["dtype"]), check_lse, job["target"], budget,
+                       out_dir, job["empty_rows"], job["seed"], tag=job_tag(job), progress=progress,
+                       shrink_seconds=shrink_seconds)
+    except Exception:  # noqa: BLE001
+        return dict(base, stopped_by="crashed", failure={"error": traceback.format_exc()[-3000:]})
+
+
+def worker(a):
+    """--worker JOB: one job in this process until --deadline (epoch seconds); its row (partial after every
+    chunk) in OUT/rows/<tag>.json."""
+    job = json.loads(a.worker)
+    path = os.path.join(a.out, "rows", job_tag(job) + ".json")
+
+    def save(row):
+        with open(path + ".tmp", "w") as f:
+            json.dump(dict(row, shard=job.get("shard", 0), shards=job.get("shards", 1), seed=job["seed"]), f)
+        os.replace(path + ".tmp", path)
+
+    row = run_job(job, a.out, a.deadline - time.time(), a.shrink_seconds, progress=save)
+    save(row)
+    return 0
+
+
+def merge(rows):
+    """The shards of one run as one row: counts summed, the worst margin and the first failure kept, the
+    slowest shard's seconds, stopped by target only when every shard reached it."""
+    if len(rows) == 1:
+        return rows[0]
+    out = dict(rows[0])
+    for k in ("target", "checked", "refused", "crashed", "chunks"):
+        out[k] = sum(r.get(k) or 0 for r in rows)
+    out["failed"] = max(r.get("failed") or 0 for r in rows)
+    out["seconds"] = max(r.get("seconds") or 0 for r in rows)
+    worst = max(rows, key=lambda r: r.get("worst_margin") or 0)
+    out["worst_margin"], out["worst_case"] = worst.get("worst_margin", 0.0), worst.get("worst_case")
+    out["failure"] = next((r["failure"] for r in rows if r.get("failure")), None)
+    out["crashes"] = [c for r in rows for c in r.get("crashes") or []][:MAX_SAVED_CRASHES]
+    graphs = [r.get("compiled_graphs") for r in rows]
+    out["compiled_graphs"] = None if None in graphs else sum(graphs)
+    refusals = {}
+    for r in rows:
+        for k, v in (r.get("refusals") or {}).items():
+            refusals[k] = refusals.get(k, 0) + v
+    out["refusals"] = refusals
+    stops = [r.get("stopped_by") for r in rows]
+    out["stopped_by"] = "target" if all(s == "target" for s in stops) else next(s for s in stops if s != "target")
+    out["shards"], out["seeds"] = len(rows), [r.get("seed") for r in rows]
+    out.pop("shard", None)
+    out.pop("seed", None)
+    return out
+
+
+def run_parallel(jobs, a, deadline):
+    """Every job in its own process (--worker), at most a.jobs at once, the heaviest first; a job still
+    running at the deadline is stopped and keeps the cases its last chunk reported. Returns the rows by
+    job tag."""
+    import subprocess
+
+    os.makedirs(os.path.join(a.out, "rows"), exist_ok=True)
+    os.makedirs(os.path.join(a.out, "logs"), exist_ok=True)
+    env = dict(os.environ)
+    # Processes share the CPU: few threads each (torch's own pool, Inductor's compile workers).
+    per = str(max(1, (os.cpu_count() or 1) // max(1, a.jobs)))
+    env.setdefault("OMP_NUM_THREADS", per)
+    env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", per)
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    pending = sorted(jobs, key=lambda j: (j["empty_rows"], -j["weight"]))
+    running, rows = {}, {}
+
+    def collect(tag, proc, log, why=None):
+        log.close()
+        path = os.path.join(a.out, "rows", tag + ".json")
+        row = None
+        if os.path.isfile(path):
+            with open(path) as f:
+                row = json.load(f)
+        job = running[tag][2]
+        if row is None:
+            with open(log.name) as f:
+                tail = f.read()[-3000:]
+            # Stopped at the deadline before its first chunk ended: nothing judged, nothing failed. A
+            # worker that exited on its own without a row failed.
+            row = {"subject": job["subject"], "backward": is_backward(job["subject"]), "dtype": job["dtype"],
+                   "empty_rows": job["empty_rows"], "target": job["target"], "checked": 0, "failed": 0 if why else 1,
+                   "seed": job["seed"], "stopped_by": (why + ", before its first chunk ended") if why else
+                   f"worker exited {proc.returncode} without a row", "failure": None if why else {"error": tail}}
+        elif why and row.get("stopped_by") == "in progress":
+            row["stopped_by"] = why
+        elif row.get("stopped_by") == "in progress":
+            row["stopped_by"] = f"worker exited {proc.returncode} mid-run"
+            row["failed"] = 1
+        rows[tag] = row
+        print(row_line(row) + f"  <{tag}>", flush=True)
+
+    while pending or running:
+        while pending and len(running) < a.jobs and time.time() < deadline - 20:
+            job = pending.pop(0)
+            tag = job_tag(job)
+            log = open(os.path.join(a.out, "logs", tag + ".txt"), "w")
+            cmd = [sys.executable, os.path.abspath(__file__), "--worker", json.dumps(job), "--out", a.out,
+                   "--device", a.device, "--deadline", str(deadline), "--shrink-seconds", str(a.shrink_seconds)]
+            running[tag] = (subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env), log, job)
+        for tag in [t for t, (p, _, _) in running.items() if p.poll() is not None]:
+            collect(tag, running[tag][0], running[tag][1])
+            del running[tag]
+        if time.time() > deadline + a.grace:
+            for tag, (p, log, _) in list(running.items()):
+                p.kill()
+                p.wait()
+                collect(tag, p, log, "stopped at the deadline")
+                del running[tag]
+        if pending and time.time() >= deadline - 20 and len(running) < a.jobs:
+            for job in pending:
+                rows[job_tag(job)] = {"subject": job["subject"], "backward": is_backward(job["subject"]),
+                                      "dtype": job["dtype"], "empty_rows": job["empty_rows"], "target": job["target"],
+                                      "checked": 0, "failed": 0, "seed": job["seed"], "stopped_by": "no time left"}
+                print(row_line(rows[job_tag(job)]) + f"  <{job_tag(job)}>", flush=True)
+            pending = []
+        time.sleep(0.2)
+    return rows
+
+
+def replay_cases(a):
+    """--replay CASE.json: each named subject on that case (a shrunk crash's shrunk-case.json, or any case
+    JSON a failure printed): passed, failed (the oracle's summary) or raised (the exception). Exit 0 when
+    every subject passed."""
+    with open(a.replay) as f:
+        text = f.read()
+    case = Case.from_json(text)
+    table = subjects()
+    rc = 0
+    for name in [s for s in a.subjects.split(",") if s]:
+        factory, _, _, check_lse, _ = table[name]
+        try:
+            kernel = factory()
+            if is_backward(name):
+                res = run_backward_case(kernel, case, array="torch", device=DEVICE, check_lse=check_lse)[0]
+            else:
+                res = run_case(kernel, case, array="torch", device=DEVICE, check_lse=check_lse)[0]
+            print(f"{name} on {case.id}: {'passed' if res.passed else 'FAILED'}: {res.summary}", flush=True)
+            rc |= 0 if res.passed else 1
+        except Unsupported as e:
+            print(f"{name} on {case.id}: refused: {e}", flush=True)
+        except Exception as e:  # noqa: BLE001 - the crash being replayed
+            print(f"{name} on {case.id}: RAISED {type(e).__name__}: {str(e)[:2000]}", flush=True)
+            traceback.print_exc()
+            rc = 1
+    return rc
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--cases", type=int, default=1000, help="target cases per subject and dtype")
+    ap.add_argument("--out", default=".")
+    ap.add_argument("--cases", type=int, default=1000, help="target cases per forward subject and dtype")
+    ap.add_argument("--bwd-cases", type=int, default=300, help="target cases per backward subject and dtype")
     ap.add_argument("--empty-cases", type=int, default=100, help="cases of the empty-rows run per subject")
     ap.add_argument("--budget", type=float, default=500, help="seconds for everything")
     ap.add_argument("--subjects", default=",".join(n for n in subjects() if n not in NOT_BY_DEFAULT))
     ap.add_argument("--device", default="cuda", help="where the subjects run (cpu: FlexAttention's CPU path, tests)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=1, help="runs at once, each in its own process (1: one after another here)")
+    ap.add_argument("--shards", default="sdpa-cudnn=2,flex=2",
+                    help="SUBJECT=N,...: with --jobs > 1, each dtype of SUBJECT as N processes sharing its target")
+    ap.add_argument("--shrink-seconds", type=float, default=60.0,
+                    help="time to shrink a run's first crash into a replayable case (0: none)")
+    ap.add_argument("--grace", type=float, default=10.0, help=argparse.SUPPRESS)
+    ap.add_argument("--replay", help="a case JSON to run each named subject on (see replay_cases)")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument("--deadline", type=float, help=argparse.SUPPRESS)
     a = ap.parse_args()
     global DEVICE
     DEVICE = a.device
-    os.makedirs(a.out, exist_ok=True)
-    t_start = time.perf_counter()
     names = [s for s in a.subjects.split(",") if s]
     table = subjects()
     unknown = [n for n in names if n not in table]
     if unknown:
         print(f"unknown subjects {unknown} (known: {', '.join(table)})", file=sys.stderr)
         return 2
-    runs = [(n, dt) for n in names for dt in table[n][1]]
-    # Rows that see no key: a forward convention (SDPA gives NaN); the backward subjects leave them out.
-    fwd_names = [n for n in names if not is_backward(n)]
+    try:
+        shards = parse_shards(a.shards) if a.jobs > 1 else {}
+    except ValueError as e:
+        print(e, file=sys.stderr)
+        return 2
+    if a.jobs < 1:
+        print(f"--jobs {a.jobs} is not at least 1", file=sys.stderr)
+        return 2
+    if a.replay:
+        return replay_cases(a)
+    if a.worker:
+        return worker(a)
+    os.makedirs(a.out, exist_ok=True)
+    t_start = time.perf_counter() - (time.time() - PROCESS_START)
+    runs = plan(names, a)
     record = {"schema": "flashprobe.torch_props/1", "evidence": "measured", "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "host": platform.node(), "environment": environment(), "target_cases": a.cases,
-              "budget_s": a.budget, "seed": a.seed, "command": " ".join(sys.argv), "runs": []}
+              "target_cases_backward": a.bwd_cases, "budget_s": a.budget, "seed": a.seed, "jobs": a.jobs,
+              "shards": shards, "command": " ".join(sys.argv), "runs": []}
     print(json.dumps(record["environment"]), flush=True)
-    # Every main run gets its weight's share of what is left; the empty-rows runs a tenth of one each.
-    weights = [table[n][4] for n, _ in runs]
-    for idx, (name, dtype) in enumerate(runs):
-        factory, _, domain_of, check_lse, weight = table[name]
-        constraints = domain_of(dtype)
-        left = a.budget - (time.perf_counter() - t_start)
-        share = left * weight / (sum(weights[idx:]) + 0.1 * len(fwd_names))
-        try:
-            kernel = factory()
-        except Exception as e:  # noqa: BLE001 - a subject that cannot start is a finding, not a crash
-            record["runs"].append({"subject": name, "dtype": dtype, "checked": 0, "failed": 1,
-                                   "stopped_by": "could not start", "failure": {"error": repr(e)}})
-            continue
-        try:
-            record["runs"].append(run_one(name, kernel, dtype, constraints, check_lse, a.cases, share, a.out, False,
-                                          a.seed + 1000 * idx))
-        except Exception:  # noqa: BLE001
-            record["runs"].append({"subject": name, "dtype": dtype, "checked": 0, "failed": 1,
-                                   "stopped_by": "crashed", "failure": {"error": traceback.format_exc()[-3000:]}})
+
+    def write():
         with open(os.path.join(a.out, "torch_props.json"), "w") as f:
             json.dump(record, f, indent=1)
-    for idx, name in enumerate(fwd_names):
-        factory, dtypes, domain_of, check_lse, _ = table[name]
-        constraints = domain_of(dtypes[0])
-        left = a.budget - (time.perf_counter() - t_start)
-        if left < 5:
-            record["runs"].append({"subject": name, "dtype": dtypes[0], "empty_rows": True, "checked": 0,
-                                   "stopped_by": "no time left"})
-            continue
-        try:
-            record["runs"].append(run_one(name, factory(), dtypes[0], constraints, check_lse, a.empty_cases,
-                                          left / (len(fwd_names) - idx), a.out, True, a.seed + 50000 + idx))
-        except Exception:  # noqa: BLE001
-            record["runs"].append({"subject": name, "dtype": dtypes[0], "empty_rows": True, "checked": 0, "failed": 1,
-                                   "stopped_by": "crashed", "failure": {"error": traceback.format_exc()[-3000:]}})
+
+    if a.jobs > 1:
+        jobs = [j for r in runs for j in split(r, shards.get(r["subject"], 1))]
+        rows = run_parallel(jobs, a, PROCESS_START + a.budget - a.grace - 5)
+        for r in runs:
+            mine = [rows[job_tag(j)] for j in split(r, shards.get(r["subject"], 1)) if job_tag(j) in rows]
+            if mine:
+                record["runs"].append(merge(mine))
+        shutil.rmtree(os.path.join(a.out, "rows"), ignore_errors=True)  # merged into the record
+    else:
+        # One after another: every main run gets its weight's share of what is left, the empty-rows runs
+        # a tenth of one each.
+        for idx, r in enumerate(runs):
+            left = a.budget - (time.perf_counter() - t_start)
+            if r["empty_rows"] and left < 5:
+                record["runs"].append({"subject": r["subject"], "dtype": r["dtype"], "empty_rows": True, "checked": 0,
+                                       "stopped_by": "no time left"})
+                continue
+            share = left * r["weight"] / sum(x["weight"] for x in runs[idx:])
+            record["runs"].append(run_job(dict(r, shard=0, shards=1), a.out, share, a.shrink_seconds))
+            write()
     record["seconds"] = round(time.perf_counter() - t_start, 1)
     main_runs = [r for r in record["runs"] if not r.get("empty_rows")]
     record["summary"] = {"runs": len(main_runs), "cases_checked": sum(r.get("checked", 0) for r in main_runs),
                          "runs_at_target": sum(r.get("stopped_by") == "target" for r in main_runs),
-                         "runs_failed": sum(bool(r.get("failed")) for r in main_runs)}
-    with open(os.path.join(a.out, "torch_props.json"), "w") as f:
-        json.dump(record, f, indent=1)
+                         "runs_failed": sum(bool(r.get("failed")) for r in main_runs),
+                         "crashes_shrunk": sum(1 for r in record["runs"] for c in r.get("crashes") or []
+                                               if (c.get("shrunk") or {}).get("reproduced"))}
+    write()
     print(json.dumps(record["summary"]), flush=True)
     return 0 if record["summary"]["runs_failed"] == 0 else 1
 

@@ -34,6 +34,7 @@ CHECKS = {
     "mutants": Check("Mutants", "mutants", "kill"),
     "sanitizers": Check("Sanitizers", "tool runs"),
     "crosscheck": Check("PyTorch outputs vs oracle", "cases"),
+    "torch": Check("PyTorch kernels via the Python package", "cases"),
     "oracle": Check("Correct kernels", "runs"),
     "oracle planted bugs": Check("Planted bugs", "observable cases", "rate"),
     "compiled": Check("Compiled device code", "kernels"),
@@ -245,6 +246,30 @@ def crosscheck_items(rec):
     if isinstance(f64, dict):
         yield Item("crosscheck", "oracle vs torch float64", f64.get("cases"), 0,
                    (f64.get("cases") or 0) - (f64.get("agree") or 0), rec, f"max rel {f64.get('max_rel', 0):.1e}")
+
+
+@reader("torch_props")
+def torch_props_items(rec):
+    """PyTorch's attention kernels property-tested through the Python package (torch_props.py): one Item per
+    subject and dtype (the empty-rows runs apart), the cases checked as run; a failing case and each crash
+    of the subject as failed; a run that checked no case as skipped (never passed). Refused cases (outside
+    the backend's API) are in the note, with a run cut short of its target."""
+    env = rec.data.get("environment") or {}
+    for row in rec.data.get("runs") or []:
+        subject = f"{row.get('subject')} {row.get('dtype')}" + (" empty rows" if row.get("empty_rows") else "")
+        checked = row.get("checked")
+        failed = (row.get("crashed") or 0) + (1 if row.get("failure") else 0)
+        if row.get("failed") and not failed:
+            failed = 1  # failed without a recorded case: the worker or the subject died
+        notes = [f"torch {env.get('torch', '?')}"]
+        if row.get("refused"):
+            notes.append(f"{row['refused']} refused")
+        if row.get("crashed"):
+            notes.append(f"{row['crashed']} crashed")
+        if isinstance(checked, int) and isinstance(row.get("target"), int) and checked < row["target"]:
+            notes.append(f"{checked} of {row['target']}: {row.get('stopped_by')}")
+        yield Item("torch", subject, checked, 1 if checked == 0 and not failed else 0, failed, rec, "; ".join(notes),
+                   "nvidia" if env.get("cuda") else "")
 
 
 @reader("resources")

@@ -131,6 +131,28 @@ class Readers(unittest.TestCase):
         got = {i.subject: (i.run, i.skipped, i.failed, i.note) for i in self.items()}
         self.assertEqual(got["wgmma f16 P"], (0, 3, 0, "ran 0 of 100 asked; refuses this device: arch=sm_80"))
 
+    def test_torch_props_rows(self):
+        runs = [{"subject": "sdpa-cudnn", "dtype": "f16", "target": 1000, "checked": 1000, "refused": 80, "failed": 0,
+                 "stopped_by": "target"},
+                {"subject": "flex", "dtype": "bf16", "target": 1000, "checked": 600, "refused": 0, "failed": 1, "crashed": 2,
+                 "stopped_by": "time budget"},
+                {"subject": "sdpa-efficient", "dtype": "f32", "target": 1000, "checked": 15, "refused": 8, "failed": 1,
+                 "failure": {"summary": "FAIL"}, "stopped_by": "failure"},
+                {"subject": "sdpa-math", "dtype": "f16", "empty_rows": True, "target": 100, "checked": 0, "failed": 0,
+                 "stopped_by": "no time left"},
+                {"subject": "flex-bwd", "dtype": "f16", "target": 300, "checked": 0, "failed": 1,
+                 "stopped_by": "worker exited 1 without a row"}]
+        self.put("torch-props/torch_props.json", {"schema": "flashprobe.torch_props/1", "evidence": "measured",
+                                                   "date": "2026-11-26T20:00:00Z",
+                                                   "environment": {"torch": "2.11.0", "cuda": "13.0"}, "runs": runs})
+        got = {i.subject: (i.check, i.run, i.skipped, i.failed) for i in self.items()}
+        self.assertEqual(got, {"sdpa-cudnn f16": ("torch", 1000, 0, 0), "flex bf16": ("torch", 600, 0, 2),
+                               "sdpa-efficient f32": ("torch", 15, 0, 1), "sdpa-math f16 empty rows": ("torch", 0, 1, 0),
+                               "flex-bwd f16": ("torch", 0, 0, 1)})
+        notes = {i.subject: i.note for i in self.items()}
+        self.assertEqual(notes["sdpa-cudnn f16"], "torch 2.11.0; 80 refused")
+        self.assertEqual(notes["flex bf16"], "torch 2.11.0; 2 crashed; 600 of 1000: time budget")
+
     def test_probe_verdicts(self):
         atoms = [{"atom": "SM80_X", "ok": True, "verdict": "matches"},
                  {"atom": "SM80_WMMA_Y", "ok": True, "verdict": "reconciled: memory paths and mma agree"},

@@ -130,3 +130,34 @@ def test_shards_merge_into_one_row(tp):
     assert (m["seconds"], m["worst_margin"], m["worst_case"], m["compiled_graphs"]) == (140.0, 0.5, "b", 7), m
     assert m["stopped_by"] == "time budget" and m["refusals"] == {"x": 4} and m["seeds"] == [1, 101], m
     assert m["crashes"] == [{"id": "c"}] and "shard" not in m and m["shards"] == 2, m
+
+
+def test_replay_runs_a_case_and_shrinks_a_crash_that_recurs(tp, tmp_path, monkeypatch):
+    """--replay on a recorded crash: a subject that raises again has it shrunk into replay-<subject>/
+    shrunk-case.json; one that passes says so; replay.json holds both and the exit code is 1."""
+    import argparse
+
+    def reference(p, q, k, v):
+        o, lse = flashprobe.reference(p, q, k, v)
+        return torch.from_numpy(o.astype(p.out_dtype.replace("f", "float"))), torch.from_numpy(lse.astype("float32"))
+
+    def crashing(p, q, k, v):
+        if p.causal != "none" and p.sq > 2:
+            raise RuntimeError("lowering failure stand-in (causal, sq > 2)")
+        return reference(p, q, k, v)
+
+    table = dict(tp.subjects())
+    table["flex"] = (lambda: crashing, ["f16"], tp.flex_domain, False, 1)
+    table["sdpa-math"] = (lambda: reference, ["f16"], tp.plain, False, 1)
+    monkeypatch.setattr(tp, "subjects", lambda: table)
+    case = tmp_path / "case.json"
+    case.write_text((HARNESS.parent / "flex_crash_083d889.json").read_text())
+    a = argparse.Namespace(replay=str(case), subjects="flex,sdpa-math", out=str(tmp_path / "out"), shrink_seconds=60)
+    assert tp.replay_cases(a) == 1
+    rec = json.loads((tmp_path / "out" / "replay.json").read_text())
+    flex, math = rec["subjects"]
+    assert flex["verdict"] == "raised" and "lowering failure stand-in" in flex["error"], flex
+    s = flex["shrunk"]
+    assert s["reproduced"] and (s["problem"]["sq"], s["problem"]["hq"], s["problem"]["causal"]) == (3, 1, "top_left"), s
+    assert (tmp_path / "out" / s["saved"]).is_file() and s["saved"].startswith("replay-flex/"), s
+    assert math["verdict"] == "passed", math

@@ -16,8 +16,9 @@ Runs in chunks of cases with their own seeds until the target (default 1000 case
 and dtype, 300 per backward one) or the run's time budget is reached; the record says which, with run
 / refused / failed. --jobs N runs every subject and dtype in its own process, N at once (the CPU side:
 the oracle, Hypothesis, cuDNN's graph building and torch.compile are the cost, not the GPU), each until
-the common deadline; --shards splits a slow subject's dtype over several processes (default: cuDNN and
-Flex in two each); the shards of a run are merged into one row with their seeds.
+the common deadline; --shards splits a slow subject's dtype over several processes (default: cuDNN,
+Flex and Flex's backward in two each, one head dim each: Flex compiles per head dim); the shards of a
+run are merged into one row with their seeds and head dims.
 
 FlexAttention is compiled once per shape class, not per problem: its inputs are zero-padded into a
 few classes (flex_shape: sequence lengths to multiples of 128, batch and kv heads to at least 2, the
@@ -29,7 +30,8 @@ the exception and its traceback go into the run's "crashes" (and DIR/failures/cr
 counts as neither passed nor refused, the run as failed, and the cases go on. A run's first crash is
 shrunk (crash_shrink.py, --shrink-seconds) to the smallest problem that still raises the same
 exception on the seed-0 inputs, saved as failures/crash-*/shrunk-case.json; --replay that file
-runs the subject on it again.
+runs the subject on it again (and shrinks it if it raises: flex_crash_083d889.json is the problem on
+which FlexAttention crashed in torch.compile on an H100 at 083d889, replayed by the run-all stage).
 
   python3 reports/baselines/torch_props.py --out DIR [--cases 1000] [--bwd-cases 300] [--budget 500]
                                            [--subjects sdpa-flash,flex] [--jobs 12] [--shards flex=2]
@@ -601,10 +603,14 @@ def parse_shards(text):
 
 
 def split(run, shards):
-    """A run as `shards` jobs: the target split, each shard's chunk seeds 100 apart."""
+    """A run as `shards` jobs: the target split, each shard's chunk seeds 100 apart. Where the subject's
+    domain has at least as many head dims as shards, each shard takes its share of them (head_dims[s::n]):
+    FlexAttention compiles per head dim, so a shard compiles only its own graphs."""
     n = shards if not run["empty_rows"] else 1
+    dims = subjects()[run["subject"]][2](run["dtype"]).get("head_dims") or []
     return [dict(run, target=run["target"] // n + (1 if s < run["target"] % n else 0), seed=run["seed"] + 100 * s,
-                 shard=s, shards=n) for s in range(n)]
+                 shard=s, shards=n, **({"head_dims": dims[s::n]} if n > 1 and len(dims) >= n else {}))
+            for s in range(n)]
 
 
 def job_tag(job):
@@ -623,7 +629,8 @@ def run_job(job, out_dir, budget, shrink_seconds, progress=None):
     except Exception as e:  # noqa: BLE001 - a subject that cannot start is a finding, not a crash
         return dict(base, stopped_by="could not start", failure={"error": repr(e)})
     try:
-        return run_one(job["subject"], kernel, job["dtype"], domain_of(job["dtype"]), check_lse, job["target"], budget,
+        constraints = dict(domain_of(job["dtype"]), **({"head_dims": job["head_dims"]} if job.get("head_dims") else {}))
+        return run_one(job["subject"], kernel, job["dtype"], constraints, check_lse, job["target"], budget,
                        out_dir, job["empty_rows"], job["seed"], tag=job_tag(job), progress=progress,
                        shrink_seconds=shrink_seconds)
     except Exception:  # noqa: BLE001
@@ -638,7 +645,8 @@ def worker(a):
 
     def save(row):
         with open(path + ".tmp", "w") as f:
-            json.dump(dict(row, shard=job.get("shard", 0), shards=job.get("shards", 1), seed=job["seed"]), f)
+            json.dump(dict(row, shard=job.get("shard", 0), shards=job.get("shards", 1), seed=job["seed"],
+                           head_dims=job.get("head_dims")), f)
         os.replace(path + ".tmp", path)
 
     row = run_job(job, a.out, a.deadline - time.time(), a.shrink_seconds, progress=save)
@@ -670,8 +678,9 @@ def merge(rows):
     stops = [r.get("stopped_by") for r in rows]
     out["stopped_by"] = "target" if all(s == "target" for s in stops) else next(s for s in stops if s != "target")
     out["shards"], out["seeds"] = len(rows), [r.get("seed") for r in rows]
-    out.pop("shard", None)
-    out.pop("seed", None)
+    out["shard_head_dims"] = [r.get("head_dims") for r in rows]
+    for k in ("shard", "seed", "head_dims"):
+        out.pop(k, None)
     return out
 
 
@@ -746,30 +755,48 @@ def run_parallel(jobs, a, deadline):
 
 
 def replay_cases(a):
-    """--replay CASE.json: each named subject on that case (a shrunk crash's shrunk-case.json, or any case
-    JSON a failure printed): passed, failed (the oracle's summary) or raised (the exception). Exit 0 when
-    every subject passed."""
+    """--replay CASE.json: each named subject on that case (a shrunk crash's shrunk-case.json, a recorded
+    crash's problem, or any case JSON a failure printed): passed, failed (the oracle's summary), refused or
+    raised (the exception). A subject whose crashes are findings (FlexAttention) and that raises again has
+    the crash shrunk (--shrink-seconds) into OUT/replay-<subject>/shrunk-case.json. Writes OUT/replay.json;
+    exit 0 when every subject passed or refused."""
     with open(a.replay) as f:
         text = f.read()
     case = Case.from_json(text)
     table = subjects()
+    os.makedirs(a.out, exist_ok=True)
+    rec = {"schema": "flashprobe.torch_props_replay/1", "evidence": "measured",
+           "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "case": json.loads(case.to_json()),
+           "source": a.replay, "environment": environment(), "subjects": []}
     rc = 0
     for name in [s for s in a.subjects.split(",") if s]:
         factory, _, _, check_lse, _ = table[name]
+        row = {"subject": name}
+        t0 = time.perf_counter()
         try:
             kernel = factory()
             if is_backward(name):
                 res = run_backward_case(kernel, case, array="torch", device=DEVICE, check_lse=check_lse)[0]
             else:
                 res = run_case(kernel, case, array="torch", device=DEVICE, check_lse=check_lse)[0]
-            print(f"{name} on {case.id}: {'passed' if res.passed else 'FAILED'}: {res.summary}", flush=True)
+            row.update(verdict="passed" if res.passed else "failed", summary=res.summary)
             rc |= 0 if res.passed else 1
         except Unsupported as e:
-            print(f"{name} on {case.id}: refused: {e}", flush=True)
+            row.update(verdict="refused", why=str(e))
         except Exception as e:  # noqa: BLE001 - the crash being replayed
-            print(f"{name} on {case.id}: RAISED {type(e).__name__}: {str(e)[:2000]}", flush=True)
-            traceback.print_exc()
+            tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+            row.update(verdict="raised", error=f"{type(e).__name__}: {str(e)[:2000]}", traceback_tail=tb[-3000:])
             rc = 1
+            if name in CRASH_IS_FINDING and a.shrink_seconds > 0:
+                saved = os.path.join(a.out, f"replay-{name}")
+                os.makedirs(saved, exist_ok=True)
+                row["shrunk"] = shrink_crash(name, kernel, case.problem, e, a.out, saved, a.shrink_seconds)
+        row["seconds"] = round(time.perf_counter() - t0, 1)
+        rec["subjects"].append(row)
+        print(f"replay {name} on {case.id}: {row['verdict']}: {row.get('summary') or row.get('why') or row.get('error', '')[:300]}",
+              flush=True)
+        with open(os.path.join(a.out, "replay.json"), "w") as f:
+            json.dump(rec, f, indent=1)
     return rc
 
 
@@ -784,7 +811,7 @@ def main():
     ap.add_argument("--device", default="cuda", help="where the subjects run (cpu: FlexAttention's CPU path, tests)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=1, help="runs at once, each in its own process (1: one after another here)")
-    ap.add_argument("--shards", default="sdpa-cudnn=2,flex=2",
+    ap.add_argument("--shards", default="sdpa-cudnn=2,flex=2,flex-bwd=2",
                     help="SUBJECT=N,...: with --jobs > 1, each dtype of SUBJECT as N processes sharing its target")
     ap.add_argument("--shrink-seconds", type=float, default=60.0,
                     help="time to shrink a run's first crash into a replayable case (0: none)")

@@ -157,6 +157,54 @@ if __name__ == "__main__":
             self.assertAlmostEqual(rec["columns"]["dispatched"]["geomean"], 0.8)
             self.assertTrue(os.path.exists(os.path.join(d, "results", "vs-cudnn.md")))
 
+    def test_torch_props_stage_runs_pytest_the_subjects_and_the_crash_replay_together(self):
+        """The torch-props stage with a stand-in python3: the wheel installed, the package's pytest, the
+        subjects (--jobs 12 by default, FLASHPROBE_TORCH_PROPS_ARGS after it) and the replay of the recorded
+        Flex crash all started, at the same time (each stand-in waits until all three have started), and
+        each one's exit code and closing lines said."""
+        fake = """#!/usr/bin/env bash
+echo "$*" >> "$STANDIN_ARGS"
+case "$*" in
+  *"-m pip install"*) exit 0 ;;
+esac
+n=0  # the three long runs wait for one another: the stage must start them side by side
+until [ "$(grep -c -E 'pytest|torch_props.py' "$STANDIN_ARGS")" -ge 3 ]; do
+  sleep 0.1; n=$((n + 1)); [ $n -lt 100 ] || { echo "started one after another"; exit 3; }
+done
+case "$*" in
+  *"-m pytest"*) echo "7 passed in 1.00s" ;;
+  *--replay*) echo "replay flex-exact on b1_x: passed: ok" ;;
+  *torch_props.py*) echo "sdpa-cudnn      f16   main       checked  1000"; echo '{"runs": 1, "cases_checked": 1000}'; exit 1 ;;
+esac
+"""
+        with tempfile.TemporaryDirectory() as d:
+            bin_dir, whl = os.path.join(d, "bin"), os.path.join(d, ".whl")
+            os.makedirs(bin_dir)
+            os.makedirs(whl)
+            open(os.path.join(whl, "flashprobe-0.1.0-cp312-abi3-linux_x86_64.whl"), "w").close()
+            with open(os.path.join(bin_dir, "python3"), "w") as f:
+                f.write(fake)
+            os.chmod(os.path.join(bin_dir, "python3"), 0o755)
+            out, argf = os.path.join(d, "out"), os.path.join(d, "args.txt")
+            p = subprocess.run([os.path.join(ROOT, "scripts", "gpu", "run-all"), "torch-props"], cwd=d,
+                               env=dict(os.environ, OUT=out, STANDIN_ARGS=argf, PATH=bin_dir + ":" + os.environ["PATH"],
+                                        FLASHPROBE_TORCH_PROPS_ARGS="--cases 5"),
+                               capture_output=True, text=True, timeout=120)
+            self.assertIn("torch-props: rc=1", p.stdout)  # the subjects' exit code, said
+            self.assertIn("sdpa-cudnn      f16   main       checked  1000", p.stdout)
+            self.assertIn("torch-props replay: rc=0", p.stdout)
+            self.assertIn("replay flex-exact on b1_x: passed", p.stdout)
+            self.assertIn("torch-props pytest: rc=0 7 passed in 1.00s", p.stdout)
+            with open(argf) as f:
+                lines = f.read().splitlines()
+            main = next(l for l in lines if "torch_props.py" in l and "--replay" not in l).split()
+            self.assertEqual(main[main.index("--jobs") + 1], "12")
+            self.assertLess(main.index("--jobs"), main.index("--cases"))  # the caller's arguments win
+            self.assertTrue(main[main.index("--out") + 1].endswith("/torch-props"))
+            replay = next(l for l in lines if "--replay" in l).split()
+            self.assertTrue(replay[replay.index("--replay") + 1].endswith("flex_crash_083d889.json"))
+            self.assertIn("flex-exact,flex", replay)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -7,8 +7,9 @@
 // its sub-libraries and NVRTC load), then for a handful of fixed problems (d 64/128, d != dv, causal
 // none / top-left / bottom-right, f16/bf16, GQA, one query) every step of the graph's build with
 // cuDNN's status, the configurations heuristics mode A and FALLBACK give, the engines (by global index)
-// that take the graph and the plan made; last the first problem with P in f32, the graph this plug-in
-// had first. Returns how many of the fixed problems got no plan (0 is the expectation), -1 when cuDNN
+// that take the graph and the plan made (the unified SDPA operation first where it applies, then the
+// composite graph); last the first problem in the composite form, with P in f16 and in f32 (the graph
+// this plug-in had first). Returns how many of the fixed problems got no plan (0 is the expectation), -1 when cuDNN
 // did not load.
 #include <dlfcn.h>
 #include <link.h>
@@ -73,8 +74,9 @@ void library(const char* name) {
 
 // One problem: its refusal or its build, step by step.
 bool diagnose(const char* what, const fp_problem_v1& p, const BuildOptions& o) {
-  std::printf("\n== %s: batch %d, hq %d, hkv %d, sq %d, sk %d, d %d, dv %d%s\n", what, p.batch, p.hq, p.hkv, p.sq, p.sk,
-              p.d, p.dv, o.p_in_io_type ? "" : " (P in f32)");
+  std::printf("\n== %s: batch %d, hq %d, hkv %d, sq %d, sk %d, d %d, dv %d%s%s\n", what, p.batch, p.hq, p.hkv, p.sq, p.sk,
+              p.d, p.dv, o.form == Form::automatic ? "" : (std::string(", ") + form_name(o.form) + " only").c_str(),
+              o.p_in_io_type ? "" : ", P in f32");
   if (const std::string r = refusal(p); !r.empty()) {
     std::printf("  refused: %s\n", r.c_str());
     return false;
@@ -123,9 +125,13 @@ extern "C" __attribute__((visibility("default"))) int fp_cudnn_sdpa_diagnose(voi
     ++n;
     planned += diagnose(f.what, f.p, o);
   }
-  BuildOptions f32_p = o;
-  f32_p.p_in_io_type = false;
-  diagnose(fixed_problems()[0].what, fixed_problems()[0].p, f32_p);
+  // The first problem in the composite form (the automatic choice tries the unified one first), and
+  // with P in f32 as this plug-in's first graph had it.
+  BuildOptions composite = o;
+  composite.form = Form::composite;
+  diagnose(fixed_problems()[0].what, fixed_problems()[0].p, composite);
+  composite.p_in_io_type = false;
+  diagnose(fixed_problems()[0].what, fixed_problems()[0].p, composite);
   std::printf("\ncuDNN plug-in diagnostic: %d of %d fixed problems got a plan\n", planned, n);
   std::fflush(stdout);
   return n - planned;

@@ -67,8 +67,9 @@ std::string status_name(cudnnStatus_t s) {
 namespace {
 thread_local Trace* g_trace = nullptr;
 
+// cuDNN's message for the last failure, cut to 200 characters (the plug-in ABI's reasons are 512).
 std::string last_error() {
-  char last[400] = "";
+  char last[201] = "";
   cudnn().GetLastErrorString(last, sizeof last);
   return last;
 }
@@ -167,15 +168,18 @@ struct Builder {
     op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw).set_desc(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x);
     if (b) op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, *b);
     if (t) op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_TDESC, *t);
+    const float one = 1;  // the defaults, set as the frontend sets them
+    op.set(CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1, CUDNN_TYPE_FLOAT, &one).set(CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2, CUDNN_TYPE_FLOAT, &one);
     op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y).finalize(std::string("pointwise operation ") + name);
     ops.push_back(&op);
   }
   void reduction(const char* name, cudnnReduceTensorOp_t mode, const Desc& x, const Desc& y) {
     Desc& r = make(CUDNN_BACKEND_REDUCTION_DESCRIPTOR);
     const cudnnDataType_t f = CUDNN_DATA_FLOAT;
-    r.set(CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, &mode)
-        .set(CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, &f)
-        .finalize(std::string("reduction descriptor ") + name);
+    r.set(CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, &mode).set(CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, &f);
+    const bool deterministic = false;  // the default, set from 9.11 as the frontend sets it
+    if (cudnn().version >= 91100) r.set(CUDNN_ATTR_REDUCTION_IS_DETERMINISTIC, CUDNN_TYPE_BOOLEAN, &deterministic);
+    r.finalize(std::string("reduction descriptor ") + name);
     Desc& op = make(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
     op.set_desc(CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x).set_desc(CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y)
         .set_desc(CUDNN_ATTR_OPERATION_REDUCTION_DESC, r).finalize(std::string("reduction operation ") + name);
@@ -191,15 +195,50 @@ struct Builder {
         .finalize(std::string("matmul operation ") + name);
     ops.push_back(&op);
   }
+  // cuDNN's SDPA forward as one operation (CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR, cuDNN 9.13.1+).
+  void sdpa_fwd(const Desc& q, const Desc& k, const Desc& v, const Desc& o, const Desc& stats, const Desc& scale) {
+    Desc& op = make(CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR);
+    op.set_desc(CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC, q).set_desc(CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC, k)
+        .set_desc(CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC, v).set_desc(CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC, o)
+        .set_desc(CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC, stats).set_desc(CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC, scale)
+        .finalize("SDPA forward operation");
+    ops.push_back(&op);
+  }
+  // The operation graph of the operations made, finalized.
+  Desc& graph(const std::string& what) {
+    cudnnHandle_t h = cudnn().handle;
+    std::vector<cudnnBackendDescriptor_t> raw;
+    for (Desc* op : ops) raw.push_back(op->get());
+    Desc& graph = make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+    graph.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, raw.data(), static_cast<int64_t>(raw.size()))
+        .set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, &h)
+        .finalize("operation graph of the " + what + " (" + std::to_string(raw.size()) + " operations)");
+    return graph;
+  }
 };
 
 // [b, s, h, x] element strides (the ABI's order) as cuDNN's [b, h, s, x].
 std::vector<int64_t> bhsd(const int64_t* st) { return {st[0], st[2], st[1], st[3]}; }
 
-// The operation graph of p, finalized.
-Desc& operation_graph(Builder& g, const fp_problem_v1& p, const BuildOptions& o) {
-  const cudnnDataType_t io = p.dtype == FP_DTYPE_BF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF, f = CUDNN_DATA_FLOAT,
-                        i32 = CUDNN_DATA_INT32;
+cudnnDataType_t io_type(const fp_problem_v1& p) { return p.dtype == FP_DTYPE_BF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF; }
+
+// The unified form: one SDPA forward operation on Q, K (not transposed), V, O, the stats and the scale.
+Desc& unified_graph(Builder& g, const fp_problem_v1& p) {
+  const cudnnDataType_t io = io_type(p), f = CUDNN_DATA_FLOAT;
+  const int64_t b = p.batch, hq = p.hq, hk = p.hkv, sq = p.sq, sk = p.sk, d = p.d, dv = p.dv;
+  Desc& scale = g.tensor("scale", f, {1}, {1}, kScale, true);  // one-dimensional here, as the frontend makes it
+  Desc& k = g.tensor("K", io, {b, hk, sk, d}, bhsd(p.k_strides), kK);
+  Desc& v = g.tensor("V", io, {b, hk, sk, dv}, bhsd(p.v_strides), kV);
+  Desc& q = g.tensor("Q", io, {b, hq, sq, d}, bhsd(p.q_strides), kQ);
+  Desc& stats = g.tensor("stats (LSE)", f, {b, hq, sq, 1}, {hq * sq, sq, 1, 1}, kStats);
+  Desc& out = g.tensor("O", io, {b, hq, sq, dv}, bhsd(p.o_strides), kO);
+  g.sdpa_fwd(q, k, v, out, stats, scale);
+  return g.graph(form_name(Form::unified));
+}
+
+// The composite form: the pointwise / reduction / matmul graph.
+Desc& composite_graph(Builder& g, const fp_problem_v1& p, const BuildOptions& o) {
+  const cudnnDataType_t io = io_type(p), f = CUDNN_DATA_FLOAT, i32 = CUDNN_DATA_INT32;
   const int64_t b = p.batch, hq = p.hq, hk = p.hkv, sq = p.sq, sk = p.sk, d = p.d, dv = p.dv;
   Desc& q = g.tensor("Q", io, {b, hq, sq, d}, bhsd(p.q_strides), kQ);
   // Kᵀ: [b, hkv, d, sk], the transpose by strides.
@@ -225,10 +264,10 @@ Desc& operation_graph(Builder& g, const fp_problem_v1& p, const BuildOptions& o)
     if (p.causal == FP_CAUSAL_BOTTOM_RIGHT) {
       Desc& skv = g.scalar("sk", i32, kSk);
       Desc& plus = g.tensor("row+sk", i32, s_dims, s_strides);
-      g.pointwise("ADD sk", CUDNN_POINTWISE_ADD, i32, *row, &skv, nullptr, plus, 3);
+      g.pointwise("ADD sk", CUDNN_POINTWISE_ADD, i32, *row, &skv, nullptr, plus);
       Desc& sqv = g.scalar("sq", i32, kSq);
       Desc& minus = g.tensor("row+sk-sq", i32, s_dims, s_strides);
-      g.pointwise("SUB sq", CUDNN_POINTWISE_SUB, i32, plus, &sqv, nullptr, minus, 3);
+      g.pointwise("SUB sq", CUDNN_POINTWISE_SUB, i32, plus, &sqv, nullptr, minus);
       row = &minus;
     }
     Desc& keep = g.tensor("row>=col", CUDNN_DATA_BOOLEAN, s_dims, s_strides);
@@ -252,15 +291,7 @@ Desc& operation_graph(Builder& g, const fp_problem_v1& p, const BuildOptions& o)
   Desc& pr = g.tensor("P", o.p_in_io_type ? io : f, s_dims, s_strides);
   g.pointwise("DIV sum", CUDNN_POINTWISE_DIV, f, ex, &sum, nullptr, pr);
   g.matmul("bmm2 P.V", pr, v, out);
-
-  cudnnHandle_t h = cudnn().handle;
-  std::vector<cudnnBackendDescriptor_t> raw;
-  for (Desc* op : g.ops) raw.push_back(op->get());
-  Desc& graph = g.make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
-  graph.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, raw.data(), static_cast<int64_t>(raw.size()))
-      .set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, &h)
-      .finalize("operation graph (" + std::to_string(raw.size()) + " operations)");
-  return graph;
+  return g.graph(form_name(Form::composite));
 }
 
 // The engine search: each source of configurations in turn, each outcome in `summary`.
@@ -270,20 +301,21 @@ struct Search {
   std::vector<std::string> summary;  // what each source gave
   int plan_failures = 0;
   std::string first_plan_failure;
+  std::string form;  // which graph: the plans' sources name it
 
   bool done() const { return plan.plan && o.plans_per_source == 0; }
   // A plan from cfg; the first one made is kept.
   void try_plan(std::unique_ptr<Desc> cfg, const std::string& source) {
     cudnnHandle_t h = cudnn().handle;
     auto p = std::make_unique<Desc>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-    try {
-      p->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, &h)
-          .set_desc(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, *cfg)
-          .finalize("execution plan from " + source);
-    } catch (const CudnnError& e) {
-      if (plan_failures++ == 0) first_plan_failure = e.what();
+    p->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, &h).set_desc(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, *cfg);
+    if (const cudnnStatus_t st = cudnn().Finalize(p->get()); st != CUDNN_STATUS_SUCCESS) {
+      const std::string last = last_error(), what = status_name(st) + (last.empty() ? "" : " (" + last + ")");
+      trace("finalize execution plan from " + source + ": " + what);
+      if (plan_failures++ == 0) first_plan_failure = what;
       return;
     }
+    trace("finalize execution plan from " + source + ": " + status_name(CUDNN_STATUS_SUCCESS));
     int64_t ws = 0, got = 0;
     check(cudnn().GetAttribute(p->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &got, &ws),
           "workspace size of the plan from " + source);
@@ -292,12 +324,12 @@ struct Search {
     plan.keep.push_back(std::move(cfg));
     plan.plan = std::move(p);
     plan.workspace = ws;
-    plan.source = source;
+    plan.source = form + ", " + source;
   }
 
   void heuristics(const Desc& graph, cudnnBackendHeurMode_t mode, const char* name) {
     Desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-    const std::string src = std::string("heuristics mode ") + name;
+    const std::string src = std::string("heuristics ") + name;
     try {
       heur.set_desc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph).set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, &mode);
       heur.finalize(src);
@@ -318,8 +350,8 @@ struct Search {
     if (n > 0)
       check(cudnn().GetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, n, &got, raw.data()),
             src + ": the configurations");
-    summary.push_back(src + ": " + std::to_string(got) + " configurations");
-    trace(summary.back());
+    summary.push_back(src + ": " + std::to_string(got));
+    trace(src + ": " + std::to_string(got) + " configurations");
     const int64_t tries = o.plans_per_source > 0 ? std::min<int64_t>(got, o.plans_per_source) : got;
     for (int64_t i = 0; i < tries && !done(); ++i) try_plan(std::move(cfgs[static_cast<size_t>(i)]), src + ", configuration " + std::to_string(i));
   }
@@ -334,7 +366,7 @@ struct Search {
     int supported = 0, plans = 0;
     for (int64_t i = 0; i < count && !done(); ++i) {
       auto engine = std::make_unique<Desc>(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
-      const std::string src = "engine " + std::to_string(i) + " by global index";
+      const std::string src = "engine " + std::to_string(i) + " by index";
       auto cfg = std::make_unique<Desc>(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
       try {
         engine->set_desc(CUDNN_ATTR_ENGINE_OPERATION_GRAPH, graph).set(CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, &i);
@@ -352,33 +384,63 @@ struct Search {
       plan.keep.push_back(std::move(engine));
       try_plan(std::move(cfg), src);
     }
-    std::string s = "engines by global index: " + std::to_string(supported) + " of " + std::to_string(count) + " take the graph";
-    for (const auto& [status, n] : refused) s += ", " + std::to_string(n) + " refuse " + status;
-    summary.push_back(s);
-    trace(s);
+    std::string refusals;
+    for (const auto& [status, n] : refused) refusals += (refusals.empty() ? "" : ", ") + std::to_string(n) + " " + status;
+    const std::string taking = "engines taking the graph: " + std::to_string(supported) + " of " + std::to_string(count);
+    summary.push_back(taking + (supported == 0 && !refusals.empty() ? " (" + refusals + ")" : ""));
+    trace(taking + (refusals.empty() ? "" : "; the others refuse: " + refusals));
   }
 };
 
 }  // namespace
 
+const char* form_name(Form f) {
+  switch (f) {
+    case Form::unified: return "unified SDPA operation";
+    case Form::composite: return "composite graph";
+    default: return "automatic";
+  }
+}
+
+std::vector<Form> forms_for(const fp_problem_v1& p, Form asked) {
+  if (asked != Form::automatic) return {asked};
+  // The frontend's choice: the unified operation where it takes the problem (9.13.1+, no mask before
+  // 9.21), else the composite graph; here the composite graph is also the unified one's fallback.
+  if (p.causal == FP_CAUSAL_NONE && cudnn().version >= 91301) return {Form::unified, Form::composite};
+  return {Form::composite};
+}
+
 std::unique_ptr<Plan> build(const fp_problem_v1& p, const BuildOptions& o) {
-  auto plan = std::make_unique<Plan>();
-  Builder g{*plan, {}, 100};
-  const Desc& graph = operation_graph(g, p, o);
-  Search s{*plan, o, {}, 0, {}};
-  s.heuristics(graph, CUDNN_HEUR_MODE_A, "A");
-  if (!s.done()) s.heuristics(graph, CUDNN_HEUR_MODE_FALLBACK, "FALLBACK");
-  if (!s.done()) s.global_engines(graph);
-  if (plan->plan) {
-    trace("plan: " + plan->source);
-    return plan;
-  }
   std::string why;
-  for (const auto& line : s.summary) {
+  for (const Form form : forms_for(p, o.form)) {
+    trace(std::string("-- ") + form_name(form));
+    auto plan = std::make_unique<Plan>();
+    Builder g{*plan, {}, 100};
+    std::vector<std::string> summary;
+    try {
+      const Desc& graph = form == Form::unified ? unified_graph(g, p) : composite_graph(g, p, o);
+      Search s{*plan, o, {}, 0, {}, form_name(form)};
+      s.heuristics(graph, CUDNN_HEUR_MODE_A, "A");
+      if (!s.done()) s.heuristics(graph, CUDNN_HEUR_MODE_FALLBACK, "FALLBACK");
+      if (!s.done()) s.global_engines(graph);
+      summary = s.summary;
+      if (s.plan_failures)
+        summary.push_back(std::to_string(s.plan_failures) + " plans failed to finalize, the first with " + s.first_plan_failure);
+    } catch (const CudnnError& e) {  // a descriptor of the graph did not finalize: the next form may
+      summary = {e.what()};
+    }
+    if (plan->plan) {
+      trace("plan: " + plan->source);
+      return plan;
+    }
     if (!why.empty()) why += "; ";
-    why += line;
+    why += form_name(form);
+    why += ": ";
+    for (size_t i = 0; i < summary.size(); ++i) {
+      if (i) why += ", ";
+      why += summary[i];
+    }
   }
-  if (s.plan_failures) why += "; " + std::to_string(s.plan_failures) + " plans failed, the first: " + s.first_plan_failure;
   throw CudnnError("cuDNN " + std::to_string(cudnn().version) + " has no engine for this graph: " + why);
 }
 

@@ -4,11 +4,15 @@
 // bmm2 aType as i/o type", node/scaled_dot_product_flash_attention.h): an operation graph whose second
 // matmul's A (P) is not in the type of the first matmul's A (Q) gets no engine - no heuristics
 // configuration, every engine by global index NOT_SUPPORTED_GRAPH_PATTERN - as cuDNN 9.19 answered
-// the plug-in's first graph on an H200. FAKE_CUDNN_PLAN_STATUS=<n> makes every execution plan's
-// finalize return status n. No GPU is touched; cudnnBackendExecute is not supported.
+// the plug-in's first graph on an H200. The unified form (one SDPA forward operation) is taken when
+// its six tensors are set, unless FAKE_CUDNN_NO_UNIFIED is set. FAKE_CUDNN_PLAN_STATUS=<n> makes every execution plan's
+// finalize return status n. FAKE_CUDNN_LOG=<file> appends every descriptor call to the file (create,
+// set with its values, finalize), to set one program's graph beside another's. No GPU is touched;
+// cudnnBackendExecute is not supported.
 #include <cudnn_graph.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -19,6 +23,7 @@ namespace {
 
 struct Fake {
   cudnnBackendDescriptorType_t type;
+  int id = 0;  // in creation order, for the log
   std::map<int, std::vector<char>> attrs;  // attribute -> raw elements
   std::map<int, int64_t> counts;           // attribute -> element count
   bool finalized = false;
@@ -26,6 +31,22 @@ struct Fake {
 };
 
 std::string g_last;
+int g_next_id = 1;
+
+// The log (FAKE_CUDNN_LOG, read at every call, so that a test can point it at a file of its own).
+FILE* log_file() {
+  static FILE* f = nullptr;
+  static std::string open_path;
+  const char* p = std::getenv("FAKE_CUDNN_LOG");
+  const std::string path = p ? p : "";
+  if (path != open_path) {
+    if (f) std::fclose(f);
+    f = path.empty() ? nullptr : std::fopen(path.c_str(), "a");
+    if (f) std::setvbuf(f, nullptr, _IONBF, 0);  // every line in the file at once
+    open_path = path;
+  }
+  return f;
+}
 
 size_t element_size(cudnnBackendAttributeType_t t) {
   switch (t) {
@@ -62,6 +83,14 @@ bool sdpa_engine_takes(const Fake* graph) {
   if (it == graph->attrs.end()) return false;
   std::vector<Fake*> ops(it->second.size() / sizeof(Fake*));
   std::memcpy(ops.data(), it->second.data(), it->second.size());
+  // The unified form: one SDPA forward operation with its six tensors (refused under FAKE_CUDNN_NO_UNIFIED).
+  if (ops.size() == 1 && ops[0]->type == CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR) {
+    const char* no = std::getenv("FAKE_CUDNN_NO_UNIFIED");
+    if (no && *no) return false;
+    for (int a = CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC; a <= CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC; ++a)
+      if (!first<Fake*>(ops[0], a)) return false;
+    return true;
+  }
   std::vector<const Fake*> matmuls;
   for (const Fake* op : ops)
     if (op->type == CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR) matmuls.push_back(op);
@@ -72,6 +101,25 @@ bool sdpa_engine_takes(const Fake* graph) {
 cudnnStatus_t fail(cudnnStatus_t s, const std::string& why) {
   g_last = "fake cuDNN: " + why;
   return s;
+}
+
+cudnnStatus_t finalize(Fake* f) {
+  switch (f->type) {
+    case CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR: f->takes_graph = sdpa_engine_takes(f); break;
+    case CUDNN_BACKEND_ENGINE_DESCRIPTOR: {
+      const Fake* g = first<Fake*>(f, CUDNN_ATTR_ENGINE_OPERATION_GRAPH);
+      if (!g || !g->takes_graph) return fail(CUDNN_STATUS_NOT_SUPPORTED_GRAPH_PATTERN, "no such fusion pattern");
+      f->takes_graph = true;
+      break;
+    }
+    case CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR:
+      if (const char* e = std::getenv("FAKE_CUDNN_PLAN_STATUS"); e && *e)
+        return fail(static_cast<cudnnStatus_t>(std::atoi(e)), "plan refused");
+      break;
+    default: break;
+  }
+  f->finalized = true;
+  return CUDNN_STATUS_SUCCESS;
 }
 
 }  // namespace
@@ -107,7 +155,9 @@ cudnnStatus_t cudnnCreate(cudnnHandle_t* h) {
 cudnnStatus_t cudnnSetStream(cudnnHandle_t, cudaStream_t) { return CUDNN_STATUS_SUCCESS; }
 
 cudnnStatus_t cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t t, cudnnBackendDescriptor_t* d) {
-  *d = reinterpret_cast<cudnnBackendDescriptor_t>(new Fake{t, {}, {}});
+  Fake* f = new Fake{t, g_next_id++, {}, {}};
+  if (FILE* l = log_file()) std::fprintf(l, "create %d type %d\n", f->id, static_cast<int>(t));
+  *d = reinterpret_cast<cudnnBackendDescriptor_t>(f);
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -123,27 +173,45 @@ cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t d, cudnnBackendA
   const auto* p = static_cast<const char*>(v);
   f->attrs[a].assign(p, p + static_cast<size_t>(n) * element_size(t));
   f->counts[a] = n;
+  if (FILE* l = log_file()) {
+    std::fprintf(l, "set %d attr %d type %d:", f->id, static_cast<int>(a), static_cast<int>(t));
+    for (int64_t i = 0; i < n; ++i) {
+      const char* e = p + static_cast<size_t>(i) * element_size(t);
+      if (t == CUDNN_TYPE_BACKEND_DESCRIPTOR) {
+        Fake* o = nullptr;
+        std::memcpy(&o, e, sizeof o);
+        std::fprintf(l, " d%d", o ? o->id : 0);
+      } else if (t == CUDNN_TYPE_INT64) {
+        int64_t x;
+        std::memcpy(&x, e, sizeof x);
+        std::fprintf(l, " %lld", static_cast<long long>(x));
+      } else if (t == CUDNN_TYPE_BOOLEAN) {
+        std::fprintf(l, " %d", *reinterpret_cast<const bool*>(e) ? 1 : 0);
+      } else if (t == CUDNN_TYPE_FLOAT) {
+        float x;
+        std::memcpy(&x, e, sizeof x);
+        std::fprintf(l, " %g", static_cast<double>(x));
+      } else if (t == CUDNN_TYPE_DOUBLE) {
+        double x;
+        std::memcpy(&x, e, sizeof x);
+        std::fprintf(l, " %g", x);
+      } else if (t == CUDNN_TYPE_HANDLE || t == CUDNN_TYPE_VOID_PTR) {
+        std::fprintf(l, " ptr");
+      } else {
+        int x;
+        std::memcpy(&x, e, sizeof x);
+        std::fprintf(l, " %d", x);
+      }
+    }
+    std::fprintf(l, "\n");
+  }
   return CUDNN_STATUS_SUCCESS;
 }
 
 cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t d) {
-  Fake* f = fake(d);
-  switch (f->type) {
-    case CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR: f->takes_graph = sdpa_engine_takes(f); break;
-    case CUDNN_BACKEND_ENGINE_DESCRIPTOR: {
-      const Fake* g = first<Fake*>(f, CUDNN_ATTR_ENGINE_OPERATION_GRAPH);
-      if (!g || !g->takes_graph) return fail(CUDNN_STATUS_NOT_SUPPORTED_GRAPH_PATTERN, "no such fusion pattern");
-      f->takes_graph = true;
-      break;
-    }
-    case CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR:
-      if (const char* e = std::getenv("FAKE_CUDNN_PLAN_STATUS"); e && *e)
-        return fail(static_cast<cudnnStatus_t>(std::atoi(e)), "plan refused");
-      break;
-    default: break;
-  }
-  f->finalized = true;
-  return CUDNN_STATUS_SUCCESS;
+  const cudnnStatus_t s = finalize(fake(d));
+  if (FILE* l = log_file()) std::fprintf(l, "finalize %d status %d\n", fake(d)->id, static_cast<int>(s));
+  return s;
 }
 
 cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const d, cudnnBackendAttributeName_t a, cudnnBackendAttributeType_t,

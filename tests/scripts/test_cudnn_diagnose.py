@@ -28,17 +28,19 @@ class CudnnDiagnose(unittest.TestCase):
         rc, out = run(PLUGIN, FLASHPROBE_CUDNN_LIB=FAKE)
         self.assertEqual(rc, 0, out)
         self.assertIn("version 91900", out)
-        self.assertEqual(out.count("=> PLAN from heuristics mode A, configuration 0"), 6, out)
+        # No mask: the unified operation; causal: the composite graph; then the composite graph alone.
+        self.assertEqual(out.count("=> PLAN from unified SDPA operation, heuristics A, configuration 0"), 3, out)
+        self.assertEqual(out.count("=> PLAN from composite graph, heuristics A, configuration 0"), 4, out)
         self.assertIn("finalize tensor P uid 107 f32 [2,4,128,128]", out)
-        self.assertIn("(P in f32)\n", out)
-        self.assertIn("=> NO PLAN: cuDNN 91900 has no engine for this graph: heuristics mode A: 0 configurations", out)
-        self.assertIn("2 refuse CUDNN_STATUS_NOT_SUPPORTED_GRAPH_PATTERN (3001)", out)
+        self.assertIn(", composite graph only, P in f32\n", out)
+        self.assertIn("=> NO PLAN: cuDNN 91900 has no engine for this graph: composite graph: heuristics A: 0, heuristics FALLBACK: 0, "
+                      "engines taking the graph: 0 of 2 (2 CUDNN_STATUS_NOT_SUPPORTED_GRAPH_PATTERN (3001))", out)
         self.assertIn("6 of 6 fixed problems got a plan", out)
 
     def test_a_refused_plan_names_its_step_and_status(self):
         rc, out = run(PLUGIN, FLASHPROBE_CUDNN_LIB=FAKE, FAKE_CUDNN_PLAN_STATUS="3000")
         self.assertEqual(rc, 1, out)
-        self.assertIn("finalize execution plan from heuristics mode A, configuration 0: CUDNN_STATUS_NOT_SUPPORTED (3000) "
+        self.assertIn("finalize execution plan from heuristics A, configuration 0: CUDNN_STATUS_NOT_SUPPORTED (3000) "
                       "(fake cuDNN: plan refused)", out)
         self.assertIn("0 of 6 fixed problems got a plan", out)
 

@@ -16,7 +16,7 @@ import sys
 import time
 import traceback
 
-from . import attention, cases, defects, launch, probes
+from . import attention, backward, cases, defects, launch, probes
 from .codeobject import CodeObject
 
 FAMILY = {"gfx1100": "gfx11", "gfx1201": "gfx12", "gfx942": "cdna", "gfx90a": "cdna"}
@@ -69,6 +69,8 @@ def main():
     ap.add_argument("--atoms", default=None, help="run only the atoms whose name contains this (the cases as --only says)")
     ap.add_argument("--no-probes", action="store_true", help="skip the atoms' experiment kernels")
     ap.add_argument("--no-attention", action="store_true", help="skip the attention cases")
+    ap.add_argument("--backward", action="store_true",
+                    help="the backward cases instead (cases.BWD_CASES: the forward, then mma_bwd_amd, one check of both)")
     a = ap.parse_args()
     root = os.environ.get("FLASHPROBE_AMD_EMULATOR")
     if not root:
@@ -149,21 +151,32 @@ def main():
             print(f"{co_path} is missing (cmake --build {a.build} --target amd_kernels_mma; needs ld.lld-19)", file=sys.stderr)
             return 2
         img = launch.LoadedImage(CodeObject(open(co_path, "rb").read()), co_path, tgt)
-        todo = [c for c in cases.CASES.get(tgt, []) if (not a.only or a.only in c["name"]) and not a.no_attention]
+        bwd_img = None
+        if a.backward:
+            bwd_path = os.path.join(a.build, "amd", tgt, "kernels_mma_bwd.mma_bwd_amd_check.co")
+            if not os.path.exists(bwd_path):
+                print(f"{bwd_path} is missing (cmake --build {a.build} --target amd_kernels_mma_bwd)", file=sys.stderr)
+                return 2
+            bwd_img = launch.LoadedImage(CodeObject(open(bwd_path, "rb").read()), bwd_path, tgt)
+        table = cases.BWD_CASES if a.backward else cases.CASES
+        todo = [c for c in table.get(tgt, []) if (not a.only or a.only in c["name"]) and not a.no_attention]
         if a.quick:
             todo = todo[:1]
         for c in todo:
             case_dir = os.path.join(a.out, tgt, c["name"])
             t0 = time.time()
             try:
-                r = attention.run_case(emu, tools, img, FAMILY[tgt], c["problem"], c.get("seed", 1), case_dir)
+                if bwd_img:
+                    r = backward.run_case(emu, tools, img, bwd_img, FAMILY[tgt], c["problem"], c.get("seed", 1), case_dir)
+                else:
+                    r = attention.run_case(emu, tools, img, FAMILY[tgt], c["problem"], c.get("seed", 1), case_dir)
                 r["error"] = None
             except Exception as e:  # one case's failure is recorded, the run goes on
                 r = {"problem": c["problem"], "passed": False, "error": f"{type(e).__name__}: {e}",
                      "traceback": traceback.format_exc().splitlines()[-6:]}
             r.update(name=c["name"], target=tgt, why=c.get("why", ""), wall_seconds=round(time.time() - t0, 1))
             bad_atoms = [p["atom"] for p in probe_results
-                         if p["target"] == tgt and not p["passed"] and p["atom"] in (r.get("kernel") or "")]
+                         if p["target"] == tgt and not p["passed"] and p["atom"] in (r.get("kernel") or str(r.get("kernels")))]
             if not r["passed"] and bad_atoms:
                 r["emulator_defect"] = (f"the kernel's atom {bad_atoms[0]} already disagrees with its declared layout "
                                         "in this emulator (its atom check above; AMD's calculator agrees with the "
@@ -171,18 +184,22 @@ def main():
             shared_scratch = any(not d["passed"] and d["check"].startswith("scratch") for d in defect_results)
             # Every demonstrated defect the failing kernel can meet is named (several may apply).
             causes = [r["emulator_defect"]] if r.get("emulator_defect") else []
-            if not r["passed"] and r.get("scratch_bytes") and shared_scratch:
-                causes.append(f"the kernel spills {r['scratch_bytes']} B per lane to scratch and the emulator's "
+            spill = r.get("scratch_bytes")
+            spill = max(spill.values()) if isinstance(spill, dict) else spill
+            if not r["passed"] and spill and shared_scratch:
+                causes.append(f"the kernel spills {spill} B per lane to scratch and the emulator's "
                               "waves share one scratch area (demonstrated: scratch_is_per_wave)")
             inline_c = any(not d["passed"] and d["check"].startswith("a gfx12 WMMA") for d in defect_results)
-            n_const_c = defects.wmma_const_c(img.listing, r["kernel"]) if r.get("kernel") else 0
+            n_const_c = sum(defects.wmma_const_c((bwd_img or img).listing, k)
+                            for k in ([r["kernel"]] if r.get("kernel") else list((r.get("kernels") or {}).values())))
             if not r["passed"] and inline_c and n_const_c:
                 causes.append(f"{n_const_c} of the kernel's WMMAs take C as an inline constant and the emulator "
                               "reads C from v128.. instead (demonstrated: wmma_inline_c_is_honoured)")
             if causes:
                 r["emulator_defect"] = "; ".join(causes)
             results.append(r)
-            items.append({"check": "Attention vs oracle (emulated)", "subject": f"{tgt} mma {c['name']}{tag}", "vendor": "amd",
+            check, kname = ("Backward vs gradient oracle (emulated)", "mma_bwd_amd") if a.backward else ("Attention vs oracle (emulated)", "mma")
+            items.append({"check": check, "subject": f"{tgt} {kname} {c['name']}{tag}", "vendor": "amd",
                           "run": 1, "skipped": 0, "failed": 0 if r["passed"] else 1,
                           "note": r.get("error") or r.get("emulator_defect") or (r.get("output") or [""])[-1][:200]})
             print(f"{'PASS' if r['passed'] else 'FAIL'} {tgt} {c['name']} ({r['wall_seconds']} s)"

@@ -32,6 +32,21 @@ CASES = {
     "gfx942": [dict(name="d64_f16_sq64_sk64", problem=P(64, 64, 64), why="one block")],
 }
 
+# The backward cases (--backward): the AMD forward, then mma_bwd_amd (d = dv in {64, 128}; 64-key
+# dK/dV blocks and 64-row dQ blocks; query tiles of 64 rows at d = 64, 32 at d = 128), both through the
+# oracle's check. Small: each runs four kernels in the emulator.
+BWD_GFX11 = [
+    dict(name="bwd_d64_f16_sq64_sk64", problem=P(64, 64, 64), why="one block of each kernel"),
+    dict(name="bwd_d64_bf16_causal_gqa_sq70_sk80", problem=P(70, 80, 64, "bf16", hq=2, hkv=1, causal="bottom_right"),
+         why="bf16, causal bottom-right, GQA (dK/dV summed over 2 query heads), tails in rows and keys"),
+    dict(name="bwd_d64_f16_top_left_b2_sq40_sk72", problem=P(40, 72, 64, batch=2, hq=2, hkv=2, causal="top_left"),
+         why="causal top-left (keys no row sees: dK = dV = 0), two batches, two heads"),
+    dict(name="bwd_d128_f16_sq48_sk72", problem=P(48, 72, 128), why="d = 128 (32-row query tiles), tails"),
+    dict(name="bwd_d128_bf16_causal_gqa_sq40_sk40", problem=P(40, 40, 128, "bf16", hq=2, hkv=1, causal="bottom_right"),
+         why="d = 128 bf16, causal, GQA"),
+]
+BWD_CASES = {"gfx1100": BWD_GFX11, "gfx1201": BWD_GFX11}
+
 # The atoms whose experiment kernels run per target (the emulator runs RDNA in wave32 only), and the
 # code object that holds them (cmake CODE_OBJECT units of probes/amd/CMakeLists.txt).
 _G11 = ["GFX11_WMMA_16x16x16_F32F16_W32", "GFX11_WMMA_16x16x16_F32BF16_W32"]

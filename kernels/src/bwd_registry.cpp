@@ -73,6 +73,7 @@ const std::vector<BackwardKernelInfo>& backward_kernels() {
   static const std::vector<BackwardKernelInfo> table{
       make_mma_bwd_kernel(false),
       make_mma_bwd_kernel(true),
+      make_mma_bwd_amd_kernel(),
       make("tiled_bwd", false,
            "scalar FlashAttention-2 backward: dK/dV per key block, dQ added across key blocks with fp32 atomics"),
       make("tiled_bwd_det", true,

@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "emulator"))
 
 import numpy as np  # noqa: E402
 
-from amdemu import attention, defects, kernarg, launch, patch, probes  # noqa: E402
+from amdemu import attention, backward, defects, kernarg, launch, patch, probes  # noqa: E402
 from amdemu.codeobject import CodeObject, CodeObjectError, msgpack_unpack  # noqa: E402
 
 CO = sys.argv.pop(1) if len(sys.argv) > 1 else None
@@ -229,6 +229,19 @@ class RealCodeObject(unittest.TestCase):
         for va, size in sites:
             self.assertEqual(size, 8)
             self.assertIn(struct.unpack_from("<I", img, va)[0], (0xE0AC0000, 0xE0B80000))
+
+    def test_every_backward_kernel_is_there(self):
+        """The AMD backward's code object (amd_kernels_mma_bwd, beside this one): the three kernels of
+        every shipped (head dim, dtype), found by backward.kernel_patterns as the harness finds them."""
+        path = os.path.join(os.path.dirname(CO), "kernels_mma_bwd.mma_bwd_amd_check.co")
+        self.assertTrue(os.path.exists(path), f"{path} is missing: cmake --build ... --target amd_kernels_mma_bwd")
+        co = CodeObject(open(path, "rb").read())
+        self.assertEqual(len(co.kernels), 9)  # bwd_rowdot + (dK/dV, dQ) x (d 64, 128) x (f16, bf16)
+        for d in (64, 128):
+            for atom, elem in (("GFX11_WMMA_16x16x16_F32F16_W32", "F16"), ("GFX11_WMMA_16x16x16_F32BF16_W32", "BF16")):
+                plan = {"atom": atom, "elem": elem, "d": d, "tile": 32 if d > 64 else 64}
+                for pattern in backward.kernel_patterns(plan).values():
+                    co.kernel(pattern)
 
     def test_every_shipped_instantiation_is_there(self):
         for d in (64, 80, 96, 128, 256):

@@ -44,10 +44,17 @@ TEST(BackwardSelect, TensorCoresFirstAtomicFirstDeterministicWhenAsked) {
   ASSERT_TRUE(scalar) << scalar.describe();
   EXPECT_EQ(scalar.kernel->name, "tiled_bwd_det");
   EXPECT_NE(scalar.describe().find("not mma_bwd_det: dtype=f32"), std::string::npos) << scalar.describe();
+  // AMD: the tensor-core backward where the device has an atom (test_backward_amd.cpp: its domain),
+  // the scalar kernels elsewhere, with mma_bwd's refusal among the reasons.
   const BackwardSelection amd = select_backward(device("amd", "gfx942", 64), prob(64), true, kHip, backward_kernels());
   ASSERT_TRUE(amd) << amd.describe();
-  EXPECT_EQ(amd.kernel->name, "tiled_bwd_det");
-  EXPECT_NE(amd.describe().find("arch=gfx942"), std::string::npos) << amd.describe();
+  EXPECT_EQ(amd.kernel->name, "mma_bwd_amd");
+  EXPECT_NE(amd.describe().find("not mma_bwd_det: arch=gfx942"), std::string::npos) << amd.describe();
+  const BackwardSelection rdna2 =
+      select_backward(device("amd", "gfx1030", 32), prob(64), true, BinaryTargets{"amd", {"gfx1030"}}, backward_kernels());
+  ASSERT_TRUE(rdna2) << rdna2.describe();
+  EXPECT_EQ(rdna2.kernel->name, "tiled_bwd_det");
+  EXPECT_NE(rdna2.describe().find("not mma_bwd_amd: arch=gfx1030"), std::string::npos) << rdna2.describe();
 }
 
 // mma_bwd takes every feature of AttnProblem at f16/bf16 and d = dv in {64, 128} on sm_80+, and
@@ -118,7 +125,7 @@ TEST(BackwardSelect, WorkspaceIsTheRowTermPlusTheAtomicDqBuffer) {
   EXPECT_EQ(find_backward_kernel("tiled_bwd_det")->workspace_bytes(p), rows * 4);
   EXPECT_EQ(find_backward_kernel("tiled_bwd")->workspace_bytes(p), rows * 4 * 65);
   EXPECT_EQ(find_backward_kernel("nope"), nullptr);
-  EXPECT_EQ(backward_kernel_names(), "mma_bwd, mma_bwd_det, tiled_bwd, tiled_bwd_det");
+  EXPECT_EQ(backward_kernel_names(), "mma_bwd, mma_bwd_det, mma_bwd_amd, tiled_bwd, tiled_bwd_det");
 }
 
 TEST(BackwardSelect, ParamsNeedEveryPointer) {

@@ -8,5 +8,8 @@ namespace flashprobe::kernels {
 Support mma_bwd_supports(const DeviceInfo& dev, const AttnProblem& p);
 // `launch` runs Bug::none; the mutants replace it.
 BackwardKernelInfo make_mma_bwd_kernel(bool deterministic);
+// mma_bwd_amd (mma_bwd_amd_registry.cpp): AMD WMMA/MFMA, deterministic.
+Support mma_bwd_amd_supports(const DeviceInfo& dev, const AttnProblem& p);
+BackwardKernelInfo make_mma_bwd_amd_kernel();
 
 }  // namespace flashprobe::kernels

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <random>
@@ -93,9 +94,23 @@ struct Outcome {
   BackwardRunResult run;
 };
 
+// The backward kernels of this device's family, those that take a plain f16 problem on it: another
+// vendor's tensor-core kernel (mma_bwd on AMD, mma_bwd_amd on NVIDIA) is neither run nor counted.
+std::vector<std::reference_wrapper<const BackwardKernelInfo>> device_kernels() {
+  static const DeviceInfo dev = require_device();
+  AttnProblem p;
+  p.sq = p.sk = 16;
+  p.d = p.dv = 64;
+  p.dtype = p.out_dtype = DType::f16;
+  std::vector<std::reference_wrapper<const BackwardKernelInfo>> v;
+  for (const BackwardKernelInfo& k : backward_kernels())
+    if (k.supports(dev, p)) v.push_back(std::cref(k));
+  return v;
+}
+
 std::vector<const BackwardKernelInfo*> all_kernels() {
   std::vector<const BackwardKernelInfo*> v;
-  for (const BackwardKernelInfo& k : backward_kernels()) v.push_back(&k);
+  for (const BackwardKernelInfo& k : device_kernels()) v.push_back(&k);
   return v;
 }
 
@@ -156,7 +171,7 @@ TEST(BackwardGpu, GradientsAgreeWithTheOracleOnTheGrid) {
   Tally tally;
   std::vector<std::string> failures;
   nlohmann::json rows = nlohmann::json::array();
-  for (const BackwardKernelInfo& k : backward_kernels()) {
+  for (const BackwardKernelInfo& k : device_kernels()) {
     int krun = 0, kfailed = 0;
     for (DType t : {DType::f16, DType::bf16, DType::f32})
       for (const Case& c : grid(t)) {
@@ -260,7 +275,7 @@ TEST(BackwardGpu, RandomProblemsAgreeWithTheOracle) {
 TEST(BackwardGpu, FiniteWhereTheOracleIsWithLargeLogits) {
   FP_SKIP_WITHOUT_GPU();
   nlohmann::json rows = nlohmann::json::array();
-  for (const BackwardKernelInfo& k : backward_kernels()) {
+  for (const BackwardKernelInfo& k : device_kernels()) {
     int failed = 0;
     std::string why;
     for (DType t : {DType::f16, DType::bf16}) {
@@ -286,7 +301,7 @@ TEST(BackwardGpu, DeterministicModeIsBitwiseStableOverRepeats) {
   FP_SKIP_WITHOUT_GPU();
   int kernels_run = 0;
   nlohmann::json rows = nlohmann::json::array();  // one per kernel; the record rewritten after each
-  for (const BackwardKernelInfo& kernel : backward_kernels()) {
+  for (const BackwardKernelInfo& kernel : device_kernels()) {
   if (!kernel.deterministic) continue;
   const BackwardKernelInfo* k = &kernel;
   ++kernels_run;
@@ -314,7 +329,7 @@ TEST(BackwardGpu, DeterministicModeIsBitwiseStableOverRepeats) {
   ASSERT_TRUE(differs.empty()) << k->name << ": " << differs;
   std::cout << "[determinism] " << k->name << ": " << n << " runs of " << p.id() << " bitwise equal\n";
   }
-  EXPECT_GE(kernels_run, 2) << "tiled_bwd_det and mma_bwd_det";
+  EXPECT_GE(kernels_run, 2) << "tiled_bwd_det and the device's tensor-core one (mma_bwd_det, mma_bwd_amd)";
 }
 
 // Sets p's dtype to f32 where kernel k takes it, else f16 (the tensor-core kernels), and returns the
@@ -341,7 +356,7 @@ double max_abs(const Tensor& a) {
 TEST(BackwardGpu, GqaGradientsEqualTheSummedMhaGradients) {
   FP_SKIP_WITHOUT_GPU();
   nlohmann::json rows = nlohmann::json::array();
-  for (const BackwardKernelInfo& k : backward_kernels()) {
+  for (const BackwardKernelInfo& k : device_kernels()) {
     AttnProblem p;
     p.batch = 1; p.hq = 6; p.hkv = 2; p.sq = 33; p.sk = 41; p.d = p.dv = 64;
     // In f16 each MHA head's dK is rounded before the sum; an unsummed group is off by whole heads.
@@ -430,7 +445,7 @@ double piece_diff(const Tensor& whole, const Strides& ws, const Tensor& piece, c
 TEST(BackwardGpu, AVarlenBatchEqualsItsElementsRunAlone) {
   FP_SKIP_WITHOUT_GPU();
   nlohmann::json rows = nlohmann::json::array();
-  for (const BackwardKernelInfo& k : backward_kernels()) {
+  for (const BackwardKernelInfo& k : device_kernels()) {
     AttnProblem p;
     p.batch = 3; p.hq = 4; p.hkv = 2; p.sq = 24; p.sk = 70; p.d = p.dv = 64;
     const double eps = in_widest_dtype(k, p);
@@ -467,7 +482,7 @@ TEST(BackwardGpu, AVarlenBatchEqualsItsElementsRunAlone) {
 TEST(BackwardGpu, QueryChunksGiveTheSameDqAndSumToDkDv) {
   FP_SKIP_WITHOUT_GPU();
   nlohmann::json rows = nlohmann::json::array();
-  for (const BackwardKernelInfo& k : backward_kernels()) {
+  for (const BackwardKernelInfo& k : device_kernels()) {
     AttnProblem p;
     p.batch = 2; p.hq = 4; p.hkv = 2; p.sq = 64; p.sk = 100; p.d = p.dv = 64;
     const double eps = in_widest_dtype(k, p);

@@ -41,7 +41,8 @@ case $so in
   *bug_lse_unwritten*) cp "$STANDIN/no_shrink.xml" "$junit"; exit 1 ;;
   *bug_scale_twice*) cp "$STANDIN/passed.xml" "$junit"; exit 0 ;;
   *bug_empty_row_nan*) cp "$STANDIN/not_exercised.xml" "$junit"; exit 1 ;;
-  *cudnn*) echo "plug-in cannot be loaded" >&2; exit 2 ;;
+  *cudnn*) [ "$allow" = WindowsAgreeWithOracle ] || { cp "$STANDIN/not_exercised.xml" "$junit"; exit 1; }
+           echo "plug-in cannot be loaded" >&2; exit 2 ;;
   *) cp "$STANDIN/passed.xml" "$junit"; exit 0 ;;
 esac
 """

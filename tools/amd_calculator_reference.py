@@ -50,6 +50,9 @@ ATOMS = {
     "GFX12_WMMA_16x16x16_F32BF16_W64": [("RDNA4", "v_wmma_f32_16x16x16_bf16", 64, None)],
     "GFX12_WMMA_16x16x16_F32E4M3_W32": [("RDNA4", "v_wmma_f32_16x16x16_fp8_fp8", 32, None)],
     "GFX12_WMMA_16x16x16_F32E4M3_W64": [("RDNA4", "v_wmma_f32_16x16x16_fp8_fp8", 64, None)],
+    **{f"GFX12_WMMA_16x16x16_F32{name}_W{wave}": [("RDNA4", f"v_wmma_f32_16x16x16_{instr}", wave, None)]
+       for name, instr in (("E4M3E5M2", "fp8_bf8"), ("E5M2E4M3", "bf8_fp8"), ("E5M2", "bf8_bf8"))
+       for wave in (32, 64)},
     "CDNA_MFMA_32x32x8_F32F16": [("CDNA1", "v_mfma_f32_32x32x8f16", None, None),
                                  ("CDNA2", "v_mfma_f32_32x32x8f16", None, None),
                                  ("CDNA3", "v_mfma_f32_32x32x8_f16", None, None)],
@@ -62,6 +65,9 @@ ATOMS = {
                                       ("CDNA3", "v_mfma_f32_16x16x16_bf16", None, None)],
     "CDNA_MFMA_16x16x32_F32E4M3": [("CDNA3", "v_mfma_f32_16x16x32_fp8_fp8", None, None)],
     "CDNA_MFMA_32x32x16_F32E4M3": [("CDNA3", "v_mfma_f32_32x32x16_fp8_fp8", None, None)],
+    **{f"CDNA_MFMA_{shape}_F32{name}": [("CDNA3", f"v_mfma_f32_{shape}_{instr}", None, None)]
+       for name, instr in (("E4M3E5M2", "fp8_bf8"), ("E5M2E4M3", "bf8_fp8"), ("E5M2", "bf8_bf8"))
+       for shape in ("16x16x32", "32x32x16")},
 }
 
 HEADER = re.compile(r"^v(\d+)(?:\.\[(\d+):(\d+)\])?$")

@@ -1,5 +1,5 @@
 // CDNA MFMA experiment kernels (wave64). gfx908 lacks the bf16 "_1k" forms and only gfx940/941/942
-// have the FNUZ fp8 form: those kernels compile to the trap path there, and the host never
+// have the FNUZ fp8/bf8 forms: those kernels compile to the trap path there, and the host never
 // launches them (amd_atom_runs_on).
 #include "flashprobe/probes/amd/experiment.cuh"
 #include "flashprobe/probes/amd/launchers.h"
@@ -14,6 +14,12 @@ static_assert(agrees_with_table<CDNA_MFMA_32x32x8_F32BF16_1K>());
 static_assert(agrees_with_table<CDNA_MFMA_16x16x16_F32BF16_1K>());
 static_assert(agrees_with_table<CDNA_MFMA_16x16x32_F32E4M3>());
 static_assert(agrees_with_table<CDNA_MFMA_32x32x16_F32E4M3>());
+static_assert(agrees_with_table<CDNA_MFMA_16x16x32_F32E4M3E5M2>());
+static_assert(agrees_with_table<CDNA_MFMA_16x16x32_F32E5M2E4M3>());
+static_assert(agrees_with_table<CDNA_MFMA_16x16x32_F32E5M2>());
+static_assert(agrees_with_table<CDNA_MFMA_32x32x16_F32E4M3E5M2>());
+static_assert(agrees_with_table<CDNA_MFMA_32x32x16_F32E5M2E4M3>());
+static_assert(agrees_with_table<CDNA_MFMA_32x32x16_F32E5M2>());
 
 template <class Atom>
 constexpr AmdAtomLauncher entry() {
@@ -26,6 +32,12 @@ const AmdAtomLauncher kLaunchers[] = {
     entry<CDNA_MFMA_16x16x16_F32BF16_1K>(),
     entry<CDNA_MFMA_16x16x32_F32E4M3>(),
     entry<CDNA_MFMA_32x32x16_F32E4M3>(),
+    entry<CDNA_MFMA_16x16x32_F32E4M3E5M2>(),
+    entry<CDNA_MFMA_16x16x32_F32E5M2E4M3>(),
+    entry<CDNA_MFMA_16x16x32_F32E5M2>(),
+    entry<CDNA_MFMA_32x32x16_F32E4M3E5M2>(),
+    entry<CDNA_MFMA_32x32x16_F32E5M2E4M3>(),
+    entry<CDNA_MFMA_32x32x16_F32E5M2>(),
 };
 }  // namespace
 

@@ -9,6 +9,9 @@ using fp_amd::agrees_with_table;
 static_assert(agrees_with_table<GFX12_WMMA_16x16x16_F32F16_W32>());
 static_assert(agrees_with_table<GFX12_WMMA_16x16x16_F32BF16_W32>());
 static_assert(agrees_with_table<GFX12_WMMA_16x16x16_F32E4M3_W32>());
+static_assert(agrees_with_table<GFX12_WMMA_16x16x16_F32E4M3E5M2_W32>());
+static_assert(agrees_with_table<GFX12_WMMA_16x16x16_F32E5M2E4M3_W32>());
+static_assert(agrees_with_table<GFX12_WMMA_16x16x16_F32E5M2_W32>());
 
 template <class Atom>
 constexpr AmdAtomLauncher entry() {
@@ -18,6 +21,9 @@ const AmdAtomLauncher kLaunchers[] = {
     entry<GFX12_WMMA_16x16x16_F32F16_W32>(),
     entry<GFX12_WMMA_16x16x16_F32BF16_W32>(),
     entry<GFX12_WMMA_16x16x16_F32E4M3_W32>(),
+    entry<GFX12_WMMA_16x16x16_F32E4M3E5M2_W32>(),
+    entry<GFX12_WMMA_16x16x16_F32E5M2E4M3_W32>(),
+    entry<GFX12_WMMA_16x16x16_F32E5M2_W32>(),
 };
 }  // namespace
 

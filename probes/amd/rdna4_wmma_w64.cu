@@ -10,6 +10,9 @@ using fp_amd::agrees_with_table;
 static_assert(agrees_with_table<GFX12_WMMA_16x16x16_F32F16_W64>());
 static_assert(agrees_with_table<GFX12_WMMA_16x16x16_F32BF16_W64>());
 static_assert(agrees_with_table<GFX12_WMMA_16x16x16_F32E4M3_W64>());
+static_assert(agrees_with_table<GFX12_WMMA_16x16x16_F32E4M3E5M2_W64>());
+static_assert(agrees_with_table<GFX12_WMMA_16x16x16_F32E5M2E4M3_W64>());
+static_assert(agrees_with_table<GFX12_WMMA_16x16x16_F32E5M2_W64>());
 
 template <class Atom>
 constexpr AmdAtomLauncher entry() {
@@ -19,6 +22,9 @@ const AmdAtomLauncher kLaunchers[] = {
     entry<GFX12_WMMA_16x16x16_F32F16_W64>(),
     entry<GFX12_WMMA_16x16x16_F32BF16_W64>(),
     entry<GFX12_WMMA_16x16x16_F32E4M3_W64>(),
+    entry<GFX12_WMMA_16x16x16_F32E4M3E5M2_W64>(),
+    entry<GFX12_WMMA_16x16x16_F32E5M2E4M3_W64>(),
+    entry<GFX12_WMMA_16x16x16_F32E5M2_W64>(),
 };
 }  // namespace
 

@@ -19,12 +19,13 @@ std::string_view elem_name(ElemType t) {
     case ElemType::s8: return "s8";
     case ElemType::s32: return "s32";
     case ElemType::e4m3: return "e4m3";
+    case ElemType::e5m2: return "e5m2";
   }
   return "?";
 }
 
 std::optional<ElemType> parse_elem(std::string_view s) {
-  for (ElemType t : {ElemType::f16, ElemType::bf16, ElemType::f32, ElemType::s8, ElemType::s32, ElemType::e4m3})
+  for (ElemType t : {ElemType::f16, ElemType::bf16, ElemType::f32, ElemType::s8, ElemType::s32, ElemType::e4m3, ElemType::e5m2})
     if (elem_name(t) == s) return t;
   return std::nullopt;
 }
@@ -65,6 +66,20 @@ double round_e4m3(double x) {
   return std::copysign(r, x);
 }
 
+// OCP E5M2: IEEE binary8 with 2 mantissa bits (bias 15, subnormals, infinities): round to nearest
+// even at the value's binade, beyond 57344 + half an ulp (ulp 8192 at the top) to infinity.
+double round_e5m2(double x) {
+  if (std::isnan(x) || x == 0 || std::isinf(x)) return x;
+  constexpr double kMax = 57344.0;
+  const double a = std::fabs(x);
+  if (a >= kMax + 4096) return std::copysign(std::numeric_limits<double>::infinity(), x);
+  // Spacing of the values around a: 2^(exponent - 2), never below the subnormal spacing 2^-16.
+  const int e = std::max(std::ilogb(a), -14);
+  const double ulp = std::ldexp(1.0, e - 2);
+  const double r = std::nearbyint(a / ulp) * ulp;  // nearbyint rounds ties to even
+  return std::copysign(r, x);
+}
+
 bool exact_in_all(std::initializer_list<ElemType> types, double v) {
   return std::all_of(types.begin(), types.end(), [v](ElemType t) { return exact_in(t, v); });
 }
@@ -77,7 +92,8 @@ double round_int(double x, double lo, double hi) {
 }  // namespace
 
 double round_to_elem(ElemType t, double x) {
-  // Small integers are exact in every type here (the probe's values; keeps simulation fast).
+  if (t == ElemType::e5m2) return round_e5m2(x);  // 9, 11, 13 and 15 are not e5m2 values
+  // Small integers are exact in every other type here (the probe's values; keeps simulation fast).
   if (std::fabs(x) <= 16 && x == std::trunc(x)) return x;
   switch (t) {
     case ElemType::f16: return round_to(DType::f16, x);
@@ -86,6 +102,7 @@ double round_to_elem(ElemType t, double x) {
     case ElemType::s8: return round_int(x, -128, 127);
     case ElemType::s32: return round_int(x, -2147483648.0, 2147483647.0);
     case ElemType::e4m3: return round_e4m3(x);
+    case ElemType::e5m2: return round_e5m2(x);
   }
   return x;
 }

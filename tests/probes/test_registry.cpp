@@ -1,7 +1,9 @@
 // The atom registry: sound descriptors, sources, lookups, the hardware-executor hook.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
+#include <vector>
 
 #include "flashprobe/probes/executor.h"
 #include "flashprobe/probes/simulated.h"
@@ -79,6 +81,24 @@ TEST(ElemTypes, ExactValuesAreExactAndDistinct) {
   EXPECT_EQ(round_to_elem(ElemType::s8, 200), 127);
   EXPECT_EQ(round_to_elem(ElemType::bf16, 257), 256);
   EXPECT_THROW(exact_values({ElemType::s8}, 300), std::invalid_argument);
+}
+
+// OCP e5m2 keeps two mantissa bits: 9, 11, 13 and 15 are not values (the small-integer shortcut of
+// the other types must not apply), overflow goes to infinity.
+TEST(ElemTypes, E5m2RoundsAtTwoMantissaBits) {
+  const auto v = exact_values({ElemType::e5m2}, 24);
+  const std::vector<double> want{1, -1, 2, -2, 3, -3, 4, -4, 5, -5, 6, -6, 7, -7, 8, -8, 10, -10, 12, -12, 14, -14, 16, -16};
+  EXPECT_EQ(v, want);
+  EXPECT_EQ(round_to_elem(ElemType::e5m2, 9), 8);    // tie to even mantissa (8 = 1.00 x 2^3)
+  EXPECT_EQ(round_to_elem(ElemType::e5m2, 11), 12);  // tie: 12 = 1.10 x 2^3 is even
+  EXPECT_EQ(round_to_elem(ElemType::e5m2, -13), -12);
+  EXPECT_EQ(round_to_elem(ElemType::e5m2, 57344), 57344);
+  EXPECT_EQ(round_to_elem(ElemType::e5m2, 61439), 57344);
+  EXPECT_TRUE(std::isinf(round_to_elem(ElemType::e5m2, 61440)));
+  EXPECT_EQ(round_to_elem(ElemType::e5m2, std::ldexp(1.0, -16)), std::ldexp(1.0, -16));  // smallest subnormal
+  EXPECT_EQ(round_to_elem(ElemType::e5m2, std::ldexp(3.0, -18)), std::ldexp(1.0, -16));  // 0.75 ulp up
+  EXPECT_EQ(exact_value_above({ElemType::e5m2, ElemType::f32}, 16), 20);
+  EXPECT_EQ(parse_elem("e5m2"), ElemType::e5m2);
 }
 
 TEST(ElemTypes, ExactValueAbove) {

@@ -13,13 +13,15 @@ namespace amd = flashprobe::probes::amd;
 namespace fp = flashprobe::probes;
 
 namespace {
-// The engine's e4m3 is OCP e4m3; gfx94x's MFMA reads FNUZ e4m3 (see elements.h), gfx12's WMMA OCP.
+// The engine's e4m3/e5m2 are the OCP formats; gfx94x's MFMA reads FNUZ fp8/bf8 (see elements.h),
+// gfx12's WMMA OCP.
 amd::AmdElem as_amd(fp::ElemType t, amd::AmdFamily family) {
   switch (t) {
     case fp::ElemType::f16: return amd::AmdElem::f16;
     case fp::ElemType::bf16: return amd::AmdElem::bf16;
     case fp::ElemType::f32: return amd::AmdElem::f32;
     case fp::ElemType::e4m3: return family == amd::AmdFamily::cdna ? amd::AmdElem::fp8_e4m3fnuz : amd::AmdElem::fp8_e4m3;
+    case fp::ElemType::e5m2: return family == amd::AmdFamily::cdna ? amd::AmdElem::bf8_e5m2fnuz : amd::AmdElem::bf8_e5m2;
     default: return static_cast<amd::AmdElem>(-1);
   }
 }
@@ -40,8 +42,8 @@ TEST(AmdRegistry, EveryRegistryAtomHasAKernelWithTheSameShape) {
     EXPECT_EQ(s->a_slots, a.a_slots);
     EXPECT_EQ(s->b_slots, a.b_slots);
     EXPECT_EQ(s->c_slots, a.c_slots);
-    EXPECT_EQ(s->in, as_amd(a.a_type, s->family));
-    EXPECT_EQ(s->in, as_amd(a.b_type, s->family));
+    EXPECT_EQ(s->a_in, as_amd(a.a_type, s->family));
+    EXPECT_EQ(s->b_in, as_amd(a.b_type, s->family));
     EXPECT_EQ(s->acc, as_amd(a.c_type, s->family));
     const bool hi = a.name.find("_OPSEL_HI") != std::string::npos, lo = a.name.find("_OPSEL_LO") != std::string::npos;
     EXPECT_EQ(s->opsel, hi ? 1 : lo ? 0 : -1);

@@ -14,6 +14,8 @@ float round_to_elem(AmdElem elem, float x) {
     case AmdElem::bf16: return fp_amd::bf16_value(fp_amd::bf16_bits(x));
     case AmdElem::fp8_e4m3fnuz: return fp_amd::e4m3fnuz_value(fp_amd::e4m3fnuz_bits(x));
     case AmdElem::fp8_e4m3: return fp_amd::e4m3_value(fp_amd::e4m3_bits(x));
+    case AmdElem::bf8_e5m2fnuz: return fp_amd::e5m2fnuz_value(fp_amd::e5m2fnuz_bits(x));
+    case AmdElem::bf8_e5m2: return fp_amd::e5m2_value(fp_amd::e5m2_bits(x));
     case AmdElem::f32: return x;
   }
   return x;

@@ -59,8 +59,8 @@ std::vector<float> run_amd_atom_experiments(std::string_view name, int experimen
   const AmdAtomShape* atom = find_amd_atom(name);
   if (!atom) throw UsageError("unknown AMD atom '" + std::string(name) + "' (known: " + known_atoms() + ")");
   if (experiments < 0) throw UsageError(std::string(name) + ": negative experiment count " + std::to_string(experiments));
-  check_operand(*atom, 'A', a, experiments, atom->a_slots, atom->in);
-  check_operand(*atom, 'B', b, experiments, atom->b_slots, atom->in);
+  check_operand(*atom, 'A', a, experiments, atom->a_slots, atom->a_in);
+  check_operand(*atom, 'B', b, experiments, atom->b_slots, atom->b_in);
   check_operand(*atom, 'C', c, experiments, atom->c_slots, atom->acc);
 #if !defined(FP_VENDOR_HIP)
   throw NoDevice("AMD atoms need the HIP build (cmake --preset hip-user); this build's backend cannot run " +

@@ -14,9 +14,11 @@
 //     Multiply Accumulate": A/B hold a whole row/column of 16 k values per lane, lanes 16-31 (wave64:
 //     16-63) must REPLICATE lanes 0-15 (a() and b() return the same element for them, so a kernel
 //     loading through them replicates by construction).
-//   GFX12 WMMA (RDNA4) v_wmma_f32_16x16x16_{f16,bf16,fp8_fp8}: "RDNA4 ISA Reference Guide": no
-//     replication; the fp8 forms order k per lane differently from the 16-bit ones (amd_layout.h).
-//   CDNA MFMA (wave64) v_mfma_f32_{32x32x8,16x16x16}{f16,bf16_1k}, v_mfma_f32_{16x16x32,32x32x16}_fp8_fp8:
+//   GFX12 WMMA (RDNA4) v_wmma_f32_16x16x16_{f16,bf16,fp8_fp8,fp8_bf8,bf8_fp8,bf8_bf8}: "RDNA4 ISA
+//     Reference Guide": no replication; the 8-bit forms order k per lane differently from the 16-bit
+//     ones (amd_layout.h).
+//   CDNA MFMA (wave64) v_mfma_f32_{32x32x8,16x16x16}{f16,bf16_1k},
+//     v_mfma_f32_{16x16x32,32x32x16}_{fp8,bf8}_{fp8,bf8} (amd_matrix_8bit.cuh):
 //     "AMD Instinct MI200/MI300 ISA" and AMD's matrix instruction calculator; cbsz, abid and blgp 0.
 // None of these were measured on AMD hardware by this project: they are checked against the
 // documents and the probe engine's simulation (tests/probes), and compiled and inspected for every
@@ -81,11 +83,12 @@ FP_DEV long as_long(const std::uint32_t (&r)[2]) {
 #endif
 }  // namespace amd_detail
 
-// Element types and register counts an atom's mma() takes (kARegs x 32 bits of A, ...).
-template <class Layout, AtomElem kIn_, AtomElem kAcc_>
+// Element types and register counts an atom's mma() takes (kARegs x 32 bits of A, ...). A and B
+// differ only in the mixed fp8/bf8 forms (kInB defaults to A's type).
+template <class Layout, AtomElem kInA_, AtomElem kAcc_, AtomElem kInB_ = kInA_>
 struct AmdAtom : Layout {
-  static constexpr AtomElem kIn = kIn_, kAcc = kAcc_;
-  static constexpr int kARegs = Layout::kA * elem_bits(kIn_) / 32, kBRegs = Layout::kB * elem_bits(kIn_) / 32;
+  static constexpr AtomElem kInA = kInA_, kInB = kInB_, kAcc = kAcc_;
+  static constexpr int kARegs = Layout::kA * elem_bits(kInA_) / 32, kBRegs = Layout::kB * elem_bits(kInB_) / 32;
   static constexpr int kDRegs = Layout::kC * elem_bits(kAcc_) / 32;
 };
 
@@ -257,36 +260,6 @@ struct GFX12_WMMA_16x16x16_F32BF16_W64 : AmdAtom<GFX12_WMMA_Layout<64>, AtomElem
   }
 };
 
-// OCP e4m3 (fp8) A and B, four per register (slot s in byte s % 4 of register s / 4): eight per lane in
-// wave32, four in wave64. The bf8 (e5m2) and mixed forms take the same registers in the same layout.
-
-struct GFX12_WMMA_16x16x16_F32E4M3_W32 : AmdAtom<GFX12_WMMA_8bit_Layout<32>, AtomElem::e4m3, AtomElem::f32> {
-  static constexpr const char* kName = "GFX12_WMMA_16x16x16_F32E4M3_W32";
-  FP_DEV static void mma(float (&d)[8], const std::uint32_t (&a)[2], const std::uint32_t (&b)[2]) {
-#if defined(FP_ATOM_GFX12_W32)
-    using namespace amd_detail;
-    from_vec(d, __builtin_amdgcn_wmma_f32_16x16x16_fp8_fp8_w32_gfx12(as_vec<i32x2>(a), as_vec<i32x2>(b), as_vec<f32x8>(d)));
-#else
-    (void)d, (void)a, (void)b;
-    fp_dev::trap();
-#endif
-  }
-};
-
-struct GFX12_WMMA_16x16x16_F32E4M3_W64 : AmdAtom<GFX12_WMMA_8bit_Layout<64>, AtomElem::e4m3, AtomElem::f32> {
-  static constexpr const char* kName = "GFX12_WMMA_16x16x16_F32E4M3_W64";
-  FP_DEV static void mma(float (&d)[4], const std::uint32_t (&a)[1], const std::uint32_t (&b)[1]) {
-#if defined(FP_ATOM_GFX12_W64)
-    using namespace amd_detail;
-    from_vec(d, __builtin_amdgcn_wmma_f32_16x16x16_fp8_fp8_w64_gfx12(static_cast<int>(a[0]), static_cast<int>(b[0]),
-                                                                      as_vec<f32x4>(d)));
-#else
-    (void)d, (void)a, (void)b;
-    fp_dev::trap();
-#endif
-  }
-};
-
 // --- CDNA MFMA (wave64) ---
 
 struct CDNA_MFMA_32x32x8_F32F16 : AmdAtom<CDNA_MFMA_Layout<32, 8>, AtomElem::f16, AtomElem::f32> {
@@ -341,32 +314,7 @@ struct CDNA_MFMA_16x16x16_F32BF16_1K : AmdAtom<CDNA_MFMA_Layout<16, 16>, AtomEle
   }
 };
 
-// FNUZ e4m3 (gfx940/941/942): eight per lane in two registers, slot s in byte s % 4 of register s / 4.
-
-struct CDNA_MFMA_16x16x32_F32E4M3 : AmdAtom<CDNA_MFMA_Layout<16, 32>, AtomElem::e4m3fnuz, AtomElem::f32> {
-  static constexpr const char* kName = "CDNA_MFMA_16x16x32_F32E4M3";
-  FP_DEV static void mma(float (&d)[4], const std::uint32_t (&a)[2], const std::uint32_t (&b)[2]) {
-#if defined(FP_ATOM_MFMA_FP8_FNUZ)
-    using namespace amd_detail;
-    from_vec(d, __builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8(as_long(a), as_long(b), as_vec<f32x4>(d), 0, 0, 0));
-#else
-    (void)d, (void)a, (void)b;
-    fp_dev::trap();
-#endif
-  }
-};
-
-struct CDNA_MFMA_32x32x16_F32E4M3 : AmdAtom<CDNA_MFMA_Layout<32, 16>, AtomElem::e4m3fnuz, AtomElem::f32> {
-  static constexpr const char* kName = "CDNA_MFMA_32x32x16_F32E4M3";
-  FP_DEV static void mma(float (&d)[16], const std::uint32_t (&a)[2], const std::uint32_t (&b)[2]) {
-#if defined(FP_ATOM_MFMA_FP8_FNUZ)
-    using namespace amd_detail;
-    from_vec(d, __builtin_amdgcn_mfma_f32_32x32x16_fp8_fp8(as_long(a), as_long(b), as_vec<f32x16>(d), 0, 0, 0));
-#else
-    (void)d, (void)a, (void)b;
-    fp_dev::trap();
-#endif
-  }
-};
-
 }  // namespace flashprobe::atoms
+
+// The 8-bit forms (gfx12 OCP and gfx94x FNUZ fp8/bf8, mixed A/B types included).
+#include "flashprobe/atoms/amd_matrix_8bit.cuh"

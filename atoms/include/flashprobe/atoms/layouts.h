@@ -35,12 +35,22 @@ struct Coord {
   constexpr bool operator==(const Coord&) const = default;
 };
 // Element types of atom operands, and their width in bits (the register packing follows from it).
-// e4m3fnuz: gfx940/941/942's fp8 (bias 8, no negative zero); e4m3: OCP FP8 E4M3 (gfx12, gfx950).
-enum class AtomElem { f16, bf16, e4m3fnuz, e4m3, s8, f32, s32 };
+// e4m3fnuz / e5m2fnuz: gfx940/941/942's fp8 / bf8 (bias 8 / 16, no negative zero, no infinity);
+// e4m3 / e5m2: OCP FP8 E4M3 / E5M2 (gfx12, gfx950).
+enum class AtomElem { f16, bf16, e4m3fnuz, e4m3, e5m2fnuz, e5m2, s8, f32, s32 };
 constexpr int elem_bits(AtomElem e) {
-  return e == AtomElem::f16 || e == AtomElem::bf16                               ? 16
-         : e == AtomElem::e4m3fnuz || e == AtomElem::e4m3 || e == AtomElem::s8 ? 8
-                                                                                  : 32;
+  switch (e) {
+    case AtomElem::f16:
+    case AtomElem::bf16: return 16;
+    case AtomElem::e4m3fnuz:
+    case AtomElem::e4m3:
+    case AtomElem::e5m2fnuz:
+    case AtomElem::e5m2:
+    case AtomElem::s8: return 8;
+    case AtomElem::f32:
+    case AtomElem::s32: return 32;
+  }
+  return 32;
 }
 // A slot the instruction neither reads nor writes (gfx11's 16-bit accumulators: the half of each
 // register that OPSEL does not select).

@@ -10,7 +10,8 @@
 //   exact_values({ElemType::e4m3}, 40)  ->  ... 16, -16, 18, -18, 20, ...   (17 is not an e4m3 value)
 //
 // Ranges that matter: integers are exact up to 2048 in f16, 256 in bf16, 16 in e4m3 (then every
-// second, fourth, ... integer up to 448), -128..127 in s8.
+// second, fourth, ... integer up to 448), 8 in e5m2 (then 10, 12, 14, 16, 20, ... up to 57344),
+// -128..127 in s8.
 #include <initializer_list>
 #include <optional>
 #include <string_view>
@@ -19,13 +20,14 @@
 namespace flashprobe::probes {
 
 // f16, bf16, f32: IEEE-style; s8/s32: two's complement integers; e4m3: OCP FP8 E4M3 ("fn": no
-// infinities, max 448).
-enum class ElemType { f16, bf16, f32, s8, s32, e4m3 };
+// infinities, max 448); e5m2: OCP FP8 E5M2 (IEEE-like, infinities, max 57344).
+enum class ElemType { f16, bf16, f32, s8, s32, e4m3, e5m2 };
 
 std::string_view elem_name(ElemType t);
 std::optional<ElemType> parse_elem(std::string_view s);
 
-// What storing x in `t` gives (round to nearest even; integers saturate; e4m3 out of range -> NaN).
+// What storing x in `t` gives (round to nearest even; integers saturate; e4m3 out of range -> NaN,
+// e5m2 -> infinity).
 double round_to_elem(ElemType t, double x);
 inline bool exact_in(ElemType t, double x) { return round_to_elem(t, x) == x; }
 

@@ -24,13 +24,15 @@
 
 namespace flashprobe::probes::amd {
 
-enum class AmdElem { f16, bf16, fp8_e4m3fnuz, fp8_e4m3, f32 };
+enum class AmdElem { f16, bf16, fp8_e4m3fnuz, fp8_e4m3, bf8_e5m2fnuz, bf8_e5m2, f32 };
 constexpr std::string_view amd_elem_name(AmdElem e) {
   switch (e) {
     case AmdElem::f16: return "f16";
     case AmdElem::bf16: return "bf16";
     case AmdElem::fp8_e4m3fnuz: return "fp8_e4m3fnuz";
     case AmdElem::fp8_e4m3: return "fp8_e4m3";
+    case AmdElem::bf8_e5m2fnuz: return "bf8_e5m2fnuz";
+    case AmdElem::bf8_e5m2: return "bf8_e5m2";
     case AmdElem::f32: return "f32";
   }
   return "?";
@@ -45,7 +47,7 @@ struct AmdAtomShape {
   AmdFamily family;
   int wave, m, n, k;
   int a_slots, b_slots, c_slots;  // elements per lane of A, B and C/D as the builtin's vector types
-  AmdElem in, acc;
+  AmdElem a_in, b_in, acc;  // A and B differ in the mixed fp8/bf8 forms (A first in the mnemonic)
   int opsel;  // gfx11 16-bit accumulators: 0 = low halves (even slots), 1 = high halves; else -1
   // Targets this atom's instruction exists on: one of the atoms' lists (flashprobe/atoms/targets.h).
   std::span<const std::string_view> targets;
@@ -60,34 +62,48 @@ inline constexpr std::span<const std::string_view> kMfmaFp8{atoms::targets::kCdn
 // clang-format off
 inline constexpr std::array kAmdAtoms = {
     // RDNA3 (gfx11) WMMA: A and B are 16 elements per lane in both wave sizes.
-    AmdAtomShape{"GFX11_WMMA_16x16x16_F32F16_W32", "__builtin_amdgcn_wmma_f32_16x16x16_f16_w32", "v_wmma_f32_16x16x16_f16", AmdFamily::rdna3, 32, 16, 16, 16, 16, 16, 8, AmdElem::f16, AmdElem::f32, -1, kGfx11},
-    AmdAtomShape{"GFX11_WMMA_16x16x16_F32BF16_W32", "__builtin_amdgcn_wmma_f32_16x16x16_bf16_w32", "v_wmma_f32_16x16x16_bf16", AmdFamily::rdna3, 32, 16, 16, 16, 16, 16, 8, AmdElem::bf16, AmdElem::f32, -1, kGfx11},
-    AmdAtomShape{"GFX11_WMMA_16x16x16_F16F16_W32_OPSEL_LO", "__builtin_amdgcn_wmma_f16_16x16x16_f16_w32", "v_wmma_f16_16x16x16_f16", AmdFamily::rdna3, 32, 16, 16, 16, 16, 16, 16, AmdElem::f16, AmdElem::f16, 0, kGfx11},
-    AmdAtomShape{"GFX11_WMMA_16x16x16_F16F16_W32_OPSEL_HI", "__builtin_amdgcn_wmma_f16_16x16x16_f16_w32", "v_wmma_f16_16x16x16_f16", AmdFamily::rdna3, 32, 16, 16, 16, 16, 16, 16, AmdElem::f16, AmdElem::f16, 1, kGfx11},
-    AmdAtomShape{"GFX11_WMMA_16x16x16_BF16BF16_W32_OPSEL_LO", "__builtin_amdgcn_wmma_bf16_16x16x16_bf16_w32", "v_wmma_bf16_16x16x16_bf16", AmdFamily::rdna3, 32, 16, 16, 16, 16, 16, 16, AmdElem::bf16, AmdElem::bf16, 0, kGfx11},
-    AmdAtomShape{"GFX11_WMMA_16x16x16_BF16BF16_W32_OPSEL_HI", "__builtin_amdgcn_wmma_bf16_16x16x16_bf16_w32", "v_wmma_bf16_16x16x16_bf16", AmdFamily::rdna3, 32, 16, 16, 16, 16, 16, 16, AmdElem::bf16, AmdElem::bf16, 1, kGfx11},
-    AmdAtomShape{"GFX11_WMMA_16x16x16_F32F16_W64", "__builtin_amdgcn_wmma_f32_16x16x16_f16_w64", "v_wmma_f32_16x16x16_f16", AmdFamily::rdna3, 64, 16, 16, 16, 16, 16, 4, AmdElem::f16, AmdElem::f32, -1, kGfx11},
-    AmdAtomShape{"GFX11_WMMA_16x16x16_F32BF16_W64", "__builtin_amdgcn_wmma_f32_16x16x16_bf16_w64", "v_wmma_f32_16x16x16_bf16", AmdFamily::rdna3, 64, 16, 16, 16, 16, 16, 4, AmdElem::bf16, AmdElem::f32, -1, kGfx11},
-    AmdAtomShape{"GFX11_WMMA_16x16x16_F16F16_W64_OPSEL_LO", "__builtin_amdgcn_wmma_f16_16x16x16_f16_w64", "v_wmma_f16_16x16x16_f16", AmdFamily::rdna3, 64, 16, 16, 16, 16, 16, 8, AmdElem::f16, AmdElem::f16, 0, kGfx11},
-    AmdAtomShape{"GFX11_WMMA_16x16x16_F16F16_W64_OPSEL_HI", "__builtin_amdgcn_wmma_f16_16x16x16_f16_w64", "v_wmma_f16_16x16x16_f16", AmdFamily::rdna3, 64, 16, 16, 16, 16, 16, 8, AmdElem::f16, AmdElem::f16, 1, kGfx11},
-    AmdAtomShape{"GFX11_WMMA_16x16x16_BF16BF16_W64_OPSEL_LO", "__builtin_amdgcn_wmma_bf16_16x16x16_bf16_w64", "v_wmma_bf16_16x16x16_bf16", AmdFamily::rdna3, 64, 16, 16, 16, 16, 16, 8, AmdElem::bf16, AmdElem::bf16, 0, kGfx11},
-    AmdAtomShape{"GFX11_WMMA_16x16x16_BF16BF16_W64_OPSEL_HI", "__builtin_amdgcn_wmma_bf16_16x16x16_bf16_w64", "v_wmma_bf16_16x16x16_bf16", AmdFamily::rdna3, 64, 16, 16, 16, 16, 16, 8, AmdElem::bf16, AmdElem::bf16, 1, kGfx11},
+    AmdAtomShape{"GFX11_WMMA_16x16x16_F32F16_W32", "__builtin_amdgcn_wmma_f32_16x16x16_f16_w32", "v_wmma_f32_16x16x16_f16", AmdFamily::rdna3, 32, 16, 16, 16, 16, 16, 8, AmdElem::f16, AmdElem::f16, AmdElem::f32, -1, kGfx11},
+    AmdAtomShape{"GFX11_WMMA_16x16x16_F32BF16_W32", "__builtin_amdgcn_wmma_f32_16x16x16_bf16_w32", "v_wmma_f32_16x16x16_bf16", AmdFamily::rdna3, 32, 16, 16, 16, 16, 16, 8, AmdElem::bf16, AmdElem::bf16, AmdElem::f32, -1, kGfx11},
+    AmdAtomShape{"GFX11_WMMA_16x16x16_F16F16_W32_OPSEL_LO", "__builtin_amdgcn_wmma_f16_16x16x16_f16_w32", "v_wmma_f16_16x16x16_f16", AmdFamily::rdna3, 32, 16, 16, 16, 16, 16, 16, AmdElem::f16, AmdElem::f16, AmdElem::f16, 0, kGfx11},
+    AmdAtomShape{"GFX11_WMMA_16x16x16_F16F16_W32_OPSEL_HI", "__builtin_amdgcn_wmma_f16_16x16x16_f16_w32", "v_wmma_f16_16x16x16_f16", AmdFamily::rdna3, 32, 16, 16, 16, 16, 16, 16, AmdElem::f16, AmdElem::f16, AmdElem::f16, 1, kGfx11},
+    AmdAtomShape{"GFX11_WMMA_16x16x16_BF16BF16_W32_OPSEL_LO", "__builtin_amdgcn_wmma_bf16_16x16x16_bf16_w32", "v_wmma_bf16_16x16x16_bf16", AmdFamily::rdna3, 32, 16, 16, 16, 16, 16, 16, AmdElem::bf16, AmdElem::bf16, AmdElem::bf16, 0, kGfx11},
+    AmdAtomShape{"GFX11_WMMA_16x16x16_BF16BF16_W32_OPSEL_HI", "__builtin_amdgcn_wmma_bf16_16x16x16_bf16_w32", "v_wmma_bf16_16x16x16_bf16", AmdFamily::rdna3, 32, 16, 16, 16, 16, 16, 16, AmdElem::bf16, AmdElem::bf16, AmdElem::bf16, 1, kGfx11},
+    AmdAtomShape{"GFX11_WMMA_16x16x16_F32F16_W64", "__builtin_amdgcn_wmma_f32_16x16x16_f16_w64", "v_wmma_f32_16x16x16_f16", AmdFamily::rdna3, 64, 16, 16, 16, 16, 16, 4, AmdElem::f16, AmdElem::f16, AmdElem::f32, -1, kGfx11},
+    AmdAtomShape{"GFX11_WMMA_16x16x16_F32BF16_W64", "__builtin_amdgcn_wmma_f32_16x16x16_bf16_w64", "v_wmma_f32_16x16x16_bf16", AmdFamily::rdna3, 64, 16, 16, 16, 16, 16, 4, AmdElem::bf16, AmdElem::bf16, AmdElem::f32, -1, kGfx11},
+    AmdAtomShape{"GFX11_WMMA_16x16x16_F16F16_W64_OPSEL_LO", "__builtin_amdgcn_wmma_f16_16x16x16_f16_w64", "v_wmma_f16_16x16x16_f16", AmdFamily::rdna3, 64, 16, 16, 16, 16, 16, 8, AmdElem::f16, AmdElem::f16, AmdElem::f16, 0, kGfx11},
+    AmdAtomShape{"GFX11_WMMA_16x16x16_F16F16_W64_OPSEL_HI", "__builtin_amdgcn_wmma_f16_16x16x16_f16_w64", "v_wmma_f16_16x16x16_f16", AmdFamily::rdna3, 64, 16, 16, 16, 16, 16, 8, AmdElem::f16, AmdElem::f16, AmdElem::f16, 1, kGfx11},
+    AmdAtomShape{"GFX11_WMMA_16x16x16_BF16BF16_W64_OPSEL_LO", "__builtin_amdgcn_wmma_bf16_16x16x16_bf16_w64", "v_wmma_bf16_16x16x16_bf16", AmdFamily::rdna3, 64, 16, 16, 16, 16, 16, 8, AmdElem::bf16, AmdElem::bf16, AmdElem::bf16, 0, kGfx11},
+    AmdAtomShape{"GFX11_WMMA_16x16x16_BF16BF16_W64_OPSEL_HI", "__builtin_amdgcn_wmma_bf16_16x16x16_bf16_w64", "v_wmma_bf16_16x16x16_bf16", AmdFamily::rdna3, 64, 16, 16, 16, 16, 16, 8, AmdElem::bf16, AmdElem::bf16, AmdElem::bf16, 1, kGfx11},
     // RDNA4 (gfx12) WMMA: no replication any more, so A and B shrink to 8 (wave32) / 4 (wave64) per lane.
-    AmdAtomShape{"GFX12_WMMA_16x16x16_F32F16_W32", "__builtin_amdgcn_wmma_f32_16x16x16_f16_w32_gfx12", "v_wmma_f32_16x16x16_f16", AmdFamily::rdna4, 32, 16, 16, 16, 8, 8, 8, AmdElem::f16, AmdElem::f32, -1, kGfx12},
-    AmdAtomShape{"GFX12_WMMA_16x16x16_F32BF16_W32", "__builtin_amdgcn_wmma_f32_16x16x16_bf16_w32_gfx12", "v_wmma_f32_16x16x16_bf16", AmdFamily::rdna4, 32, 16, 16, 16, 8, 8, 8, AmdElem::bf16, AmdElem::f32, -1, kGfx12},
-    AmdAtomShape{"GFX12_WMMA_16x16x16_F32F16_W64", "__builtin_amdgcn_wmma_f32_16x16x16_f16_w64_gfx12", "v_wmma_f32_16x16x16_f16", AmdFamily::rdna4, 64, 16, 16, 16, 4, 4, 4, AmdElem::f16, AmdElem::f32, -1, kGfx12},
-    AmdAtomShape{"GFX12_WMMA_16x16x16_F32BF16_W64", "__builtin_amdgcn_wmma_f32_16x16x16_bf16_w64_gfx12", "v_wmma_f32_16x16x16_bf16", AmdFamily::rdna4, 64, 16, 16, 16, 4, 4, 4, AmdElem::bf16, AmdElem::f32, -1, kGfx12},
+    AmdAtomShape{"GFX12_WMMA_16x16x16_F32F16_W32", "__builtin_amdgcn_wmma_f32_16x16x16_f16_w32_gfx12", "v_wmma_f32_16x16x16_f16", AmdFamily::rdna4, 32, 16, 16, 16, 8, 8, 8, AmdElem::f16, AmdElem::f16, AmdElem::f32, -1, kGfx12},
+    AmdAtomShape{"GFX12_WMMA_16x16x16_F32BF16_W32", "__builtin_amdgcn_wmma_f32_16x16x16_bf16_w32_gfx12", "v_wmma_f32_16x16x16_bf16", AmdFamily::rdna4, 32, 16, 16, 16, 8, 8, 8, AmdElem::bf16, AmdElem::bf16, AmdElem::f32, -1, kGfx12},
+    AmdAtomShape{"GFX12_WMMA_16x16x16_F32F16_W64", "__builtin_amdgcn_wmma_f32_16x16x16_f16_w64_gfx12", "v_wmma_f32_16x16x16_f16", AmdFamily::rdna4, 64, 16, 16, 16, 4, 4, 4, AmdElem::f16, AmdElem::f16, AmdElem::f32, -1, kGfx12},
+    AmdAtomShape{"GFX12_WMMA_16x16x16_F32BF16_W64", "__builtin_amdgcn_wmma_f32_16x16x16_bf16_w64_gfx12", "v_wmma_f32_16x16x16_bf16", AmdFamily::rdna4, 64, 16, 16, 16, 4, 4, 4, AmdElem::bf16, AmdElem::bf16, AmdElem::f32, -1, kGfx12},
     // gfx12 OCP fp8: the same slot counts, 8-bit elements (2 registers of A and B in wave32, 1 in wave64).
-    AmdAtomShape{"GFX12_WMMA_16x16x16_F32E4M3_W32", "__builtin_amdgcn_wmma_f32_16x16x16_fp8_fp8_w32_gfx12", "v_wmma_f32_16x16x16_fp8_fp8", AmdFamily::rdna4, 32, 16, 16, 16, 8, 8, 8, AmdElem::fp8_e4m3, AmdElem::f32, -1, kGfx12},
-    AmdAtomShape{"GFX12_WMMA_16x16x16_F32E4M3_W64", "__builtin_amdgcn_wmma_f32_16x16x16_fp8_fp8_w64_gfx12", "v_wmma_f32_16x16x16_fp8_fp8", AmdFamily::rdna4, 64, 16, 16, 16, 4, 4, 4, AmdElem::fp8_e4m3, AmdElem::f32, -1, kGfx12},
+    AmdAtomShape{"GFX12_WMMA_16x16x16_F32E4M3_W32", "__builtin_amdgcn_wmma_f32_16x16x16_fp8_fp8_w32_gfx12", "v_wmma_f32_16x16x16_fp8_fp8", AmdFamily::rdna4, 32, 16, 16, 16, 8, 8, 8, AmdElem::fp8_e4m3, AmdElem::fp8_e4m3, AmdElem::f32, -1, kGfx12},
+    AmdAtomShape{"GFX12_WMMA_16x16x16_F32E4M3_W64", "__builtin_amdgcn_wmma_f32_16x16x16_fp8_fp8_w64_gfx12", "v_wmma_f32_16x16x16_fp8_fp8", AmdFamily::rdna4, 64, 16, 16, 16, 4, 4, 4, AmdElem::fp8_e4m3, AmdElem::fp8_e4m3, AmdElem::f32, -1, kGfx12},
+    // gfx12 OCP bf8 (e5m2) and the mixed forms: the fp8 registers and layout; the mnemonic names A's type first.
+    AmdAtomShape{"GFX12_WMMA_16x16x16_F32E5M2_W32", "__builtin_amdgcn_wmma_f32_16x16x16_bf8_bf8_w32_gfx12", "v_wmma_f32_16x16x16_bf8_bf8", AmdFamily::rdna4, 32, 16, 16, 16, 8, 8, 8, AmdElem::bf8_e5m2, AmdElem::bf8_e5m2, AmdElem::f32, -1, kGfx12},
+    AmdAtomShape{"GFX12_WMMA_16x16x16_F32E4M3E5M2_W32", "__builtin_amdgcn_wmma_f32_16x16x16_fp8_bf8_w32_gfx12", "v_wmma_f32_16x16x16_fp8_bf8", AmdFamily::rdna4, 32, 16, 16, 16, 8, 8, 8, AmdElem::fp8_e4m3, AmdElem::bf8_e5m2, AmdElem::f32, -1, kGfx12},
+    AmdAtomShape{"GFX12_WMMA_16x16x16_F32E5M2E4M3_W32", "__builtin_amdgcn_wmma_f32_16x16x16_bf8_fp8_w32_gfx12", "v_wmma_f32_16x16x16_bf8_fp8", AmdFamily::rdna4, 32, 16, 16, 16, 8, 8, 8, AmdElem::bf8_e5m2, AmdElem::fp8_e4m3, AmdElem::f32, -1, kGfx12},
+    AmdAtomShape{"GFX12_WMMA_16x16x16_F32E5M2_W64", "__builtin_amdgcn_wmma_f32_16x16x16_bf8_bf8_w64_gfx12", "v_wmma_f32_16x16x16_bf8_bf8", AmdFamily::rdna4, 64, 16, 16, 16, 4, 4, 4, AmdElem::bf8_e5m2, AmdElem::bf8_e5m2, AmdElem::f32, -1, kGfx12},
+    AmdAtomShape{"GFX12_WMMA_16x16x16_F32E4M3E5M2_W64", "__builtin_amdgcn_wmma_f32_16x16x16_fp8_bf8_w64_gfx12", "v_wmma_f32_16x16x16_fp8_bf8", AmdFamily::rdna4, 64, 16, 16, 16, 4, 4, 4, AmdElem::fp8_e4m3, AmdElem::bf8_e5m2, AmdElem::f32, -1, kGfx12},
+    AmdAtomShape{"GFX12_WMMA_16x16x16_F32E5M2E4M3_W64", "__builtin_amdgcn_wmma_f32_16x16x16_bf8_fp8_w64_gfx12", "v_wmma_f32_16x16x16_bf8_fp8", AmdFamily::rdna4, 64, 16, 16, 16, 4, 4, 4, AmdElem::bf8_e5m2, AmdElem::fp8_e4m3, AmdElem::f32, -1, kGfx12},
     // CDNA MFMA (wave64 only). gfx908 has the f16 forms; the bf16 "_1k" forms start with gfx90a;
-    // the fp8 form with FNUZ encoding exists on gfx940/941/942 only (gfx950 reads OCP fp8).
-    AmdAtomShape{"CDNA_MFMA_32x32x8_F32F16", "__builtin_amdgcn_mfma_f32_32x32x8f16", "v_mfma_f32_32x32x8f16", AmdFamily::cdna, 64, 32, 32, 8, 4, 4, 16, AmdElem::f16, AmdElem::f32, -1, kMfmaF16},
-    AmdAtomShape{"CDNA_MFMA_16x16x16_F32F16", "__builtin_amdgcn_mfma_f32_16x16x16f16", "v_mfma_f32_16x16x16f16", AmdFamily::cdna, 64, 16, 16, 16, 4, 4, 4, AmdElem::f16, AmdElem::f32, -1, kMfmaF16},
-    AmdAtomShape{"CDNA_MFMA_32x32x8_F32BF16_1K", "__builtin_amdgcn_mfma_f32_32x32x8bf16_1k", "v_mfma_f32_32x32x8bf16_1k", AmdFamily::cdna, 64, 32, 32, 8, 4, 4, 16, AmdElem::bf16, AmdElem::f32, -1, kMfmaBf16},
-    AmdAtomShape{"CDNA_MFMA_16x16x16_F32BF16_1K", "__builtin_amdgcn_mfma_f32_16x16x16bf16_1k", "v_mfma_f32_16x16x16bf16_1k", AmdFamily::cdna, 64, 16, 16, 16, 4, 4, 4, AmdElem::bf16, AmdElem::f32, -1, kMfmaBf16},
-    AmdAtomShape{"CDNA_MFMA_16x16x32_F32E4M3", "__builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8", "v_mfma_f32_16x16x32_fp8_fp8", AmdFamily::cdna, 64, 16, 16, 32, 8, 8, 4, AmdElem::fp8_e4m3fnuz, AmdElem::f32, -1, kMfmaFp8},
-    AmdAtomShape{"CDNA_MFMA_32x32x16_F32E4M3", "__builtin_amdgcn_mfma_f32_32x32x16_fp8_fp8", "v_mfma_f32_32x32x16_fp8_fp8", AmdFamily::cdna, 64, 32, 32, 16, 8, 8, 16, AmdElem::fp8_e4m3fnuz, AmdElem::f32, -1, kMfmaFp8},
+    // the fp8/bf8 forms with FNUZ encodings exist on gfx940/941/942 only (gfx950 reads OCP fp8/bf8).
+    AmdAtomShape{"CDNA_MFMA_32x32x8_F32F16", "__builtin_amdgcn_mfma_f32_32x32x8f16", "v_mfma_f32_32x32x8f16", AmdFamily::cdna, 64, 32, 32, 8, 4, 4, 16, AmdElem::f16, AmdElem::f16, AmdElem::f32, -1, kMfmaF16},
+    AmdAtomShape{"CDNA_MFMA_16x16x16_F32F16", "__builtin_amdgcn_mfma_f32_16x16x16f16", "v_mfma_f32_16x16x16f16", AmdFamily::cdna, 64, 16, 16, 16, 4, 4, 4, AmdElem::f16, AmdElem::f16, AmdElem::f32, -1, kMfmaF16},
+    AmdAtomShape{"CDNA_MFMA_32x32x8_F32BF16_1K", "__builtin_amdgcn_mfma_f32_32x32x8bf16_1k", "v_mfma_f32_32x32x8bf16_1k", AmdFamily::cdna, 64, 32, 32, 8, 4, 4, 16, AmdElem::bf16, AmdElem::bf16, AmdElem::f32, -1, kMfmaBf16},
+    AmdAtomShape{"CDNA_MFMA_16x16x16_F32BF16_1K", "__builtin_amdgcn_mfma_f32_16x16x16bf16_1k", "v_mfma_f32_16x16x16bf16_1k", AmdFamily::cdna, 64, 16, 16, 16, 4, 4, 4, AmdElem::bf16, AmdElem::bf16, AmdElem::f32, -1, kMfmaBf16},
+    AmdAtomShape{"CDNA_MFMA_16x16x32_F32E4M3", "__builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8", "v_mfma_f32_16x16x32_fp8_fp8", AmdFamily::cdna, 64, 16, 16, 32, 8, 8, 4, AmdElem::fp8_e4m3fnuz, AmdElem::fp8_e4m3fnuz, AmdElem::f32, -1, kMfmaFp8},
+    AmdAtomShape{"CDNA_MFMA_32x32x16_F32E4M3", "__builtin_amdgcn_mfma_f32_32x32x16_fp8_fp8", "v_mfma_f32_32x32x16_fp8_fp8", AmdFamily::cdna, 64, 32, 32, 16, 8, 8, 16, AmdElem::fp8_e4m3fnuz, AmdElem::fp8_e4m3fnuz, AmdElem::f32, -1, kMfmaFp8},
+    // gfx94x FNUZ bf8 (e5m2) and the mixed forms: the fp8 forms' registers and layouts.
+    AmdAtomShape{"CDNA_MFMA_16x16x32_F32E5M2", "__builtin_amdgcn_mfma_f32_16x16x32_bf8_bf8", "v_mfma_f32_16x16x32_bf8_bf8", AmdFamily::cdna, 64, 16, 16, 32, 8, 8, 4, AmdElem::bf8_e5m2fnuz, AmdElem::bf8_e5m2fnuz, AmdElem::f32, -1, kMfmaFp8},
+    AmdAtomShape{"CDNA_MFMA_16x16x32_F32E4M3E5M2", "__builtin_amdgcn_mfma_f32_16x16x32_fp8_bf8", "v_mfma_f32_16x16x32_fp8_bf8", AmdFamily::cdna, 64, 16, 16, 32, 8, 8, 4, AmdElem::fp8_e4m3fnuz, AmdElem::bf8_e5m2fnuz, AmdElem::f32, -1, kMfmaFp8},
+    AmdAtomShape{"CDNA_MFMA_16x16x32_F32E5M2E4M3", "__builtin_amdgcn_mfma_f32_16x16x32_bf8_fp8", "v_mfma_f32_16x16x32_bf8_fp8", AmdFamily::cdna, 64, 16, 16, 32, 8, 8, 4, AmdElem::bf8_e5m2fnuz, AmdElem::fp8_e4m3fnuz, AmdElem::f32, -1, kMfmaFp8},
+    AmdAtomShape{"CDNA_MFMA_32x32x16_F32E5M2", "__builtin_amdgcn_mfma_f32_32x32x16_bf8_bf8", "v_mfma_f32_32x32x16_bf8_bf8", AmdFamily::cdna, 64, 32, 32, 16, 8, 8, 16, AmdElem::bf8_e5m2fnuz, AmdElem::bf8_e5m2fnuz, AmdElem::f32, -1, kMfmaFp8},
+    AmdAtomShape{"CDNA_MFMA_32x32x16_F32E4M3E5M2", "__builtin_amdgcn_mfma_f32_32x32x16_fp8_bf8", "v_mfma_f32_32x32x16_fp8_bf8", AmdFamily::cdna, 64, 32, 32, 16, 8, 8, 16, AmdElem::fp8_e4m3fnuz, AmdElem::bf8_e5m2fnuz, AmdElem::f32, -1, kMfmaFp8},
+    AmdAtomShape{"CDNA_MFMA_32x32x16_F32E5M2E4M3", "__builtin_amdgcn_mfma_f32_32x32x16_bf8_fp8", "v_mfma_f32_32x32x16_bf8_fp8", AmdFamily::cdna, 64, 32, 32, 16, 8, 8, 16, AmdElem::bf8_e5m2fnuz, AmdElem::fp8_e4m3fnuz, AmdElem::f32, -1, kMfmaFp8},
 };
 // clang-format on
 

@@ -29,7 +29,12 @@ FP_DEV std::uint32_t encode(float x) {
   if constexpr (E == AtomElem::f16) return __builtin_bit_cast(std::uint16_t, static_cast<_Float16>(x));
   else if constexpr (E == AtomElem::bf16) return bf16_bits(x);
   else if constexpr (E == AtomElem::e4m3) return e4m3_bits(x);
-  else return e4m3fnuz_bits(x);
+  else if constexpr (E == AtomElem::e4m3fnuz) return e4m3fnuz_bits(x);
+  else if constexpr (E == AtomElem::e5m2) return e5m2_bits(x);
+  else {
+    static_assert(E == AtomElem::e5m2fnuz, "no operand encoding for this element type");
+    return e5m2fnuz_bits(x);
+  }
 }
 template <AtomElem E>
 FP_DEV float decode(std::uint32_t bits) {
@@ -59,8 +64,8 @@ __global__ void __launch_bounds__(kWavesPerBlock * Atom::kWave)
   if (e >= n) return;
   const std::size_t row = static_cast<std::size_t>(e) * Atom::kWave + lane;
   std::uint32_t ar[Atom::kARegs], br[Atom::kBRegs];
-  load_regs<Atom::kIn>(a + row * Atom::kA, ar);
-  load_regs<Atom::kIn>(b + row * Atom::kB, br);
+  load_regs<Atom::kInA>(a + row * Atom::kA, ar);
+  load_regs<Atom::kInB>(b + row * Atom::kB, br);
   if constexpr (Atom::kAcc == AtomElem::f32) {
     float dr[Atom::kC];
 #pragma unroll
@@ -85,13 +90,29 @@ void launch_atom_experiments(int n, const float* a, const float* b, const float*
   atom_experiments<Atom><<<blocks, kWavesPerBlock * Atom::kWave>>>(n, a, b, c, d);
 }
 
-// The atom and the host table (atoms.h) describe the same instruction: checked at compile time by
-// every .cu that instantiates an atom.
+// The host table's name for an atom's element type (-1: none, so a comparison fails).
+constexpr flashprobe::probes::amd::AmdElem table_elem(AtomElem e) {
+  using flashprobe::probes::amd::AmdElem;
+  switch (e) {
+    case AtomElem::f16: return AmdElem::f16;
+    case AtomElem::bf16: return AmdElem::bf16;
+    case AtomElem::e4m3fnuz: return AmdElem::fp8_e4m3fnuz;
+    case AtomElem::e4m3: return AmdElem::fp8_e4m3;
+    case AtomElem::e5m2fnuz: return AmdElem::bf8_e5m2fnuz;
+    case AtomElem::e5m2: return AmdElem::bf8_e5m2;
+    case AtomElem::f32: return AmdElem::f32;
+    default: return static_cast<AmdElem>(-1);
+  }
+}
+
+// The atom and the host table (atoms.h) describe the same instruction (shape, slots and the element
+// types of A, B and C/D): checked at compile time by every .cu that instantiates an atom.
 template <class Atom>
 constexpr bool agrees_with_table() {
   const auto* s = flashprobe::probes::amd::find_amd_atom(Atom::kName);
   return s != nullptr && s->wave == Atom::kWave && s->m == Atom::M && s->n == Atom::N && s->k == Atom::K &&
-         s->a_slots == Atom::kA && s->b_slots == Atom::kB && s->c_slots == Atom::kC;
+         s->a_slots == Atom::kA && s->b_slots == Atom::kB && s->c_slots == Atom::kC &&
+         s->a_in == table_elem(Atom::kInA) && s->b_in == table_elem(Atom::kInB) && s->acc == table_elem(Atom::kAcc);
 }
 
 }  // namespace fp_amd

@@ -5,8 +5,8 @@
 //
 // prints to stdout which cuDNN was loaded (its file, version, the CUDA runtime it was built for, which of
 // its sub-libraries and NVRTC load), then for a handful of fixed problems (d 64/128, d != dv, causal
-// none / top-left / bottom-right, f16/bf16, GQA, one query) every step of the graph's build with
-// cuDNN's status, the configurations heuristics mode A and FALLBACK give, the engines (by global index)
+// none / top-left / bottom-right, f16/bf16, GQA, one query, a shape next to the first) every step of
+// the graph's build with cuDNN's status (each plan's finalize timed), the configurations heuristics mode A and FALLBACK give, the engines (by global index)
 // that take the graph and the plan made (the unified SDPA operation first where it applies, then the
 // composite graph); last the first problem in the composite form, with P in f16 and in f32 (the graph
 // this plug-in had first). Returns how many of the fixed problems got no plan (0 is the expectation), -1 when cuDNN
@@ -50,6 +50,8 @@ fp_problem_v1 problem(int32_t b, int32_t hq, int32_t hkv, int32_t sq, int32_t sk
 std::vector<Fixed> fixed_problems() {
   return {
       {"f16 d=64, no mask", problem(2, 4, 4, 128, 128, 64, 64, FP_DTYPE_F16, FP_CAUSAL_NONE)},
+      // A nearby shape: its plan's time says whether cuDNN compiles again for each shape.
+      {"f16 d=64, no mask, sq and sk 136", problem(2, 4, 4, 136, 136, 64, 64, FP_DTYPE_F16, FP_CAUSAL_NONE)},
       {"f16 d=128, causal top-left", problem(1, 2, 2, 256, 256, 128, 128, FP_DTYPE_F16, FP_CAUSAL_TOP_LEFT)},
       {"bf16 d=64, causal bottom-right, sq < sk", problem(2, 2, 2, 64, 192, 64, 64, FP_DTYPE_BF16, FP_CAUSAL_BOTTOM_RIGHT)},
       {"bf16 d=128, GQA 8/2, odd lengths", problem(1, 8, 2, 100, 300, 128, 128, FP_DTYPE_BF16, FP_CAUSAL_NONE)},

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <limits>
 #include <map>
@@ -309,13 +310,18 @@ struct Search {
     cudnnHandle_t h = cudnn().handle;
     auto p = std::make_unique<Desc>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
     p->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, &h).set_desc(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, *cfg);
-    if (const cudnnStatus_t st = cudnn().Finalize(p->get()); st != CUDNN_STATUS_SUCCESS) {
+    // The plan's finalize compiles the engine's kernels where they are compiled at run time: its time
+    // is the cost of each new shape the gate draws.
+    const auto t0 = std::chrono::steady_clock::now();
+    const cudnnStatus_t st = cudnn().Finalize(p->get());
+    const std::string took = " (" + std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count()) + " ms)";
+    if (st != CUDNN_STATUS_SUCCESS) {
       const std::string last = last_error(), what = status_name(st) + (last.empty() ? "" : " (" + last + ")");
-      trace("finalize execution plan from " + source + ": " + what);
+      trace("finalize execution plan from " + source + ": " + what + took);
       if (plan_failures++ == 0) first_plan_failure = what;
       return;
     }
-    trace("finalize execution plan from " + source + ": " + status_name(CUDNN_STATUS_SUCCESS));
+    trace("finalize execution plan from " + source + ": " + status_name(CUDNN_STATUS_SUCCESS) + took);
     int64_t ws = 0, got = 0;
     check(cudnn().GetAttribute(p->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &got, &ws),
           "workspace size of the plan from " + source);

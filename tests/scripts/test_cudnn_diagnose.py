@@ -29,20 +29,21 @@ class CudnnDiagnose(unittest.TestCase):
         self.assertEqual(rc, 0, out)
         self.assertIn("version 91900", out)
         # No mask: the unified operation; causal: the composite graph; then the composite graph alone.
-        self.assertEqual(out.count("=> PLAN from unified SDPA operation, heuristics A, configuration 0"), 3, out)
+        self.assertEqual(out.count("=> PLAN from unified SDPA operation, heuristics A, configuration 0"), 4, out)
+        self.assertRegex(out, r"finalize execution plan from heuristics A, configuration 0: CUDNN_STATUS_SUCCESS \(0\) \(\d+ ms\)")
         self.assertEqual(out.count("=> PLAN from composite graph, heuristics A, configuration 0"), 4, out)
         self.assertIn("finalize tensor P uid 107 f32 [2,4,128,128]", out)
         self.assertIn(", composite graph only, P in f32\n", out)
         self.assertIn("=> NO PLAN: cuDNN 91900 has no engine for this graph: composite graph: heuristics A: 0, heuristics FALLBACK: 0, "
                       "engines taking the graph: 0 of 2 (2 CUDNN_STATUS_NOT_SUPPORTED_GRAPH_PATTERN (3001))", out)
-        self.assertIn("6 of 6 fixed problems got a plan", out)
+        self.assertIn("7 of 7 fixed problems got a plan", out)
 
     def test_a_refused_plan_names_its_step_and_status(self):
         rc, out = run(PLUGIN, FLASHPROBE_CUDNN_LIB=FAKE, FAKE_CUDNN_PLAN_STATUS="3000")
         self.assertEqual(rc, 1, out)
         self.assertIn("finalize execution plan from heuristics A, configuration 0: CUDNN_STATUS_NOT_SUPPORTED (3000) "
                       "(fake cuDNN: plan refused)", out)
-        self.assertIn("0 of 6 fixed problems got a plan", out)
+        self.assertIn("0 of 7 fixed problems got a plan", out)
 
     def test_without_cudnn_it_says_so(self):
         rc, out = run(PLUGIN, FLASHPROBE_CUDNN_LIB="/nonexistent/libcudnn.so.9")

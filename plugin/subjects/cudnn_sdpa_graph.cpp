@@ -358,7 +358,8 @@ struct Search {
             src + ": the configurations");
     summary.push_back(src + ": " + std::to_string(got));
     trace(src + ": " + std::to_string(got) + " configurations");
-    const int64_t tries = o.plans_per_source > 0 ? std::min<int64_t>(got, o.plans_per_source) : got;
+    // The diagnostic counts every source but builds plans only until one is made: each can take seconds.
+    const int64_t tries = o.plans_per_source > 0 ? (plan.plan ? 0 : std::min<int64_t>(got, o.plans_per_source)) : got;
     for (int64_t i = 0; i < tries && !done(); ++i) try_plan(std::move(cfgs[static_cast<size_t>(i)]), src + ", configuration " + std::to_string(i));
   }
 
@@ -385,7 +386,7 @@ struct Search {
         continue;
       }
       ++supported;
-      if (o.plans_per_source > 0 && plans >= o.plans_per_source) continue;
+      if (o.plans_per_source > 0 && (plans >= o.plans_per_source || plan.plan)) continue;
       ++plans;
       plan.keep.push_back(std::move(engine));
       try_plan(std::move(cfg), src);

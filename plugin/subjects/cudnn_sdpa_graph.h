@@ -105,8 +105,8 @@ struct BuildOptions {
   // first graph, so that the diagnostic shows the difference on the device.
   bool p_in_io_type = true;
   // 0: stop at the first plan (the plug-in). n > 0 (the diagnostic): query every source (heuristics
-  // mode A, mode FALLBACK, every engine by global index) and build plans for up to n configurations
-  // of each, tracing each outcome.
+  // A, FALLBACK, every engine by global index), tracing each outcome, and build plans for up to n
+  // configurations of each until one is made.
   int plans_per_source = 0;
 };
 

@@ -304,9 +304,10 @@ _FLEX = {}
 
 
 def flex_instance(bucket=True):
-    """One Flex per padding rule for every run, so that its compiled kernels are reused."""
+    """One Flex per padding rule for every run, so that its compiled kernels are reused (on the CPU, O only:
+    the CPU's compiled flex_attention returns no LSE)."""
     if bucket not in _FLEX:
-        _FLEX[bucket] = Flex(bucket)
+        _FLEX[bucket] = Flex(bucket, lse=DEVICE == "cuda")
     return _FLEX[bucket]
 
 
@@ -321,7 +322,7 @@ def flex_backward_subject():
             o, lse = flex(p, *leaves)
             dq, dk, dv = torch.autograd.grad(o, leaves, grad_outputs=do.to(o.dtype))
         sync()
-        return o.detach(), lse.detach(), dq, dk, dv
+        return o.detach(), None if lse is None else lse.detach(), dq, dk, dv
 
     return kernel
 

@@ -132,6 +132,58 @@ void Oracle(benchmark::State& st) {
   st.counters["failed"] = static_cast<double>(fails);
 }
 
+// The oracle's parts on the same cases (each a share of Oracle): the double reference, the
+// low-precision emulation, and judge() (compare and the per-element bounds) on outputs computed once.
+oracle::CheckOptions options_of(const Case& c) {
+  oracle::CheckOptions o;
+  if (c.problem.sk >= kSampledRowsFromKeys) {
+    o.max_rows = kSampledRows;
+    o.seed = static_cast<std::uint64_t>(c.problem.sk);
+  }
+  return o;
+}
+
+template <bool kEmulate>
+void OracleRef(benchmark::State& st) {
+  const auto& cs = cases_of("tiled");
+  const Prepared& p = prepared();
+  std::size_t i = 0;
+  for (auto _ : st) {
+    const std::size_t n = i++ % cs.size();
+    const std::vector<int> rows = oracle::rows_to_check(cs[n].problem, p.in[n], options_of(cs[n]));
+    const oracle::Reference r = kEmulate ? oracle::emulate_low_precision_rows(cs[n].problem, p.in[n], rows)
+                                         : oracle::reference_rows(cs[n].problem, p.in[n], rows);
+    benchmark::DoNotOptimize(r.o.data());
+  }
+  st.counters["cases/s"] = benchmark::Counter(static_cast<double>(st.iterations()), benchmark::Counter::kIsRate);
+}
+
+void OracleJudge(benchmark::State& st) {
+  const auto& cs = cases_of("tiled");
+  const Prepared& p = prepared();
+  struct Parts {
+    oracle::Reference ref, emu, got;
+    double v_max;
+  };
+  static const std::vector<Parts> parts = [&] {
+    std::vector<Parts> v;
+    for (std::size_t n = 0; n < cs.size(); ++n) {
+      const std::vector<int> rows = oracle::rows_to_check(cs[n].problem, p.in[n], options_of(cs[n]));
+      v.push_back({oracle::reference_rows(cs[n].problem, p.in[n], rows),
+                   oracle::emulate_low_precision_rows(cs[n].problem, p.in[n], rows),
+                   oracle::gather_output(cs[n].problem, p.out[n], rows), oracle::finite_v_max(cs[n].problem, p.in[n])});
+    }
+    return v;
+  }();
+  std::size_t i = 0;
+  for (auto _ : st) {
+    const std::size_t n = i++ % cs.size();
+    const Parts& q = parts[n];
+    benchmark::DoNotOptimize(oracle::judge(cs[n].problem, q.ref, q.emu, q.got, q.v_max, options_of(cs[n])).pass);
+  }
+  st.counters["cases/s"] = benchmark::Counter(static_cast<double>(st.iterations()), benchmark::Counter::kIsRate);
+}
+
 void InputsCompare(benchmark::State& st) {
   const Prepared& p = prepared();
   std::vector<AttnInputs> copies = p.in;
@@ -149,5 +201,8 @@ void InputsCompare(benchmark::State& st) {
 BENCHMARK(Draw)->Unit(benchmark::kMicrosecond);
 BENCHMARK(Inputs)->Unit(benchmark::kMicrosecond);
 BENCHMARK(Oracle)->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(OracleRef, false)->Name("Oracle/reference")->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(OracleRef, true)->Name("Oracle/emulation")->Unit(benchmark::kMicrosecond);
+BENCHMARK(OracleJudge)->Name("Oracle/judge")->Unit(benchmark::kMicrosecond);
 BENCHMARK(InputsCompare)->Unit(benchmark::kMicrosecond);
 BENCHMARK_MAIN();

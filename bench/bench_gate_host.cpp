@@ -176,12 +176,15 @@ void OracleJudge(benchmark::State& st) {
     return v;
   }();
   std::size_t i = 0;
+  double elements = 0;
   for (auto _ : st) {
     const std::size_t n = i++ % cs.size();
     const Parts& q = parts[n];
     benchmark::DoNotOptimize(oracle::judge(cs[n].problem, q.ref, q.emu, q.got, q.v_max, options_of(cs[n])).pass);
+    elements += static_cast<double>(q.ref.o.size());
   }
   st.counters["cases/s"] = benchmark::Counter(static_cast<double>(st.iterations()), benchmark::Counter::kIsRate);
+  st.counters["elements/s"] = benchmark::Counter(elements, benchmark::Counter::kIsRate);
 }
 
 void InputsCompare(benchmark::State& st) {

@@ -11,6 +11,7 @@
 
 #include "element_reader.h"
 #include "flashprobe/core/error.h"
+#include "metrics_internal.h"
 
 namespace flashprobe::oracle {
 
@@ -135,12 +136,17 @@ Reference gather_output(const AttnProblem& p, const AttnOutputs& out, const std:
   return g;
 }
 
-double o_atol_unit(const AttnProblem& p, const Reference& ref, std::size_t e, double ref_max_abs) {
-  // A GPU kernel's f32 arithmetic is not the emulation's correctly rounded one (approximate exp2 and
-  // reciprocal, its own summation order): a few f32 ulps of max|O| even where the emulation is exact.
+namespace {
+// A GPU kernel's f32 arithmetic is not the emulation's correctly rounded one (approximate exp2 and
+// reciprocal, its own summation order): a few f32 ulps of max|O| even where the emulation is exact.
+double o_atol_eps(const AttnProblem& p) {
   constexpr double kKernelF32Ulps = 8;
-  const double eps = std::max({dtype_eps(p.dtype), dtype_eps(p.out_dtype), kKernelF32Ulps * dtype_eps(DType::f32)});
-  return eps * ref_max_abs + dtype_eps(DType::f32) * ref.o_sens[e];
+  return std::max({dtype_eps(p.dtype), dtype_eps(p.out_dtype), kKernelF32Ulps * dtype_eps(DType::f32)});
+}
+}  // namespace
+
+double o_atol_unit(const AttnProblem& p, const Reference& ref, std::size_t e, double ref_max_abs) {
+  return o_atol_eps(p) * ref_max_abs + dtype_eps(DType::f32) * ref.o_sens[e];
 }
 double lse_atol(double lse_ref_max_abs, const CheckOptions& opt) {
   return opt.lse_floor * dtype_eps(DType::f32) * std::max(1.0, lse_ref_max_abs);
@@ -156,8 +162,9 @@ void cannot_bound(Metrics& m, const std::string& what) {
 // and emulation disagree in class (finite, NaN, +-Inf: an overflow or underflow of the low precision),
 // or whose bound is not finite or exceeds every plausible output (max|O_ref| and max|V|), cannot be
 // bounded; the check then fails. Fills o_error/o_bound/o_margin (at the worst element), o_bound_max.
-void judge_o(const AttnProblem& p, const Reference& ref, const Reference& emu, const Reference& got, double v_max,
-             const CheckOptions& opt, CheckResult& res) {
+// rounded: the reference's O rounded to the output type (rounded_reference).
+void judge_o(const AttnProblem& p, const Reference& ref, const std::vector<double>& rounded, const Reference& emu,
+             const Reference& got, double v_max, const CheckOptions& opt, CheckResult& res) {
   Metrics& m = res.o_metrics;
   double ref_max = 0;
   for (double v : ref.o)
@@ -168,8 +175,11 @@ void judge_o(const AttnProblem& p, const Reference& ref, const Reference& emu, c
   res.o_bound = res.o_bound_max = res.o_atol = 0;
   bool have_where = false;
   std::size_t where_e = 0;
+  // o_atol_unit's terms and the running results in locals (stores into res could alias them).
+  const double atol_eps = o_atol_eps(p), o_floor = opt.o_floor, k = opt.k;
+  double bound_max = 0, best_margin = 0, best_err = 0, best_bound = 0, best_atol = 0;
   for (std::size_t e = 0; e < ref.o.size(); ++e) {
-    const double rv = ref.o[e], rr = round_to(p.out_dtype, rv), ev = emu.o[e];
+    const double rv = ref.o[e], rr = rounded[e], ev = emu.o[e];
     if (!same_class(rr, ev)) {
       std::ostringstream s;
       s << "O " << where(p, ref, e) << ": the reference (rounded to " << dtype_name(p.out_dtype) << ") is " << rr
@@ -178,28 +188,35 @@ void judge_o(const AttnProblem& p, const Reference& ref, const Reference& emu, c
       continue;
     }
     if (!std::isfinite(rr)) continue;  // the NaN/Inf pattern must match exactly (compare())
-    const double atol = opt.o_floor * o_atol_unit(p, ref, e, ref_max);
-    const double bound = opt.k * emu_err + atol;
+    const double atol = o_floor * (atol_eps * ref_max + dtype_eps(DType::f32) * ref.o_sens[e]);
+    const double bound = k * emu_err + atol;
     if (!std::isfinite(bound) || bound > plausible) {
       cannot_bound(m, "O " + where(p, ref, e) + ": the bound " + fmt(bound) + (std::isfinite(bound) ? " exceeds" : " is not finite against") +
                           " every plausible output (max|O_ref| " + fmt(ref_max) + ", max|V| " + fmt(v_max) + ")");
       continue;
     }
-    res.o_bound_max = std::max(res.o_bound_max, bound);
+    bound_max = std::max(bound_max, bound);
     const double xv = got.o[e];
     if (!std::isfinite(xv)) continue;  // a pattern mismatch (compare())
     const double err = std::abs(xv - rv);
     const double margin = bound > 0 ? err / bound : (err > 0 ? INFINITY : 0.0);
-    if (margin > res.o_margin || !have_where) {  // (o_where is written once, after the loop)
-      res.o_margin = margin;
-      res.o_error = err;
-      res.o_bound = bound;
-      res.o_atol = atol;
+    if (margin > best_margin || !have_where) {  // (o_where is written once, after the loop)
+      best_margin = margin;
+      best_err = err;
+      best_bound = bound;
+      best_atol = atol;
       have_where = true;
       where_e = e;
     }
   }
-  if (have_where) res.o_where = where(p, ref, where_e);
+  res.o_bound_max = bound_max;
+  if (have_where) {
+    res.o_margin = best_margin;
+    res.o_error = best_err;
+    res.o_bound = best_bound;
+    res.o_atol = best_atol;
+    res.o_where = where(p, ref, where_e);
+  }
   // LSE: the same class rule (the emulation's LSE is the yardstick of the LSE bound).
   if (!got.lse.empty())
     for (std::size_t e = 0; e < ref.lse.size(); ++e)
@@ -300,10 +317,11 @@ CheckResult judge(const AttnProblem& p, const Reference& ref, const Reference& e
   res.problem = p;
   res.case_id = p.id();
   res.options = opt;
-  res.o_metrics = compare(p, ref, got);
-  res.emulated_metrics = compare(p, ref, emu);
+  const std::vector<double> rounded = rounded_reference(p, ref);
+  res.o_metrics = compare_rounded(p, ref, rounded, got);
+  res.emulated_metrics = compare_rounded(p, ref, rounded, emu);
   res.rows_total = res.rows_checked = ref.num_rows(p);
-  judge_o(p, ref, emu, got, v_max, opt, res);
+  judge_o(p, ref, rounded, emu, got, v_max, opt, res);
   res.lse_checked = !got.lse.empty();
   if (res.lse_checked) judge_lse(ref, got, opt, res);
 

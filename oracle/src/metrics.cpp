@@ -8,6 +8,8 @@
 
 #include "flashprobe/core/half.h"
 #include "flashprobe/oracle/check.h"
+#include "metrics_internal.h"
+#include "round_inline.h"
 
 namespace flashprobe::oracle {
 
@@ -91,16 +93,31 @@ bool nonfinite_match(double x, double r) {
 }
 }  // namespace
 
+std::vector<double> rounded_reference(const AttnProblem& p, const Reference& ref) {
+  std::vector<double> r(ref.o.size());
+  for (std::size_t i = 0; i < r.size(); ++i) r[i] = detail::round_inline(p.out_dtype, ref.o[i]);
+  return r;
+}
+
 Metrics compare(const AttnProblem& p, const Reference& ref, const Reference& x) {
+  return compare_rounded(p, ref, rounded_reference(p, ref), x);
+}
+
+Metrics compare_rounded(const AttnProblem& p, const Reference& ref, const std::vector<double>& rounded,
+                        const Reference& x) {
   Metrics m;
   const int R = ref.num_rows(p);
   double sum_e2 = 0, sum_r2 = 0, sum_x2 = 0, sum_xr = 0;
-  std::vector<double> rel_num, rel_den;
   RowBias bias;
   const double u_in = 0.5 * dtype_eps(p.dtype);
   std::vector<std::array<double, 4>> row;  // (ref, x, o_sens, o_top) of the current row, both finite
   bool have_worst = false;
   int worst[4] = {0, 0, 0, 0};  // b, query row, h, x of max_abs
+  // The running maxima and counts live in locals (in m, every store through the row vector's
+  // push_back could alias them), written to m after the loop.
+  double max_abs = m.max_abs, ref_max_abs = m.ref_max_abs, max_ulp = m.max_ulp;
+  long long nan_count = 0, inf_count = 0, compared = 0;
+  row.reserve(static_cast<std::size_t>(p.dv));
   auto note = [&](const std::string& what) {
     m.nonfinite_pattern_ok = false;
     if (m.nonfinite_detail.empty()) m.nonfinite_detail = what;
@@ -113,9 +130,9 @@ Metrics compare(const AttnProblem& p, const Reference& ref, const Reference& x) 
         for (int d = 0; d < p.dv; ++d) {
           const std::size_t i = ref.o_index(p, b, r, h, d);
           const double rv = ref.o[i], xv = x.o[i];
-          const double rr = round_to(p.out_dtype, rv);
-          if (std::isnan(xv)) ++m.nan_count;
-          else if (std::isinf(xv)) ++m.inf_count;
+          const double rr = rounded[i];
+          if (std::isnan(xv)) ++nan_count;
+          else if (std::isinf(xv)) ++inf_count;
           if (!std::isfinite(xv) || !std::isfinite(rr)) {
             if (!nonfinite_match(xv, rr)) {
               std::ostringstream s;
@@ -126,23 +143,27 @@ Metrics compare(const AttnProblem& p, const Reference& ref, const Reference& x) 
             continue;
           }
           const double e = std::abs(xv - rv);
-          if (!have_worst || e > m.max_abs) {  // (the text is written once, after the loop)
-            m.max_abs = e;
+          if (!have_worst || e > max_abs) {  // (the text is written once, after the loop)
+            max_abs = e;
             have_worst = true;
             worst[0] = b, worst[1] = ref.query_row(r), worst[2] = h, worst[3] = d;
           }
-          m.ref_max_abs = std::max(m.ref_max_abs, std::abs(rv));
-          m.max_ulp = std::max(m.max_ulp, e / ulp(p.out_dtype, rv));
+          ref_max_abs = std::max(ref_max_abs, std::abs(rv));
+          max_ulp = std::max(max_ulp, e / ulp(p.out_dtype, rv));
           row.push_back({rv, xv, ref.o_sens.empty() ? 0.0 : ref.o_sens[i], ref.o_top.empty() ? 0.0 : ref.o_top[i]});
           sum_e2 += e * e;
           sum_r2 += rv * rv;
           sum_x2 += xv * xv;
           sum_xr += xv * rv;
-          rel_num.push_back(e);
-          rel_den.push_back(std::abs(rv));
-          ++m.compared;
+          ++compared;
         }
       }
+  m.max_abs = max_abs;
+  m.ref_max_abs = ref_max_abs;
+  m.max_ulp = max_ulp;
+  m.nan_count += nan_count;
+  m.inf_count += inf_count;
+  m.compared = compared;
   bias.add_row(p.out_dtype, u_in, row);
   bias.finish(m);
   if (have_worst) {
@@ -150,11 +171,14 @@ Metrics compare(const AttnProblem& p, const Reference& ref, const Reference& x) 
     s << "b" << worst[0] << " row" << worst[1] << " h" << worst[2] << " x" << worst[3];
     m.worst = s.str();
   }
+  // max_rel needs the rms first: a second pass over the elements compared above.
   const double rms = m.compared ? std::sqrt(sum_r2 / static_cast<double>(m.compared)) : 0;
-  for (std::size_t i = 0; i < rel_num.size(); ++i) {
-    const double den = std::max(rel_den[i], 1e-2 * rms);
-    if (den > 0) m.max_rel = std::max(m.max_rel, rel_num[i] / den);
-    else if (rel_num[i] > 0) m.max_rel = INFINITY;
+  for (std::size_t i = 0; i < ref.o.size(); ++i) {
+    const double rv = ref.o[i], xv = x.o[i];
+    if (!std::isfinite(xv) || !std::isfinite(rounded[i])) continue;
+    const double e = std::abs(xv - rv), den = std::max(std::abs(rv), 1e-2 * rms);
+    if (den > 0) m.max_rel = std::max(m.max_rel, e / den);
+    else if (e > 0) m.max_rel = INFINITY;
   }
   m.nmse = sum_r2 > 0 ? sum_e2 / sum_r2 : (sum_e2 > 0 ? INFINITY : 0.0);
   m.cosine = (sum_x2 == 0 && sum_r2 == 0) ? 1.0 : (sum_x2 == 0 || sum_r2 == 0) ? 0.0 : sum_xr / std::sqrt(sum_x2 * sum_r2);

@@ -12,6 +12,7 @@
 #include "element_reader.h"
 #include "flashprobe/core/error.h"
 #include "metrics_internal.h"
+#include "parallel.h"
 
 namespace flashprobe::oracle {
 
@@ -318,8 +319,9 @@ CheckResult judge(const AttnProblem& p, const Reference& ref, const Reference& e
   res.case_id = p.id();
   res.options = opt;
   const std::vector<double> rounded = rounded_reference(p, ref);
-  res.o_metrics = compare_rounded(p, ref, rounded, got);
-  res.emulated_metrics = compare_rounded(p, ref, rounded, emu);
+  // The two comparisons are independent: at once on two threads past a few tens of microseconds.
+  detail::both(ref.o.size() >= 16384, [&] { res.o_metrics = compare_rounded(p, ref, rounded, got); },
+               [&] { res.emulated_metrics = compare_rounded(p, ref, rounded, emu); });
   res.rows_total = res.rows_checked = ref.num_rows(p);
   judge_o(p, ref, rounded, emu, got, v_max, opt, res);
   res.lse_checked = !got.lse.empty();
@@ -343,8 +345,14 @@ CheckResult check(const AttnProblem& p, const AttnInputs& in, const AttnOutputs&
                      std::to_string(p.lse_size()));
 
   const std::vector<int> rows = rows_to_check(p, in, opt);
-  const Reference ref = rows.empty() ? reference(p, in) : reference_rows(p, in, rows);
-  const Reference emu = rows.empty() ? emulate_low_precision(p, in) : emulate_low_precision_rows(p, in, rows);
+  // The reference and the emulation are independent: at once on two threads (each may use more) past
+  // about a megaflop.
+  double flops = 0;
+  for (int b = 0; b < p.batch; ++b)
+    flops += 2.0 * p.hq * (rows.empty() ? p.sq : static_cast<double>(rows.size())) * p.keys(b) * (p.d + p.dv);
+  Reference ref, emu;
+  detail::both(flops >= 1e6, [&] { ref = rows.empty() ? reference(p, in) : reference_rows(p, in, rows); },
+               [&] { emu = rows.empty() ? emulate_low_precision(p, in) : emulate_low_precision_rows(p, in, rows); });
   Reference got = gather_output(p, out, rows);
   if (!opt.check_lse) got.lse.clear();
   CheckResult res = judge(p, ref, emu, got, finite_v_max(p, in), opt);

@@ -1,18 +1,28 @@
 #pragma once
-// A minimal parallel-for over [0, n): std::thread workers pulling indices from one atomic counter, so
-// uneven work items (causal rows, short per-batch key lengths) balance themselves.
+// A minimal parallel-for over [0, n): the caller and up to threads - 1 helpers of one process-wide
+// pool pull indices from one atomic counter, so uneven work items (causal rows, short per-batch key
+// lengths) balance themselves. The pool's threads start once (the first parallel call) and wait
+// between jobs, so a parallel call costs microseconds, not a thread start per helper: the gate checks
+// hundreds of small problems a second. The caller always works on its own job, so calls may nest (a
+// job's item may make its own parallel call) without waiting on a busy pool. Each item writes its own
+// outputs: results do not depend on the number of threads.
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
+#include <deque>
 #include <exception>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 namespace flashprobe::oracle::detail {
 
-// All cores, or FLASHPROBE_ORACLE_THREADS when set (benchmarks compare with one-thread baselines).
+// All cores, or FLASHPROBE_ORACLE_THREADS when set (benchmarks compare with one-thread baselines; the
+// soak runs one process per core and sets 1).
 inline int hardware_threads() {
   static const int n = [] {
     if (const char* e = std::getenv("FLASHPROBE_ORACLE_THREADS"); e && std::atoi(e) > 0) return std::atoi(e);
@@ -21,13 +31,80 @@ inline int hardware_threads() {
   return n;
 }
 
-// Threads worth using for `flops` of work: below ~4 MFLOP per thread, starting threads costs more than
-// it saves (property tests run thousands of tiny problems).
+// Threads worth using for `flops` of work: about 0.5 MFLOP per thread (a pool hand-off costs a few
+// microseconds; property tests run thousands of tiny problems, which stay on the caller's thread).
 inline int threads_for(double flops, std::int64_t items) {
-  const double per_thread = 4e6;
+  const double per_thread = 5e5;
   const auto by_work = static_cast<std::int64_t>(flops / per_thread) + 1;
   return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>({hardware_threads(), by_work, items})));
 }
+
+class Pool {
+ public:
+  struct Job {
+    std::int64_t n = 0;
+    std::function<void(std::int64_t)> fn;
+    std::atomic<std::int64_t> next{0}, done{0};
+    std::exception_ptr error;
+    std::mutex m;
+    std::condition_variable cv;
+    // Runs items until none is left; the last item to finish wakes the caller.
+    void work() {
+      for (std::int64_t i; (i = next.fetch_add(1)) < n;) {
+        try {
+          fn(i);
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(m);
+          if (!error) error = std::current_exception();
+        }
+        if (done.fetch_add(1) + 1 == n) {
+          std::lock_guard<std::mutex> lock(m);
+          cv.notify_all();
+        }
+      }
+    }
+  };
+
+  static Pool& get() {
+    static Pool* p = new Pool(hardware_threads() - 1);  // never destroyed: workers may outlive main's statics
+    return *p;
+  }
+
+  // Offers the job to `helpers` pool threads; the caller works on it too, then waits for every item.
+  void run(const std::shared_ptr<Job>& job, int helpers) {
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      for (int h = 0; h < std::min<int>(helpers, static_cast<int>(workers_.size())); ++h) queue_.push_back(job);
+    }
+    cv_.notify_all();
+    job->work();
+    std::unique_lock<std::mutex> lock(job->m);
+    job->cv.wait(lock, [&] { return job->done.load() >= job->n; });
+    if (job->error) std::rethrow_exception(job->error);
+  }
+
+ private:
+  explicit Pool(int workers) {
+    for (int t = 0; t < workers; ++t) workers_.emplace_back([this] { loop(); });
+    for (auto& w : workers_) w.detach();
+  }
+  void loop() {
+    for (;;) {
+      std::shared_ptr<Job> job;
+      {
+        std::unique_lock<std::mutex> lock(m_);
+        cv_.wait(lock, [&] { return !queue_.empty(); });
+        job = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      job->work();  // a job already finished by others returns at once
+    }
+  }
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::deque<std::shared_ptr<Job>> queue_;
+  std::vector<std::thread> workers_;
+};
 
 template <class Fn>
 void parallel_for(std::int64_t n, int threads, Fn&& fn) {
@@ -35,23 +112,21 @@ void parallel_for(std::int64_t n, int threads, Fn&& fn) {
     for (std::int64_t i = 0; i < n; ++i) fn(i);
     return;
   }
-  std::atomic<std::int64_t> next{0};
-  std::exception_ptr error;
-  std::mutex error_mutex;
-  auto worker = [&] {
-    try {
-      for (std::int64_t i; (i = next.fetch_add(1)) < n;) fn(i);
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(error_mutex);
-      if (!error) error = std::current_exception();
-      next = n;
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
+  auto job = std::make_shared<Pool::Job>();
+  job->n = n;
+  job->fn = [&fn](std::int64_t i) { fn(i); };
+  Pool::get().run(job, threads - 1);
+}
+
+// a() and b() at once when `parallel` (b on a pool thread, or the caller when none is free).
+template <class A, class B>
+void both(bool parallel, A&& a, B&& b) {
+  if (!parallel || hardware_threads() < 2) {
+    a();
+    b();
+    return;
+  }
+  parallel_for(2, 2, [&](std::int64_t i) { i == 0 ? a() : b(); });
 }
 
 }  // namespace flashprobe::oracle::detail

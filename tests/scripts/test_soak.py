@@ -21,6 +21,7 @@ filter=${1#--gtest_filter=Kernels/KernelProps.Holds/}
 k=${filter%%_*}
 n=$FLASHPROBE_PROP_CASES
 echo "[ RUN      ] $1"
+echo "oracle threads ${FLASHPROBE_ORACLE_THREADS:-unset}"
 case "$k:$FLASHPROBE_PROP_DTYPE:$FLASHPROBE_PROP_SEED" in
   flaky:*1)
     echo "Falsifiable after 7 tests and 3 shrinks"; echo "case b1-sq1-sk3"
@@ -49,6 +50,7 @@ class Soak(unittest.TestCase):
                    FLASHPROBE_SOAK_JOBS="2", FLASHPROBE_SOAK_SEED="1000")
         env.update(extra)
         work = os.path.join(tmp, "work")
+        self.work = work
         p = subprocess.run([SOAK, work], env=env, capture_output=True, text=True)
         rec_path = os.path.join(work, "prop_soak.json")
         rec = None
@@ -111,8 +113,29 @@ class Soak(unittest.TestCase):
         self.assertEqual((row["cases"], row["shards_not_run"], row["failures"]), (0, 3, 0))
         self.assertIn("SHORT (3 shards not run)", p.stdout)
 
+    def shard_logs(self):
+        d = os.path.join(self.work, "soak")
+        for name in sorted(os.listdir(d)):
+            if os.path.isdir(os.path.join(d, name)):
+                with open(os.path.join(d, name, "log.txt")) as f:
+                    yield f.read()
+
+    def test_each_shard_gets_its_share_of_the_cores_for_the_oracle(self):
+        # The shards fill the cores: each one's oracle gets cores / processes threads, at least 1, so
+        # that the oracle's own threads do not contend with the other shards.
+        p, _ = self.run_soak("good:f16", cases=4, shards=2)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        want = max(1, len(os.sched_getaffinity(0)) // 2)  # nproc; FLASHPROBE_SOAK_JOBS=2
+        self.assertIn(f"{want} oracle thread(s) each", p.stdout)
+        for log in self.shard_logs():
+            self.assertIn(f"oracle threads {want}\n", log)
+        p, _ = self.run_soak("good:f16", cases=4, shards=2, FLASHPROBE_ORACLE_THREADS="3")
+        for log in self.shard_logs():
+            self.assertIn("oracle threads 3\n", log)
+
     def test_bad_settings_exit_2_naming_the_value(self):
-        for key, value in (("FLASHPROBE_SOAK_TIMEOUT", "ten"), ("FLASHPROBE_SOAK_SEED", "-1")):
+        for key, value in (("FLASHPROBE_SOAK_TIMEOUT", "ten"), ("FLASHPROBE_SOAK_SEED", "-1"),
+                           ("FLASHPROBE_ORACLE_THREADS", "0")):
             p, rec = self.run_soak("good:f16", cases=3, shards=1, **{key: value})
             self.assertEqual(p.returncode, 2)
             self.assertIn(f"{key} = '{value}'", p.stderr)

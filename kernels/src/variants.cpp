@@ -79,8 +79,9 @@ KernelInfo mma_variant(const std::string& name, std::map<std::string, std::strin
 KernelInfo wgmma_variant(const std::string& name, std::map<std::string, std::string> opts) {
   detail::WgmmaOptions o;
   std::string canon = "wgmma/", desc = "wgmma (benchmarks and tests):";
-  const std::string schedule = take(opts, "schedule"), grid = take(opts, "grid"), blocks = take(opts, "blocks");
-  no_other_options(name, "wgmma", opts, "schedule, grid, blocks");
+  const std::string schedule = take(opts, "schedule"), carry = take(opts, "carry"), grid = take(opts, "grid"),
+                    blocks = take(opts, "blocks");
+  no_other_options(name, "wgmma", opts, "schedule, carry, grid, blocks");
   const auto add = [&canon](const std::string& kv) { canon += (canon.back() == '/' ? "" : ",") + kv; };
   if (!schedule.empty()) {
     if (schedule == "serial") o.schedule = dev::WgmmaSchedule::serial;
@@ -90,6 +91,13 @@ KernelInfo wgmma_variant(const std::string& name, std::map<std::string, std::str
       bad(name, "schedule=" + schedule + " is not in this build: configure with -DFLASHPROBE_WGMMA_SCHEDULES=ON");
     add("schedule=" + schedule);
     desc += " the " + schedule + " consumer schedule;";
+  }
+  if (!carry.empty()) {
+    if (carry != "on") bad(name, "carry=" + carry + ": must be on (the shipped wgmma starts each row block anew)");
+    if (!schedule.empty()) bad(name, "carry=on and schedule=" + schedule + ": the carried walk is built for pingpong only");
+    o.carry = true;
+    add("carry=on");
+    desc += " a row block's first S issued with the previous row block's last P V (d = 64, no soft-cap or ALiBi);";
   }
   if (!grid.empty()) {
     if (grid != "full") bad(name, "grid=" + grid + ": must be full (the shipped wgmma is persistent)");
@@ -117,13 +125,13 @@ KernelInfo decode_variant(const std::string& name, std::map<std::string, std::st
 std::string variant_syntax() {
   return std::string("mma/order=rows|heads, mma/rescale=lazy, wgmma/schedule=serial|overlap") +
          (detail::kWgmmaAllSchedules ? "" : " (built with -DFLASHPROBE_WGMMA_SCHEDULES=ON)") +
-         ", wgmma/grid=full, wgmma/blocks=<n>, decode/splits=<n>; one kernel's options combine with ','";
+         ", wgmma/carry=on, wgmma/grid=full, wgmma/blocks=<n>, decode/splits=<n>; one kernel's options combine with ','";
 }
 
 std::vector<std::string> variant_names() {
   std::vector<std::string> v = {"mma/order=rows", "mma/order=heads", "mma/rescale=lazy"};
   if (detail::kWgmmaAllSchedules) v.insert(v.end(), {"wgmma/schedule=serial", "wgmma/schedule=overlap"});
-  v.push_back("wgmma/grid=full");
+  v.insert(v.end(), {"wgmma/carry=on", "wgmma/grid=full"});
   return v;
 }
 

@@ -167,13 +167,18 @@ TEST(DecodeSplits, AnySplitCountAgrees) {
 // problems, so the Q buffer is reused, the K/V ring's positions and phases run on across row blocks
 // and (batch, head) pairs, empty row blocks sit between full ones, V tails are zeroed more than once
 // per block, and the consumers' turns continue from one row block to the next. Every grid case at
-// 1 and 3 blocks; 2 and 7 blocks on the cases with several row blocks or uneven ones.
+// 1 and 3 blocks; 2 and 7 blocks on the cases with several row blocks or uneven ones. The same for
+// wgmma/carry=on (the cases it takes: d <= 64, no soft-cap or ALiBi), whose consumers issue a row
+// block's first S with the previous one's last P V at every boundary between row blocks with keys:
+// within an item, between items, around empty row blocks (no carry there), across (batch, head)s.
 TEST(WgmmaWalk, AnyBlockCountAgrees) {
   FP_SKIP_WITHOUT_GPU();
   const DeviceInfo dev = require_device();
   Report rep{"wgmma_blocks"};
+  for (const std::string carry : {"", "carry=on,"})
   for (int blocks : {1, 3, 2, 7}) {
-    const KernelInfo k = wgmma_with_blocks(blocks);
+    const KernelInfo k = carry.empty() ? wgmma_with_blocks(blocks)
+                                       : find_variant("wgmma/" + carry + "blocks=" + std::to_string(blocks));
     for (const GridCase& c : kernel_grid()) {
       if (blocks == 2 || blocks == 7)
         if (c.feature != "multi_block" && c.feature != "seqlens" && c.feature != "empty_rows" && c.feature != "all_features")

@@ -62,8 +62,11 @@ TEST(Variants, EveryListedNameResolvesOutsideTheRegistry) {
     EXPECT_FALSE(v.description.empty());
     const KernelInfo* base = find_kernel(n.substr(0, n.find('/')));
     ASSERT_NE(base, nullptr);
+    // wgmma/carry=on is built for the 64/64 class only (d = 64 here; 72 is in the 128/128 class).
+    const bool carry = n.find("carry=on") != std::string::npos;
     for (const AttnProblem& p : problems())
-      EXPECT_EQ(bool(v.supports(sm90(), p)), bool(base->supports(sm90(), p))) << "d=" << p.d << " sq=" << p.sq;
+      EXPECT_EQ(bool(v.supports(sm90(), p)), bool(base->supports(sm90(), p)) && (!carry || p.d == 64))
+          << "d=" << p.d << " sq=" << p.sq;
   }
   EXPECT_EQ(kernel_or_variant("mma").name, "mma") << "production kernels resolve to themselves";
 }
@@ -73,6 +76,7 @@ TEST(Variants, NamesAreCanonical) {
   EXPECT_EQ(find_variant("wgmma/blocks=7").name, "wgmma/blocks=7");
   EXPECT_EQ(find_variant("wgmma/blocks=7").name, wgmma_with_blocks(7).name);
   EXPECT_EQ(find_variant("wgmma/grid=full").name, "wgmma/grid=full");
+  EXPECT_EQ(find_variant("wgmma/blocks=3,carry=on").name, "wgmma/carry=on,blocks=3");
   AttnProblem p = problems().front();
   EXPECT_EQ(find_variant("decode/splits=3").name, "decode/splits=3");
   EXPECT_EQ(find_variant("decode/splits=3").workspace_bytes(p), decode_with_splits(3).workspace_bytes(p));
@@ -83,7 +87,8 @@ TEST(Variants, UnknownNamesAreUsageErrorsNamingWhatIsAllowed) {
        {"mma/order=diagonal", "mma/order=auto", "mma/rescale=always", "mma/tile=64", "tiled/splits=2", "mma/",
         "mma/order", "mma/=rows", "mma/order=", "mma/order=rows,order=heads", "mma/order=rows,", "decode/splits=0",
         "decode/splits=-1", "decode/splits=1e3", "decode/splits=70000", "decode/splits=", "wgmma/blocks=0",
-        "wgmma/grid=persistent", "wgmma/grid=full,blocks=2", "wgmma/schedule=pingpong", "wgmma/schedule=fast"}) {
+        "wgmma/grid=persistent", "wgmma/grid=full,blocks=2", "wgmma/schedule=pingpong", "wgmma/schedule=fast", "wgmma/carry=off", "wgmma/carry=",
+        "wgmma/carry=on,schedule=serial"}) {
     const std::string m = usage_error(bad);
     EXPECT_NE(m.find("'" + bad + "'"), std::string::npos) << bad << ": " << m;
     EXPECT_NE(m.find("mma/order=rows|heads"), std::string::npos) << bad << ": " << m;
@@ -93,6 +98,33 @@ TEST(Variants, UnknownNamesAreUsageErrorsNamingWhatIsAllowed) {
   EXPECT_NE(m.find("'flash'"), std::string::npos) << m;
   EXPECT_NE(m.find(kernel_names()), std::string::npos) << "names this build's kernels: " << m;
   EXPECT_NE(m.find("mma/order=rows|heads"), std::string::npos) << "and the variants: " << m;
+}
+
+// wgmma/carry=on refuses what its carried walk is not built for, saying why; the rest is wgmma's.
+TEST(Variants, WgmmaCarryTakesTheD64ClassWithoutScoreTransforms) {
+  const KernelInfo v = find_variant("wgmma/carry=on");
+  AttnProblem p = problems().front();  // d = 64
+  ASSERT_EQ(p.d, 64);
+  EXPECT_EQ(bool(v.supports(sm90(), p)), bool(find_kernel("wgmma")->supports(sm90(), p)));
+  p.d = p.dv = 40;  // below the class: the class's kernel
+  EXPECT_EQ(bool(v.supports(sm90(), p)), bool(find_kernel("wgmma")->supports(sm90(), p)));
+  // Its own refusals come before wgmma's (which, in a build without sm_90a code, refuses everything).
+  p.d = p.dv = 128;
+  Support s = v.supports(sm90(), p);
+  EXPECT_FALSE(s);
+  EXPECT_NE(s.reason.find("d=128"), std::string::npos) << s.reason;
+  EXPECT_NE(s.reason.find("carry"), std::string::npos) << s.reason;
+  p.d = p.dv = 64;
+  p.softcap = 30;
+  s = v.supports(sm90(), p);
+  EXPECT_FALSE(s);
+  EXPECT_NE(s.reason.find("softcap"), std::string::npos) << s.reason;
+  p.softcap = 0;
+  p.alibi_slopes.assign(static_cast<std::size_t>(p.hq), 0.5);
+  s = v.supports(sm90(), p);
+  EXPECT_FALSE(s);
+  EXPECT_NE(s.reason.find("ALiBi"), std::string::npos) << s.reason;
+  EXPECT_FALSE(v.supports(DeviceInfo{}, problems().front())) << "no device: refused as wgmma is";
 }
 
 TEST(Variants, WgmmaSchedulesExistWhereBuilt) {

@@ -69,5 +69,42 @@ TEST(WgmmaWork, ItemCounts) {
   EXPECT_GT((WgmmaWorkList{2, 65535, 65535, true}.items()), std::int64_t{INT32_MAX});
 }
 
+// next_in_walk (the lookahead of wgmma/carry=on's consumers) visits exactly the row blocks of the
+// nested walk (items blockIdx, blockIdx + stride, ...; each item's row blocks in order), in that
+// order, and stops where it stops; also next to INT32_MAX items, where w + stride must not be formed.
+TEST(WgmmaWork, NextInWalkFollowsTheBlocksWalk) {
+  for (bool paired : {true, false})
+    for (int nm : {1, 2, 3, 5, 16})
+      for (auto [hq, batch] : {std::pair{1, 1}, std::pair{3, 2}})
+        for (int stride : {1, 2, 3, 7, 132}) {
+          const WgmmaWorkList wl{nm, hq, batch, paired};
+          const int items = static_cast<int>(wl.items());
+          for (int first = 0; first < stride && first < items; ++first) {
+            std::vector<std::pair<int, int>> nested, stepped;
+            for (int w = first; w < items; w += stride)
+              for (int k = 0; k < wl.count(w); ++k) nested.emplace_back(w, k);
+            int w = first, k = 0;
+            stepped.emplace_back(w, k);
+            for (int w2 = 0, k2 = 0; wl.next_in_walk(w, k, stride, w2, k2); w = w2, k = k2) {
+              stepped.emplace_back(w2, k2);
+              ASSERT_LE(stepped.size(), nested.size()) << "the walk runs past its end";
+            }
+            EXPECT_EQ(stepped, nested) << "nm=" << nm << " hq=" << hq << " batch=" << batch << " stride=" << stride
+                                       << " first=" << first << (paired ? " paired" : " single");
+          }
+        }
+  // INT32_MAX single-row-block items: the last item of a walk has no successor, and asking does not
+  // form w + stride past INT32_MAX.
+  const WgmmaWorkList big{1, 65535, 32768, false};
+  ASSERT_LE(big.items(), std::int64_t{INT32_MAX});
+  const int last = static_cast<int>(big.items()) - 1;
+  int w2 = -1, k2 = -1;
+  EXPECT_FALSE(big.next_in_walk(last, 0, 132, w2, k2));
+  EXPECT_FALSE(big.next_in_walk(last - 131, 0, 132, w2, k2));
+  EXPECT_TRUE(big.next_in_walk(last - 132, 0, 132, w2, k2));
+  EXPECT_EQ(w2, last);
+  EXPECT_EQ(k2, 0);
+}
+
 }  // namespace
 }  // namespace flashprobe::kernels::dev

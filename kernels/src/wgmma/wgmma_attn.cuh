@@ -44,11 +44,13 @@
 #include "src/wgmma/wgmma_block.cuh"
 #include "src/wgmma/wgmma_config.h"
 #include "src/wgmma/wgmma_consumer.cuh"
+#include "src/wgmma/wgmma_consumer_carry.cuh"
 #include "src/wgmma/wgmma_producer.cuh"
 
 namespace flashprobe::kernels::dev {
 
-template <class E, int D, WgmmaSchedule kSched, bool kExtras>
+// kCarry: the consumers of wgmma/carry=on (wgmma_consumer_carry.cuh; pingpong, no soft-cap or ALiBi).
+template <class E, int D, WgmmaSchedule kSched, bool kExtras, bool kCarry>
 __global__ __launch_bounds__(WgmmaConfig<D>::kThreads, 1) void wgmma_fwd(const __grid_constant__ Params p,
                                                                           const __grid_constant__ CUtensorMap tq,
                                                                           const __grid_constant__ CUtensorMap tk,
@@ -58,6 +60,7 @@ __global__ __launch_bounds__(WgmmaConfig<D>::kThreads, 1) void wgmma_fwd(const _
   fp_dev::trap();  // sm_90a only; the registry never launches it elsewhere
 #else
   using C = WgmmaConfig<D>;
+  static_assert(!kCarry || (kSched == WgmmaSchedule::pingpong && !kExtras), "wgmma/carry=on is pingpong without extras");
   extern __shared__ std::uint8_t smem_raw[];
   const WgmmaSmem<D> sm = wgmma_smem<D>(smem_raw);
   if (threadIdx.x == 0) sm.init_barriers();
@@ -68,7 +71,8 @@ __global__ __launch_bounds__(WgmmaConfig<D>::kThreads, 1) void wgmma_fwd(const _
     if (threadIdx.x < 32) wgmma_produce<D>(sm, p, &tq, &tk, &tv);
   } else {
     sm90::regs_inc<C::kConsumerRegs>();
-    wgmma_consume<E, D, kSched, kExtras>(sm, p);
+    if constexpr (kCarry) wgmma_consume_carried<E, D>(sm, p);
+    else wgmma_consume<E, D, kSched, kExtras>(sm, p);
   }
 #endif
 }

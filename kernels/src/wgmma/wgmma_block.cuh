@@ -97,4 +97,30 @@ FP_DEV void for_each_row_block(const Params& p, F&& f) {
   }
 }
 
+// The same walk, each row block with the one after it in this block's walk (its ntiles < 0 when
+// there is none): for consumers that start the next row block's first product before finishing
+// the current one (wgmma/carry=on, wgmma_consumer.cuh). The order is for_each_row_block's, which
+// the producer walks.
+//   for_each_row_block_ahead<D>(p, [&](const WgmmaRows& r, const WgmmaRows& next) { ... });
+template <int D, class F>
+FP_DEV void for_each_row_block_ahead(const Params& p, F&& f) {
+  const WgmmaWorkList wl = work_list_of<D>(p.sq, p.hq, p.batch, p.causal != CausalMode::none);
+  const int items = static_cast<int>(wl.items());  // <= INT32_MAX (wgmma_supports)
+  int w = static_cast<int>(blockIdx.x), k = 0;
+  if (w >= items) return;
+  WgmmaRows cur = wgmma_rows<D>(p, wl.row_block(w, 0));
+  for (;;) {
+    int w2 = w, k2 = 0;
+    const bool more = wl.next_in_walk(w, k, static_cast<int>(gridDim.x), w2, k2);
+    WgmmaRows next{};
+    next.ntiles = -1;
+    if (more) next = wgmma_rows<D>(p, wl.row_block(w2, k2));
+    f(static_cast<const WgmmaRows&>(cur), static_cast<const WgmmaRows&>(next));
+    if (!more) return;
+    cur = next;
+    w = w2;
+    k = k2;
+  }
+}
+
 }  // namespace flashprobe::kernels::dev

@@ -113,6 +113,20 @@ struct WgmmaWorkList {
     const int pr = w % per_group();
     return nm - 1 - pr == pr ? 1 : 2;
   }
+  // A block's walk takes items first, first + stride, ... and each item's row blocks in order. The
+  // row block after (w, k) in that walk: true and (w2, k2), or false at the walk's end. w + stride is
+  // formed only below items(), so that it cannot overflow (items() <= INT32_MAX).
+  constexpr bool next_in_walk(int w, int k, int stride, int& w2, int& k2) const {
+    if (k + 1 < count(w)) {
+      w2 = w;
+      k2 = k + 1;
+      return true;
+    }
+    if (w >= items() - stride) return false;
+    w2 = w + stride;
+    k2 = 0;
+    return true;
+  }
   // Row block k (0: the heavier) of item w.
   constexpr RowBlock row_block(int w, int k) const {
     const int pr = w % per_group(), g = w / per_group();

@@ -84,13 +84,13 @@ unsigned grid_blocks(std::int64_t items, const WgmmaOptions& o) {
   return static_cast<unsigned>(items < cap ? items : cap);
 }
 
-template <class E, int D, WgmmaSchedule kSched, bool kExtras>
+template <class E, int D, WgmmaSchedule kSched, bool kExtras, bool kCarry = false>
 void launch(const Params& p, Stream s, const WgmmaOptions& o) {
   using C = dev::WgmmaConfig<D>;
   const CUtensorMap tq = tensor_map("q", p.q, p.qs, p.batch, p.sq, p.hq, p.d, C::kBm, p.dtype);
   const CUtensorMap tk = tensor_map("k", p.k, p.ks, p.batch, p.sk, p.hkv, p.d, C::kBn, p.dtype);
   const CUtensorMap tv = tensor_map("v", p.v, p.vs, p.batch, p.sk, p.hkv, p.dv, C::kBn, p.dtype);
-  auto* kernel = dev::wgmma_fwd<E, D, kSched, kExtras>;
+  auto* kernel = dev::wgmma_fwd<E, D, kSched, kExtras, kCarry>;
   static const bool raised = [&] {  // once per instantiation
     FP_CHECK(fp_rt::set_max_dynamic_smem(kernel, C::kSmemBytes));
     return true;
@@ -111,6 +111,13 @@ void by_schedule(const Params& p, Stream s, const WgmmaOptions& o) {
   }
   if (o.schedule != WgmmaSchedule::pingpong)
     throw UsageError("wgmma: this build has the pingpong schedule only (configure with -DFLASHPROBE_WGMMA_SCHEDULES=ON)");
+  // The carried walk (wgmma/carry=on) is built at d = 64 without soft-cap or ALiBi only (its
+  // supports() refuses the rest, wgmma_registry.cpp).
+  if constexpr (D == 64 && !kExtras)
+    if (o.carry) return launch<E, D, WgmmaSchedule::pingpong, kExtras, true>(p, s, o);
+  if (o.carry)
+    throw UsageError("wgmma/carry=on: built for the 64/64 tile class without soft-cap or ALiBi only (d=" +
+                     std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + ")");
   return launch<E, D, WgmmaSchedule::pingpong, kExtras>(p, s, o);
 }
 

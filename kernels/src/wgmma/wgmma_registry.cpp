@@ -61,10 +61,23 @@ Support wgmma_supports(const DeviceInfo& dev, const AttnProblem& p) {
 #endif
 }
 
+// wgmma/carry=on: the carried walk is built for the 64/64 tile class without soft-cap or ALiBi
+// (wgmma_launch.cu); the rest of its domain is wgmma's.
+Support wgmma_carry_supports(const DeviceInfo& dev, const AttnProblem& p) {
+  if (Support v = Support::valid(p); !v) return v;
+  if (head_dim_class(kWgmmaDimClasses, p.d, p.dv).d != 64)
+    return Support::no("d=" + std::to_string(p.d) + ", dv=" + std::to_string(p.dv) +
+                       ": wgmma/carry=on is built for the 64/64 tile class only (d and dv up to 64)");
+  if (p.softcap > 0 || !p.alibi_slopes.empty())
+    return Support::no("softcap/ALiBi: wgmma/carry=on is built without the score transforms");
+  return wgmma_supports(dev, p);
+}
+
 }  // namespace
 
 KernelInfo make_wgmma(std::string name, std::string description, const detail::WgmmaOptions& o) {
-  return {std::move(name), std::move(description), wgmma_supports, [](const AttnProblem&) { return std::size_t{0}; },
+  return {std::move(name), std::move(description), o.carry ? wgmma_carry_supports : wgmma_supports,
+          [](const AttnProblem&) { return std::size_t{0}; },
           [o](const AttnProblem& p, const DeviceTensors& t, void* ws, Stream s) {
             (void)ws;
 #if defined(FLASHPROBE_HAVE_WGMMA)

@@ -100,7 +100,7 @@ sys.path.insert(0, "reports/baselines")
 import torch_sdpa_bench as t
 cs = [c for c in t.grid(False) if c["group"] in ("prefill", "whisper")]
 res = [{"impl": "flashprobe", "kernel": k, "group": c["group"], "case": t.case_id(c), "median_ms": 1.25,
-        "timing": "graph", "dispatched": "wgmma"} for c in cs for k in sys.argv[2:]]
+        "tflops": t.flops(c) / 1.25e-3 / 1e12, "timing": "graph", "dispatched": "wgmma"} for c in cs for k in sys.argv[2:]]
 json.dump({"commit": "abc1234", "results": res}, open(sys.argv[1], "w"))
 PY
          ;;
@@ -117,7 +117,7 @@ if __name__ == "__main__":
     with open(os.environ["STANDIN_ARGS"], "a") as f:
         f.write("torch " + " ".join(a[1:]) + "\\n")
     res = [{"impl": "torch-" + b, "kernel": b, "group": c["group"], "case": case_id(c), "median_ms": 1.0,
-            "timing": "graph"} for c in grid(False) if c["group"] in ("prefill", "whisper") for b in ("cudnn", "flash")]
+            "tflops": flops(c) / 1e-3 / 1e12, "timing": "graph"} for c in grid(False) if c["group"] in ("prefill", "whisper") for b in ("cudnn", "flash")]
     json.dump({"device": {"name": "stand-in"}, "results": res}, open(a[a.index("--json") + 1], "w"))
 """
         with tempfile.TemporaryDirectory() as d:
@@ -130,7 +130,8 @@ if __name__ == "__main__":
                 with open(path, "w") as f:
                     f.write(body)
                 os.chmod(path, 0o755)
-            os.symlink(os.path.join(ROOT, "scripts", "gpu", "cudnn_table.py"), os.path.join(d, "scripts", "gpu", "cudnn_table.py"))
+            for script in ("cudnn_table.py", "row_block_model.py"):
+                os.symlink(os.path.join(ROOT, "scripts", "gpu", script), os.path.join(d, "scripts", "gpu", script))
             out, argf = os.path.join(d, "out"), os.path.join(d, "args.txt")
             p = subprocess.run([os.path.join(ROOT, "scripts", "gpu", "run-all"), "vs-cudnn"], cwd=d,
                                env=dict(os.environ, OUT=out, STANDIN_ARGS=argf, REAL_ROOT=ROOT,
@@ -156,6 +157,11 @@ if __name__ == "__main__":
             self.assertEqual(rec["columns"]["wgmma/good=1"]["cases"], 52)
             self.assertAlmostEqual(rec["columns"]["dispatched"]["geomean"], 0.8)
             self.assertTrue(os.path.exists(os.path.join(d, "results", "vs-cudnn.md")))
+            # the fixed-cost model per timed kernel, the variant's included
+            self.assertIn("row-block model wgmma/good=1: rc=0", p.stdout)
+            with open(os.path.join(d, "results", "row-block-model-wgmma_good_1.json")) as f:
+                fits = json.load(f)["fits"]
+            self.assertEqual(len(fits), 8)  # d 64/128 x causal or not x f16/bf16
 
     def test_torch_props_stage_runs_pytest_the_subjects_and_the_crash_replay_together(self):
         """The torch-props stage with a stand-in python3: the wheel installed, the package's pytest, the

@@ -184,14 +184,16 @@ def main():
             shared_scratch = any(not d["passed"] and d["check"].startswith("scratch") for d in defect_results)
             # Every demonstrated defect the failing kernel can meet is named (several may apply).
             causes = [r["emulator_defect"]] if r.get("emulator_defect") else []
+            # A backward case runs the forward too: its kernels' spills and constant-C WMMAs count as well.
             spill = r.get("scratch_bytes")
-            spill = max(spill.values()) if isinstance(spill, dict) else spill
+            spill = max(list(spill.values()) + [r.get("forward_scratch_bytes") or 0]) if isinstance(spill, dict) else spill
             if not r["passed"] and spill and shared_scratch:
                 causes.append(f"the kernel spills {spill} B per lane to scratch and the emulator's "
                               "waves share one scratch area (demonstrated: scratch_is_per_wave)")
             inline_c = any(not d["passed"] and d["check"].startswith("a gfx12 WMMA") for d in defect_results)
-            n_const_c = sum(defects.wmma_const_c((bwd_img or img).listing, k)
-                            for k in ([r["kernel"]] if r.get("kernel") else list((r.get("kernels") or {}).values())))
+            fwd_kernel = r.get("kernel") or r.get("forward_kernel")
+            n_const_c = (defects.wmma_const_c(img.listing, fwd_kernel) if fwd_kernel else 0) + sum(
+                defects.wmma_const_c(bwd_img.listing, k) for k in (r.get("kernels") or {}).values())
             if not r["passed"] and inline_c and n_const_c:
                 causes.append(f"{n_const_c} of the kernel's WMMAs take C as an inline constant and the emulator "
                               "reads C from v128.. instead (demonstrated: wmma_inline_c_is_honoured)")

@@ -88,7 +88,8 @@ def run_case(emu, tools, fwd_img, bwd_img, family, problem, seed, out_dir):
     return {"problem": p, "seed": seed, "kernels": {k: v.name for k, v in kerns.items()},
             "grids": {n: list(g) for n, g, _ in launches}, "block": [plan["threads"], 1, 1],
             "scratch_bytes": {k: v.descriptor.private_segment_fixed_size for k, v in kerns.items()},
-            "forward_passed": fwd["passed"], "patched_invalidates": bwd_img.patched, "seconds": round(seconds, 2),
+            "forward_passed": fwd["passed"], "forward_kernel": fwd["kernel"], "forward_scratch_bytes": fwd["scratch_bytes"],
+            "patched_invalidates": bwd_img.patched, "seconds": round(seconds, 2),
             "exit_code": r.returncode, "passed": r.returncode == 0, "check": check,
             "output": (r.stdout + r.stderr).strip().splitlines()[-3:]}
 

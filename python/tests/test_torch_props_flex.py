@@ -70,8 +70,8 @@ def test_a_crash_is_a_recorded_finding_and_the_run_goes_on(tp, tmp_path):
 
     def subject(p, q, k, v):
         calls["n"] += 1
-        if p.sq % 2 == 1:
-            raise RuntimeError("compile failure stand-in (odd sq)")
+        if p.sq % 2 == 0:  # (Hypothesis starts from sq = 1: the subject returns before it crashes)
+            raise RuntimeError("compile failure stand-in (even sq)")
         if p.softcap:
             raise Unsupported("no soft-cap")
         return reference(p, q, k, v)
@@ -83,9 +83,9 @@ def test_a_crash_is_a_recorded_finding_and_the_run_goes_on(tp, tmp_path):
     assert row["stopped_by"] == "target", row
     assert sum(row["refusals"].values()) == row["refused"], row  # crashes are not refusals
     c = row["crashes"][0]
-    assert c["error"].startswith("RuntimeError: compile failure stand-in")
+    assert c["error"].startswith("RuntimeError: compile failure stand-in (even sq)")
     saved = Path(c["saved"])
-    assert json.loads((saved / "problem.json").read_text())["sq"] % 2 == 1
+    assert json.loads((saved / "problem.json").read_text())["sq"] % 2 == 0
     assert "RuntimeError" in (saved / "error.txt").read_text()
     assert flashprobe.Problem.from_json((saved / "problem.json").read_text()).sq == c["problem"]["sq"]
 
@@ -161,3 +161,20 @@ def test_replay_runs_a_case_and_shrinks_a_crash_that_recurs(tp, tmp_path, monkey
     assert s["reproduced"] and (s["problem"]["sq"], s["problem"]["hq"], s["problem"]["causal"]) == (3, 1, "top_left"), s
     assert (tmp_path / "out" / s["saved"]).is_file() and s["saved"].startswith("replay-flex/"), s
     assert math["verdict"] == "passed", math
+
+
+def test_a_subject_that_crashes_on_every_case_is_stopped_and_its_crashes_kept(tp, tmp_path):
+    """A compiled subject that raises on every problem (each crash may cost a compilation) is stopped
+    after CRASHES_BEFORE_STOP crashes with none returned: no case checked or refused, the run failed and
+    said so, and every crash handed to progress() as it happened (a worker stopped mid-chunk keeps them)."""
+    seen = []
+
+    def subject(p, q, k, v):
+        raise RuntimeError("compile failure stand-in (every problem)")
+
+    row = tp.run_one("flex", subject, "f32", dict(head_dims=[64], max_sq=8, max_sk=16), False, 50, 120,
+                     str(tmp_path), False, 5, progress=lambda r: seen.append(r["crashed"]))
+    n = tp.CRASHES_BEFORE_STOP
+    assert (row["crashed"], row["checked"], row["refused"], row["failed"]) == (n, 0, 0, 1), row
+    assert row["stopped_by"].startswith("crashed on every case"), row
+    assert len(row["crashes"]) == n and seen[:n] == list(range(1, n + 1)), (row, seen)

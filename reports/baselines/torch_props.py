@@ -350,6 +350,9 @@ NOT_BY_DEFAULT = ("flex-exact",)
 # which the run goes on: a crash inside torch.compile says nothing about the other problems.
 CRASH_IS_FINDING = ("flex", "flex-exact", "flex-bwd")
 MAX_SAVED_CRASHES = 20
+# A subject that has crashed this often without one case returning since the run began is stopped: each
+# crash of a compiled subject can cost a compilation, and the rest of the run would be crashes too.
+CRASHES_BEFORE_STOP = 8
 
 
 def subjects():
@@ -412,11 +415,17 @@ def run_one(name, kernel, dtype, constraints, check_lse, target, budget, out_dir
     crash_is_finding = name in CRASH_IS_FINDING
     row["crashed"], row["crashes"], row["compiled_graphs"] = 0, [], None
     graphs0 = compiled_graphs()
-    in_chunk = {"crashed": 0}
+    in_chunk = {"crashed": 0, "stopped": 0}
+    returned = {"n": 0}
 
     def kernel(p, q, k, v, *do):  # noqa: F811 - the subject, with its refusals tallied by reason
+        if row["crashed"] >= CRASHES_BEFORE_STOP and returned["n"] == 0:
+            in_chunk["stopped"] += 1  # not called: the run stops after this chunk (refused, not counted)
+            raise Unsupported("stopped: the subject crashed on every case")
         try:
-            return inner(p, q, k, v, *do)
+            out = inner(p, q, k, v, *do)
+            returned["n"] += 1
+            return out
         except Unsupported as e:
             key = str(e)[:160]
             reasons[key] = reasons.get(key, 0) + 1
@@ -432,8 +441,11 @@ def run_one(name, kernel, dtype, constraints, check_lse, target, budget, out_dir
                 if len(row["crashes"]) == 0 and shrink_seconds > 0:
                     crash["shrunk"] = shrink_crash(name, inner, p, e, out_dir, crash["saved"], shrink_seconds)
                 row["crashes"].append(crash)
+            row["failed"] = 1  # a crash is a finding about the subject: the run is not a clean pass
             print(f"{name}/{dtype}: crashed on {p.id}: {type(e).__name__}: {str(e).splitlines()[0][:300]}",
                   flush=True)
+            if progress is not None:  # the crash survives the worker being stopped mid-chunk
+                progress(dict(row, stopped_by="in progress"))
             raise Unsupported("crashed (recorded)") from None
 
     t0 = time.perf_counter()
@@ -449,7 +461,7 @@ def run_one(name, kernel, dtype, constraints, check_lse, target, budget, out_dir
         seed = seed0 + row["chunks"]
         row["chunks"] += 1
         check = check_backward_kernel if is_backward(name) else check_kernel
-        in_chunk["crashed"] = 0
+        in_chunk["crashed"] = in_chunk["stopped"] = 0
         try:
             r = check(kernel, max_examples=n, seed=seed, array="torch", device=DEVICE, check_lse=check_lse,
                       supports=supports, dtypes=[dtype], name=f"{name}/{dtype}",
@@ -459,10 +471,13 @@ def run_one(name, kernel, dtype, constraints, check_lse, target, budget, out_dir
             rep = getattr(e, "report", None)
             if rep is not None:
                 row["checked"] += rep.checked
-                row["refused"] += rep.refused - in_chunk["crashed"]  # check_kernel counted crashes as refusals
+                # check_kernel counted crashes (and the cases not run after the stop) as refusals
+                row["refused"] += rep.refused - in_chunk["crashed"] - in_chunk["stopped"]
             if e.case is None:  # every case of the chunk refused or crashed: nothing judged, nothing passed
                 row["stopped_by"] = "every case crashed" if in_chunk["crashed"] and row["refused"] == 0 else \
                     "every case refused"
+                if row["crashed"] >= CRASHES_BEFORE_STOP and returned["n"] == 0:
+                    row["stopped_by"] = f"crashed on every case ({row['crashed']} crashes, none returned)"
                 break
             row["failed"] = 1
             f = {"message": str(e), "case": json.loads(e.case.to_json()) if e.case else None,
@@ -477,7 +492,7 @@ def run_one(name, kernel, dtype, constraints, check_lse, target, budget, out_dir
             print(str(e), flush=True)
             break
         row["checked"] += r.checked
-        row["refused"] += r.refused - in_chunk["crashed"]
+        row["refused"] += r.refused - in_chunk["crashed"] - in_chunk["stopped"]
         if r.worst_margin >= row["worst_margin"]:
             row["worst_margin"], row["worst_case"] = r.worst_margin, r.worst_case
         row["seconds"] = round(time.perf_counter() - t0, 1)

@@ -98,6 +98,45 @@ FP_DEV void amd_bwd_fill(std::uint16_t* t, int ld, const void* g, const DevStrid
   }
 }
 
+// Per row r of a tile of Rows query rows from i0: LSE * log2e and D (0 past sq).
+template <int Rows, int Threads>
+FP_DEV void amd_bwd_row_terms(float* lse_s, float* dvec_s, const BwdParams& bp, int b, int h, int i0) {
+  const Params& p = bp.f;
+  for (int r = static_cast<int>(threadIdx.x); r < Rows; r += Threads) {
+    const int i = i0 + r;
+    const std::int64_t row = (std::int64_t{b} * p.hq + h) * p.sq + i;
+    lse_s[r] = i < p.sq ? p.lse[row] * kLog2e : 0.f;
+    dvec_s[r] = i < p.sq ? bp.dvec[row] : 0.f;
+  }
+}
+
+// Two products of one shape: acc0 = A0 B0^T and acc1 = A1 B1^T over the head dim, A0 and A1 the
+// wave's M rows (from r0) of row-major [row][dim] LDS tiles, B0 and B1 read n-major from [n][dim]
+// tiles (S^T, dP^T: K, V against Q, dO; S, dP: Q, dO against K, V). k-steps are not unrolled:
+// unrolled, the compiler hoisted every fragment load and spilled.
+template <class Atom, class C>
+FP_DEV void amd_bwd_two_products(float (&acc0)[C::kST][Atom::kC], float (&acc1)[C::kST][Atom::kC], const std::uint16_t* a0,
+                                 const std::uint16_t* a1, int r0, const std::uint16_t* b0, const std::uint16_t* b1, int lane) {
+#pragma unroll
+  for (int nt = 0; nt < C::kST; ++nt)
+#pragma unroll
+    for (int q = 0; q < Atom::kC; ++q) acc0[nt][q] = acc1[nt][q] = 0.f;
+#pragma unroll 1
+  for (int kk = 0; kk < C::kKT; ++kk) {
+    std::uint32_t x0[Atom::kA / 2], x1[Atom::kA / 2];
+    load_a_rowmajor<Atom>(x0, a0, C::kLd, r0, kk * C::K, lane);
+    load_a_rowmajor<Atom>(x1, a1, C::kLd, r0, kk * C::K, lane);
+#pragma unroll
+    for (int nt = 0; nt < C::kST; ++nt) {
+      std::uint32_t bf[Atom::kB / 2];
+      load_b_nmajor<Atom>(bf, b0, C::kLd, kk * C::K, nt * C::N, lane);
+      Atom::mma(acc0[nt], x0, bf);
+      load_b_nmajor<Atom>(bf, b1, C::kLd, kk * C::K, nt * C::N, lane);
+      Atom::mma(acc1[nt], x1, bf);
+    }
+  }
+}
+
 // P and dS of one score (query i, key j) from its raw dot s and dp: 0 where i does not see j.
 FP_DEV void amd_bwd_pds(const Params& p, float& s, float& dp, float lse2, float dvec, int h, int i, int j, int diag,
                         int keys, int lo_off, int hi_off) {
@@ -150,33 +189,11 @@ __global__ __launch_bounds__(amd_bwd_threads<Atom>()) void amd_bwd_dkdv(BwdParam
     fp_dev::barrier();  // every wave is done with the previous step's tiles
     amd_bwd_fill<T, D, C::kThreads>(q_s, kLd, p.q, p.qs, b, h, i0, p.sq);
     amd_bwd_fill<T, D, C::kThreads>(do_s, kLd, bp.dout, p.os, b, h, i0, p.sq);
-    for (int r = static_cast<int>(threadIdx.x); r < T; r += C::kThreads) {
-      const int i = i0 + r;
-      const std::int64_t row = (std::int64_t{b} * p.hq + h) * p.sq + i;
-      lse_s[r] = i < p.sq ? p.lse[row] * kLog2e : 0.f;
-      dvec_s[r] = i < p.sq ? bp.dvec[row] : 0.f;
-    }
+    amd_bwd_row_terms<T, C::kThreads>(lse_s, dvec_s, bp, b, h, i0);
     fp_dev::barrier();
     // S^T = K Q^T and dP^T = V dO^T: the wave's M keys x T queries (B[k = dim][n = query] n-major).
     float s[C::kST][Atom::kC], dp[C::kST][Atom::kC];
-#pragma unroll
-    for (int nt = 0; nt < C::kST; ++nt)
-#pragma unroll
-      for (int q = 0; q < Atom::kC; ++q) s[nt][q] = dp[nt][q] = 0.f;
-#pragma unroll 1
-    for (int kk = 0; kk < C::kKT; ++kk) {
-      std::uint32_t ka[Atom::kA / 2], va[Atom::kA / 2];
-      load_a_rowmajor<Atom>(ka, k_s, kLd, wk, kk * K, lane);
-      load_a_rowmajor<Atom>(va, v_s, kLd, wk, kk * K, lane);
-#pragma unroll
-      for (int nt = 0; nt < C::kST; ++nt) {
-        std::uint32_t bf[Atom::kB / 2];
-        load_b_nmajor<Atom>(bf, q_s, kLd, kk * K, nt * N, lane);
-        Atom::mma(s[nt], ka, bf);
-        load_b_nmajor<Atom>(bf, do_s, kLd, kk * K, nt * N, lane);
-        Atom::mma(dp[nt], va, bf);
-      }
-    }
+    amd_bwd_two_products<Atom, C>(s, dp, k_s, v_s, wk, q_s, do_s, lane);
     // P^T and dS^T (row = key, column = query), rounded to the input type, into the wave's rows of
     // the staging tiles.
 #pragma unroll
@@ -250,12 +267,7 @@ __global__ __launch_bounds__(amd_bwd_threads<Atom>()) void amd_bwd_dq(BwdParams 
   if (blo <= bhi) {
     amd_bwd_fill<C::kBc, D, C::kThreads>(q_s, kLd, p.q, p.qs, b, h, i0, p.sq);
     amd_bwd_fill<C::kBc, D, C::kThreads>(do_s, kLd, bp.dout, p.os, b, h, i0, p.sq);
-    for (int r = static_cast<int>(threadIdx.x); r < C::kBc; r += C::kThreads) {
-      const int i = i0 + r;
-      const std::int64_t row = (std::int64_t{b} * p.hq + h) * p.sq + i;
-      lse_s[r] = i < p.sq ? p.lse[row] * kLog2e : 0.f;
-      dvec_s[r] = i < p.sq ? bp.dvec[row] : 0.f;
-    }
+    amd_bwd_row_terms<C::kBc, C::kThreads>(lse_s, dvec_s, bp, b, h, i0);
   }
   for (int kv0 = blo <= bhi ? (blo / T) * T : 0; blo <= bhi && kv0 <= bhi; kv0 += T) {
     fp_dev::barrier();  // every wave is done with the previous key tile
@@ -264,24 +276,7 @@ __global__ __launch_bounds__(amd_bwd_threads<Atom>()) void amd_bwd_dq(BwdParams 
     fp_dev::barrier();
     // S = Q K^T, dP = dO V^T: the wave's M rows x T keys (B[k = dim][n = key] n-major).
     float s[C::kST][Atom::kC], dp[C::kST][Atom::kC];
-#pragma unroll
-    for (int nt = 0; nt < C::kST; ++nt)
-#pragma unroll
-      for (int q = 0; q < Atom::kC; ++q) s[nt][q] = dp[nt][q] = 0.f;
-#pragma unroll 1
-    for (int kk = 0; kk < C::kKT; ++kk) {
-      std::uint32_t qa[Atom::kA / 2], da[Atom::kA / 2];
-      load_a_rowmajor<Atom>(qa, q_s, kLd, wr, kk * K, lane);
-      load_a_rowmajor<Atom>(da, do_s, kLd, wr, kk * K, lane);
-#pragma unroll
-      for (int nt = 0; nt < C::kST; ++nt) {
-        std::uint32_t bf[Atom::kB / 2];
-        load_b_nmajor<Atom>(bf, k_s, kLd, kk * K, nt * N, lane);
-        Atom::mma(s[nt], qa, bf);
-        load_b_nmajor<Atom>(bf, v_s, kLd, kk * K, nt * N, lane);
-        Atom::mma(dp[nt], da, bf);
-      }
-    }
+    amd_bwd_two_products<Atom, C>(s, dp, q_s, do_s, wr, k_s, v_s, lane);
     // dS (row = query, column = key), rounded to the input type, into the wave's rows of ds_s.
 #pragma unroll
     for (int nt = 0; nt < C::kST; ++nt)

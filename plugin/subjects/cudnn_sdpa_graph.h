@@ -1,6 +1,6 @@
 // cuDNN's fused attention (flash SDPA forward) as a cuDNN backend operation graph and its execution
-// plan: the part of the cuDNN plug-in subject (cudnn_sdpa_plugin.cpp) that talks to cuDNN, shared with
-// its diagnostic (cudnn_sdpa_diagnose.cpp). cuDNN is loaded at run time (dlopen).
+// plan, for the cuDNN plug-in subject (cudnn_sdpa_plugin.cpp) and its diagnostic
+// (cudnn_sdpa_diagnose.cpp); cuDNN itself is cudnn_backend.h's.
 //
 // Two forms, as NVIDIA's cudnn-frontend lowers its SDPA node (read at NVIDIA/cudnn-frontend 3929da2):
 // from cuDNN 9.13.1 one SDPA forward operation on Q, K, V, O, stats and scale (the frontend's choice
@@ -13,7 +13,7 @@
 // plug-in's first graph had P in f32 and cuDNN 9.19 gave it no engine (measured on an H200).
 #pragma once
 
-#include <cudnn_graph.h>
+#include "cudnn_backend.h"
 
 #include <cstdint>
 #include <memory>
@@ -24,71 +24,6 @@
 #include "flashprobe/plugin/flashprobe_plugin.h"
 
 namespace fp_cudnn {
-
-// The entry points this code calls, from the library FLASHPROBE_CUDNN_LIB (default libcudnn.so.9).
-struct Cudnn {
-  std::string error;  // why cuDNN cannot be used ("" when it can)
-  std::string path;   // what was opened
-  size_t version = 0;
-  cudnnHandle_t handle = nullptr;
-  decltype(&cudnnGetVersion) GetVersion = nullptr;
-  decltype(&cudnnGetCudartVersion) GetCudartVersion = nullptr;
-  decltype(&cudnnGetErrorString) GetErrorString = nullptr;
-  decltype(&cudnnGetLastErrorString) GetLastErrorString = nullptr;
-  decltype(&cudnnCreate) Create = nullptr;
-  decltype(&cudnnSetStream) SetStream = nullptr;
-  decltype(&cudnnBackendCreateDescriptor) CreateDescriptor = nullptr;
-  decltype(&cudnnBackendDestroyDescriptor) DestroyDescriptor = nullptr;
-  decltype(&cudnnBackendSetAttribute) SetAttribute = nullptr;
-  decltype(&cudnnBackendGetAttribute) GetAttribute = nullptr;
-  decltype(&cudnnBackendFinalize) Finalize = nullptr;
-  decltype(&cudnnBackendExecute) Execute = nullptr;
-};
-Cudnn& cudnn();  // opened once, at the first call
-
-struct CudnnError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// "CUDNN_STATUS_NOT_SUPPORTED_GRAPH_PATTERN (3001)": cuDNN's name for a status and its number.
-std::string status_name(cudnnStatus_t s);
-// Throws CudnnError "<step>: <status name> (<cuDNN's last error message>)" unless s is success; with
-// a trace active (TraceScope) every call also appends "<step>: <status name>" to it.
-void check(cudnnStatus_t s, const std::string& step);
-
-// The steps of one build, as lines, while a TraceScope is alive on this thread.
-using Trace = std::vector<std::string>;
-class TraceScope {
- public:
-  explicit TraceScope(Trace* t);
-  ~TraceScope();
-  TraceScope(const TraceScope&) = delete;
-  TraceScope& operator=(const TraceScope&) = delete;
-
- private:
-  Trace* prev_;
-};
-void trace(const std::string& line);  // appends when a trace is active
-
-// One backend descriptor, destroyed with its owner.
-class Desc {
- public:
-  explicit Desc(cudnnBackendDescriptorType_t t);
-  ~Desc();
-  Desc(const Desc&) = delete;
-  Desc& operator=(const Desc&) = delete;
-  cudnnBackendDescriptor_t get() const { return d_; }
-  template <class T>
-  Desc& set(cudnnBackendAttributeName_t a, cudnnBackendAttributeType_t t, const T* v, int64_t n = 1) {
-    check(cudnn().SetAttribute(d_, a, t, n, v), "cudnnBackendSetAttribute " + std::to_string(static_cast<int>(a)));
-    return *this;
-  }
-  Desc& set_desc(cudnnBackendAttributeName_t a, const Desc& other);
-  Desc& finalize(const std::string& step);
-
- private:
-  cudnnBackendDescriptor_t d_ = nullptr;
-};
 
 // The variant pack's unique ids: the graph's non-virtual tensors.
 enum Uid : int64_t { kQ = 1, kK, kV, kO, kStats, kScale, kMaskValue, kSk, kSq };

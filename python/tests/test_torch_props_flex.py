@@ -36,6 +36,11 @@ def test_shape_classes(tp):
     assert tp.flex_shape(P(batch=2, hq=4, hkv=4, sq=128, sk=256, d=64)) == (2, 4, 1, 128, 256)  # MHA stays MHA
     assert tp.flex_shape(P(batch=1, hq=9, hkv=1, sq=7, sk=7, d=64)) == (2, 2, 16, 128, 128)
     assert tp.flex_shape(P(batch=1, hq=3, hkv=1, sq=7, sk=9, d=64), bucket=False) == (1, 1, 3, 7, 9)
+    # A crash's key: what the compiled graph is specialised on (the shapes too when they are not padded).
+    assert tp.Flex(bucket=True, lse=False).crash_key(P(batch=3, hq=12, hkv=2, sq=129, sk=600, d=128, dtype="bf16")) == \
+        ("bf16", 128, 128, 8)
+    assert tp.Flex(bucket=False, lse=False).crash_key(P(batch=1, hq=3, hkv=1, sq=7, sk=9, d=64)) == \
+        ("f16", 64, 64, 3, 1, 1, 7, 9)
 
 
 def test_padded_flex_passes_the_oracle_with_few_graphs(tp):
@@ -178,3 +183,29 @@ def test_a_subject_that_crashes_on_every_case_is_stopped_and_its_crashes_kept(tp
     assert (row["crashed"], row["checked"], row["refused"], row["failed"]) == (n, 0, 0, 1), row
     assert row["stopped_by"].startswith("crashed on every case"), row
     assert len(row["crashes"]) == n and seen[:n] == list(range(1, n + 1)), (row, seen)
+
+
+def test_problems_of_a_graph_class_that_crashed_are_not_run_again(tp, tmp_path):
+    """A subject with crash_key (FlexAttention: what its compiled graph is specialised on): after a crash,
+    the problems with the same key are skipped (counted apart, neither checked nor refused), the others
+    still run."""
+    class Subject:
+        calls = 0
+
+        def crash_key(self, p):
+            return p.d
+
+        def __call__(self, p, q, k, v):
+            Subject.calls += 1
+            if p.d == 128:
+                raise RuntimeError("compile failure stand-in (d = 128)")
+            o, lse = flashprobe.reference(p, q, k, v)
+            return torch.from_numpy(o.astype("float32")), torch.from_numpy(lse.astype("float32"))
+
+    row = tp.run_one("flex", Subject(), "f32", dict(head_dims=[64, 128], max_sq=8, max_sk=16), False, 30, 120,
+                     str(tmp_path), False, 3)
+    assert row["crashed"] == 1 and row["skipped_after_crash"] > 0, row
+    assert row["checked"] == 30 and row["refused"] == 0 and row["failed"] == 1, row
+    assert Subject.calls == 31, Subject.calls  # the 30 checked and the one crash: the skipped ones never called
+    assert tp.merge([dict(row, seed=3), dict(row, seed=4)])["skipped_after_crash"] == 2 * row["skipped_after_crash"]
+    assert "then" in tp.row_line(row)

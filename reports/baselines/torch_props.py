@@ -246,6 +246,13 @@ class Flex:
         self.aux = getattr(fa, "AuxRequest", None)
         self.last_shape = None
 
+    def crash_key(self, p):
+        """What a compiled graph is specialised on for problem p (dtype, head dims, GQA group class, and the
+        exact shapes when not padded): once FlexAttention has crashed compiling one problem, the others with
+        the same key would each cost the same failed compilation (run_one skips them)."""
+        B, hkv, g, sq, sk = flex_shape(p, self.bucket)
+        return (p.dtype, p.d, p.dv, g) + (() if self.bucket else (B, hkv, sq, sk))
+
     def __call__(self, p, q, k, v):
         if p.sk == 0:
             raise Unsupported("FlexAttention needs at least one key")
@@ -316,6 +323,9 @@ def flex_backward_subject():
     then autograd's gradients of sum(do * o); the LSE it returns is checked too."""
     flex = flex_instance()
 
+    def crash_key(p):
+        return ("backward",) + flex.crash_key(p)
+
     def kernel(p, q, k, v, do):
         leaves = [x.detach().clone().requires_grad_(True) for x in (q, k, v)]
         with torch.enable_grad():
@@ -324,6 +334,7 @@ def flex_backward_subject():
         sync()
         return o.detach(), None if lse is None else lse.detach(), dq, dk, dv
 
+    kernel.crash_key = crash_key
     return kernel
 
 
@@ -417,11 +428,20 @@ def run_one(name, kernel, dtype, constraints, check_lse, target, budget, out_dir
     graphs0 = compiled_graphs()
     in_chunk = {"crashed": 0, "stopped": 0}
     returned = {"n": 0}
+    crash_key = getattr(inner, "crash_key", None)
+    crashed_keys = set()
+    row["skipped_after_crash"] = 0
 
     def kernel(p, q, k, v, *do):  # noqa: F811 - the subject, with its refusals tallied by reason
         if row["crashed"] >= CRASHES_BEFORE_STOP and returned["n"] == 0:
             in_chunk["stopped"] += 1  # not called: the run stops after this chunk (refused, not counted)
             raise Unsupported("stopped: the subject crashed on every case")
+        if crash_key is not None and crash_key(p) in crashed_keys:
+            # Its compiled graph crashed on an earlier problem (recorded): neither called nor counted as
+            # checked or refused, counted apart.
+            in_chunk["stopped"] += 1
+            row["skipped_after_crash"] += 1
+            raise Unsupported("its graph crashed on an earlier problem")
         try:
             out = inner(p, q, k, v, *do)
             returned["n"] += 1
@@ -436,6 +456,8 @@ def run_one(name, kernel, dtype, constraints, check_lse, target, budget, out_dir
             # A finding about the subject on this problem, recorded; the case is neither passed nor refused.
             row["crashed"] += 1
             in_chunk["crashed"] += 1
+            if crash_key is not None:
+                crashed_keys.add(crash_key(p))
             if len(row["crashes"]) < MAX_SAVED_CRASHES:
                 crash = record_crash(tag, dtype, p, e, getattr(inner, "last_shape", None), out_dir, len(row["crashes"]))
                 if len(row["crashes"]) == 0 and shrink_seconds > 0:
@@ -512,7 +534,8 @@ def run_one(name, kernel, dtype, constraints, check_lse, target, budget, out_dir
 def row_line(row):
     return (f"{row['subject']:15s} {row['dtype']:5s} {'empty-rows' if row.get('empty_rows') else 'main':10s} "
             f"checked {row.get('checked', 0):5d}  refused {row.get('refused', 0):5d}  failed {row.get('failed', 0)}  "
-            f"crashed {row.get('crashed', 0)}  worst margin {row.get('worst_margin', 0.0):.2f}  "
+            f"crashed {row.get('crashed', 0)}" + (f" (then {row['skipped_after_crash']} skipped)" if row.get("skipped_after_crash") else "")
+            + f"  worst margin {row.get('worst_margin', 0.0):.2f}  "
             f"{row.get('seconds', 0.0):.0f} s  compiled graphs {row.get('compiled_graphs')}  ({row.get('stopped_by')})"
             + (f"  [{row['shards']} shards]" if row.get("shards", 1) > 1 else ""))
 
@@ -676,7 +699,7 @@ def merge(rows):
     if len(rows) == 1:
         return rows[0]
     out = dict(rows[0])
-    for k in ("target", "checked", "refused", "crashed", "chunks"):
+    for k in ("target", "checked", "refused", "crashed", "skipped_after_crash", "chunks"):
         out[k] = sum(r.get(k) or 0 for r in rows)
     out["failed"] = max(r.get("failed") or 0 for r in rows)
     out["seconds"] = max(r.get("seconds") or 0 for r in rows)

@@ -265,7 +265,8 @@ def torch_props_items(rec):
         if row.get("refused"):
             notes.append(f"{row['refused']} refused")
         if row.get("crashed"):
-            notes.append(f"{row['crashed']} crashed")
+            notes.append(f"{row['crashed']} crashed" + (f", {row['skipped_after_crash']} of their graph classes not run"
+                                                          if row.get("skipped_after_crash") else ""))
         if isinstance(checked, int) and isinstance(row.get("target"), int) and checked < row["target"]:
             notes.append(f"{checked} of {row['target']}: {row.get('stopped_by')}")
         yield Item("torch", subject, checked, 1 if checked == 0 and not failed else 0, failed, rec, "; ".join(notes),

@@ -9,6 +9,7 @@
 #include "flashprobe/core/half.h"
 #include "flashprobe/oracle/check.h"
 #include "metrics_internal.h"
+#include "parallel.h"
 #include "round_inline.h"
 
 namespace flashprobe::oracle {
@@ -56,8 +57,12 @@ double inv_ulp(DType t, double x) {
 constexpr int kMinRowElements = 8;
 class RowBias {
  public:
+  struct Row {  // one row's sums (row()), added in row order (add())
+    double up = 0, zero = 0, common = 0;
+    int n = 0;
+  };
   // row: (ref, x, o_sens, o_top) of the row's finite elements; u_in: the unit roundoff of P's type.
-  void add_row(DType t, double u_in, const std::vector<std::array<double, 4>>& row) {
+  static Row row(DType t, double u_in, const std::vector<std::array<double, 4>>& row) {
     double r2 = 0;
     for (const auto& [r, x, sens, top] : row) r2 += r * r;
     const double rms = row.empty() ? 0 : std::sqrt(r2 / static_cast<double>(row.size()));
@@ -72,11 +77,14 @@ class RowBias {
       common += (u_in * top + dtype_eps(DType::f32) * sens) * inv_unit;
       ++n;
     }
-    if (n < kMinRowElements) return;
-    up_.push_back(up / n);
-    zero_.push_back(zero / n);
-    common_ += common / n;
-    elements_ += n;
+    return {up, zero, common, n};
+  }
+  void add(const Row& r) {
+    if (r.n < kMinRowElements) return;
+    up_.push_back(r.up / r.n);
+    zero_.push_back(r.zero / r.n);
+    common_ += r.common / r.n;
+    elements_ += r.n;
   }
   void finish(Metrics& m) const {
     auto mean_se = [](const std::vector<double>& v, double& mean, double& se) {
@@ -123,68 +131,114 @@ Metrics compare_rounded(const AttnProblem& p, const Reference& ref, const std::v
                         const Reference& x) {
   Metrics m;
   const int R = ref.num_rows(p);
-  double sum_e2 = 0, sum_r2 = 0, sum_x2 = 0, sum_xr = 0;
-  RowBias bias;
   const double u_in = 0.5 * dtype_eps(p.dtype);
-  std::vector<std::array<double, 4>> row;  // (ref, x, o_sens, o_top) of the current row, both finite
-  bool have_worst = false;
-  int worst[4] = {0, 0, 0, 0};  // b, query row, h, x of max_abs
-  // The running maxima and counts live in locals (in m, every store through the row vector's
-  // push_back could alias them), written to m after the loop.
-  double max_abs = m.max_abs, ref_max_abs = m.ref_max_abs, max_ulp = m.max_ulp;
-  long long nan_count = 0, inf_count = 0, compared = 0;
-  row.reserve(static_cast<std::size_t>(p.dv));
-  auto note = [&](const std::string& what) {
-    m.nonfinite_pattern_ok = false;
-    if (m.nonfinite_detail.empty()) m.nonfinite_detail = what;
+  const std::size_t dv = static_cast<std::size_t>(p.dv);
+  // The elements in index order are rows (b, r, h) of dv each (Reference::o_index). Chunks of rows are
+  // examined on the pool's threads; everything a chunk finds is a maximum, a count, a first occurrence
+  // or a per-row sum, merged in chunk order, so the result is the one pass's. The four sums over all
+  // elements depend on their order: one chunk adds them as it goes, several leave them to one pass.
+  const std::int64_t rows = std::int64_t{p.batch} * R * p.hq;
+  std::vector<RowBias::Row> row_stats(static_cast<std::size_t>(rows));
+  struct Chunk {
+    bool have_worst = false;
+    std::size_t worst = 0;  // element index of max_abs (its first occurrence)
+    double max_abs = 0, ref_max_abs = 0, max_ulp = 0;
+    long long nan_count = 0, inf_count = 0, compared = 0;
+    double sum_e2 = 0, sum_r2 = 0, sum_x2 = 0, sum_xr = 0;  // one chunk only
+    std::string nonfinite_detail;  // its first pattern mismatch
+    bool nonfinite_ok = true;
   };
-  for (int b = 0; b < p.batch; ++b)
-    for (int r = 0; r < R; ++r)
-      for (int h = 0; h < p.hq; ++h) {
-        bias.add_row(p.out_dtype, u_in, row);
-        row.clear();
-        for (int d = 0; d < p.dv; ++d) {
-          const std::size_t i = ref.o_index(p, b, r, h, d);
-          const double rv = ref.o[i], xv = x.o[i];
-          const double rr = rounded[i];
-          if (std::isnan(xv)) ++nan_count;
-          else if (std::isinf(xv)) ++inf_count;
-          if (!std::isfinite(xv) || !std::isfinite(rr)) {
-            if (!nonfinite_match(xv, rr)) {
+  const std::int64_t per_chunk = std::max<std::int64_t>(1, 8192 / std::max<std::int64_t>(1, p.dv));
+  const std::int64_t chunks = (rows + per_chunk - 1) / per_chunk;
+  std::vector<Chunk> out(static_cast<std::size_t>(chunks));
+  const bool one = chunks <= 1;
+  detail::parallel_for(chunks, detail::threads_for(60.0 * static_cast<double>(ref.o.size()), chunks), [&](std::int64_t c) {
+    Chunk& k = out[static_cast<std::size_t>(c)];
+    std::vector<std::array<double, 4>> row;  // (ref, x, o_sens, o_top) of the current row, both finite
+    row.reserve(dv);
+    const std::int64_t last = std::min(rows, (c + 1) * per_chunk);
+    for (std::int64_t u = c * per_chunk; u < last; ++u) {
+      row.clear();
+      for (std::size_t d = 0; d < dv; ++d) {
+        const std::size_t i = static_cast<std::size_t>(u) * dv + d;
+        const double rv = ref.o[i], xv = x.o[i];
+        const double rr = rounded[i];
+        if (std::isnan(xv)) ++k.nan_count;
+        else if (std::isinf(xv)) ++k.inf_count;
+        if (!std::isfinite(xv) || !std::isfinite(rr)) {
+          if (!nonfinite_match(xv, rr)) {
+            k.nonfinite_ok = false;
+            if (k.nonfinite_detail.empty()) {
+              const std::int64_t h = u % p.hq, r = u / p.hq % R, b = u / (std::int64_t{p.hq} * R);
               std::ostringstream s;
-              s << "O b" << b << " row" << ref.query_row(r) << " h" << h << " x" << d << " is " << xv
+              s << "O b" << b << " row" << ref.query_row(static_cast<int>(r)) << " h" << h << " x" << d << " is " << xv
                 << " where the reference (rounded to " << dtype_name(p.out_dtype) << ") is " << rr;
-              note(s.str());
+              k.nonfinite_detail = s.str();
             }
-            continue;
           }
-          const double e = std::abs(xv - rv);
-          if (!have_worst || e > max_abs) {  // (the text is written once, after the loop)
-            max_abs = e;
-            have_worst = true;
-            worst[0] = b, worst[1] = ref.query_row(r), worst[2] = h, worst[3] = d;
-          }
-          ref_max_abs = std::max(ref_max_abs, std::abs(rv));
-          max_ulp = std::max(max_ulp, e * inv_ulp(p.out_dtype, rv));
-          row.push_back({rv, xv, ref.o_sens.empty() ? 0.0 : ref.o_sens[i], ref.o_top.empty() ? 0.0 : ref.o_top[i]});
-          sum_e2 += e * e;
-          sum_r2 += rv * rv;
-          sum_x2 += xv * xv;
-          sum_xr += xv * rv;
-          ++compared;
+          continue;
         }
+        const double e = std::abs(xv - rv);
+        if (!k.have_worst || e > k.max_abs) {
+          k.max_abs = e;
+          k.have_worst = true;
+          k.worst = i;
+        }
+        k.ref_max_abs = std::max(k.ref_max_abs, std::abs(rv));
+        k.max_ulp = std::max(k.max_ulp, e * inv_ulp(p.out_dtype, rv));
+        row.push_back({rv, xv, ref.o_sens.empty() ? 0.0 : ref.o_sens[i], ref.o_top.empty() ? 0.0 : ref.o_top[i]});
+        if (one) {
+          k.sum_e2 += e * e;
+          k.sum_r2 += rv * rv;
+          k.sum_x2 += xv * xv;
+          k.sum_xr += xv * rv;
+        }
+        ++k.compared;
       }
-  m.max_abs = max_abs;
-  m.ref_max_abs = ref_max_abs;
-  m.max_ulp = max_ulp;
-  m.nan_count += nan_count;
-  m.inf_count += inf_count;
-  m.compared = compared;
-  bias.add_row(p.out_dtype, u_in, row);
+      row_stats[static_cast<std::size_t>(u)] = RowBias::row(p.out_dtype, u_in, row);
+    }
+  });
+  double sum_e2 = 0, sum_r2 = 0, sum_x2 = 0, sum_xr = 0;
+  bool have_worst = false;
+  std::size_t worst = 0;
+  for (const Chunk& k : out) {  // in chunk order: the first occurrence wins ties, as in one pass
+    if (k.have_worst && (!have_worst || k.max_abs > m.max_abs)) {
+      m.max_abs = k.max_abs;
+      worst = k.worst;
+      have_worst = true;
+    }
+    m.ref_max_abs = std::max(m.ref_max_abs, k.ref_max_abs);
+    m.max_ulp = std::max(m.max_ulp, k.max_ulp);
+    m.nan_count += k.nan_count;
+    m.inf_count += k.inf_count;
+    m.compared += k.compared;
+    if (!k.nonfinite_ok) {
+      m.nonfinite_pattern_ok = false;
+      if (m.nonfinite_detail.empty()) m.nonfinite_detail = k.nonfinite_detail;
+    }
+    sum_e2 = k.sum_e2, sum_r2 = k.sum_r2, sum_x2 = k.sum_x2, sum_xr = k.sum_xr;  // (one chunk)
+  }
+  if (!one) {
+    sum_e2 = sum_r2 = sum_x2 = sum_xr = 0;
+    for (std::size_t i = 0; i < ref.o.size(); ++i) {
+      const double rv = ref.o[i], xv = x.o[i];
+      if (!std::isfinite(xv) || !std::isfinite(rounded[i])) continue;
+      const double e = std::abs(xv - rv);
+      sum_e2 += e * e;
+      sum_r2 += rv * rv;
+      sum_x2 += xv * xv;
+      sum_xr += xv * rv;
+    }
+  }
+  RowBias bias;
+  for (const RowBias::Row& r : row_stats) bias.add(r);
   bias.finish(m);
   if (have_worst) {
+    const std::size_t u = worst / dv, d = worst % dv;
+    const std::size_t h = u % static_cast<std::size_t>(p.hq), r = u / p.hq % static_cast<std::size_t>(R),
+                      b = u / (static_cast<std::size_t>(p.hq) * R);
     std::ostringstream s;
-    s << "b" << worst[0] << " row" << worst[1] << " h" << worst[2] << " x" << worst[3];
+    s << "b" << b << " row" << ref.query_row(static_cast<int>(r)) << " h" << h << " x" << d;
     m.worst = s.str();
   }
   // max_rel needs the rms first: a second pass over the elements compared above.
@@ -201,6 +255,10 @@ Metrics compare_rounded(const AttnProblem& p, const Reference& ref, const std::v
   m.nmse = sum_r2 > 0 ? sum_e2 / sum_r2 : (sum_e2 > 0 ? INFINITY : 0.0);
   m.cosine = (sum_x2 == 0 && sum_r2 == 0) ? 1.0 : (sum_x2 == 0 || sum_r2 == 0) ? 0.0 : sum_xr / std::sqrt(sum_x2 * sum_r2);
 
+  auto note = [&](const std::string& what) {
+    m.nonfinite_pattern_ok = false;
+    if (m.nonfinite_detail.empty()) m.nonfinite_detail = what;
+  };
   if (!x.lse.empty())
     for (int b = 0; b < p.batch; ++b)
       for (int h = 0; h < p.hq; ++h)

@@ -174,50 +174,74 @@ void judge_o(const AttnProblem& p, const Reference& ref, const std::vector<doubl
   const double emu_err = res.emulated_metrics.max_abs;
   res.o_margin = 0;
   res.o_bound = res.o_bound_max = res.o_atol = 0;
+  // o_atol_unit's terms, hoisted. Chunks of elements on the pool's threads; what each finds (the
+  // largest bound, the first element of largest margin, the elements it cannot bound and the first
+  // reason) is merged in chunk order, so the result is the one pass's.
+  const double atol_eps = o_atol_eps(p), o_floor = opt.o_floor, k = opt.k;
+  struct Chunk {
+    bool have_where = false;
+    std::size_t where_e = 0;
+    double bound_max = 0, margin = 0, err = 0, bound = 0, atol = 0;
+    long long cannot = 0;
+    std::string cannot_detail;
+  };
+  const std::size_t n = ref.o.size(), per_chunk = 8192;
+  const std::int64_t chunks = static_cast<std::int64_t>((n + per_chunk - 1) / per_chunk);
+  std::vector<Chunk> out(static_cast<std::size_t>(chunks));
+  detail::parallel_for(chunks, detail::threads_for(30.0 * static_cast<double>(n), chunks), [&](std::int64_t c) {
+    Chunk& q = out[static_cast<std::size_t>(c)];
+    auto cannot = [&](const std::string& what) {
+      if (q.cannot++ == 0) q.cannot_detail = what;
+    };
+    const std::size_t last = std::min(n, static_cast<std::size_t>(c + 1) * per_chunk);
+    for (std::size_t e = static_cast<std::size_t>(c) * per_chunk; e < last; ++e) {
+      const double rv = ref.o[e], rr = rounded[e], ev = emu.o[e];
+      if (!same_class(rr, ev)) {
+        std::ostringstream s;
+        s << "O " << where(p, ref, e) << ": the reference (rounded to " << dtype_name(p.out_dtype) << ") is " << rr
+          << " but the low-precision emulation gives " << ev << " (an overflow or underflow of the kernel's precision)";
+        cannot(s.str());
+        continue;
+      }
+      if (!std::isfinite(rr)) continue;  // the NaN/Inf pattern must match exactly (compare())
+      const double atol = o_floor * (atol_eps * ref_max + dtype_eps(DType::f32) * ref.o_sens[e]);
+      const double bound = k * emu_err + atol;
+      if (!std::isfinite(bound) || bound > plausible) {
+        cannot("O " + where(p, ref, e) + ": the bound " + fmt(bound) + (std::isfinite(bound) ? " exceeds" : " is not finite against") +
+               " every plausible output (max|O_ref| " + fmt(ref_max) + ", max|V| " + fmt(v_max) + ")");
+        continue;
+      }
+      q.bound_max = std::max(q.bound_max, bound);
+      const double xv = got.o[e];
+      if (!std::isfinite(xv)) continue;  // a pattern mismatch (compare())
+      const double err = std::abs(xv - rv);
+      const double margin = bound > 0 ? err / bound : (err > 0 ? INFINITY : 0.0);
+      if (margin > q.margin || !q.have_where) {  // (o_where is written once, after the merge)
+        q.margin = margin;
+        q.err = err;
+        q.bound = bound;
+        q.atol = atol;
+        q.have_where = true;
+        q.where_e = e;
+      }
+    }
+  });
   bool have_where = false;
   std::size_t where_e = 0;
-  // o_atol_unit's terms and the running results in locals (stores into res could alias them).
-  const double atol_eps = o_atol_eps(p), o_floor = opt.o_floor, k = opt.k;
-  double bound_max = 0, best_margin = 0, best_err = 0, best_bound = 0, best_atol = 0;
-  for (std::size_t e = 0; e < ref.o.size(); ++e) {
-    const double rv = ref.o[e], rr = rounded[e], ev = emu.o[e];
-    if (!same_class(rr, ev)) {
-      std::ostringstream s;
-      s << "O " << where(p, ref, e) << ": the reference (rounded to " << dtype_name(p.out_dtype) << ") is " << rr
-        << " but the low-precision emulation gives " << ev << " (an overflow or underflow of the kernel's precision)";
-      cannot_bound(m, s.str());
-      continue;
-    }
-    if (!std::isfinite(rr)) continue;  // the NaN/Inf pattern must match exactly (compare())
-    const double atol = o_floor * (atol_eps * ref_max + dtype_eps(DType::f32) * ref.o_sens[e]);
-    const double bound = k * emu_err + atol;
-    if (!std::isfinite(bound) || bound > plausible) {
-      cannot_bound(m, "O " + where(p, ref, e) + ": the bound " + fmt(bound) + (std::isfinite(bound) ? " exceeds" : " is not finite against") +
-                          " every plausible output (max|O_ref| " + fmt(ref_max) + ", max|V| " + fmt(v_max) + ")");
-      continue;
-    }
-    bound_max = std::max(bound_max, bound);
-    const double xv = got.o[e];
-    if (!std::isfinite(xv)) continue;  // a pattern mismatch (compare())
-    const double err = std::abs(xv - rv);
-    const double margin = bound > 0 ? err / bound : (err > 0 ? INFINITY : 0.0);
-    if (margin > best_margin || !have_where) {  // (o_where is written once, after the loop)
-      best_margin = margin;
-      best_err = err;
-      best_bound = bound;
-      best_atol = atol;
+  for (const Chunk& q : out) {
+    res.o_bound_max = std::max(res.o_bound_max, q.bound_max);
+    if (q.have_where && (q.margin > res.o_margin || !have_where)) {
+      res.o_margin = q.margin;
+      res.o_error = q.err;
+      res.o_bound = q.bound;
+      res.o_atol = q.atol;
       have_where = true;
-      where_e = e;
+      where_e = q.where_e;
     }
+    if (q.cannot > 0 && m.cannot_bound == 0) m.cannot_bound_detail = q.cannot_detail;
+    m.cannot_bound += q.cannot;
   }
-  res.o_bound_max = bound_max;
-  if (have_where) {
-    res.o_margin = best_margin;
-    res.o_error = best_err;
-    res.o_bound = best_bound;
-    res.o_atol = best_atol;
-    res.o_where = where(p, ref, where_e);
-  }
+  if (have_where) res.o_where = where(p, ref, where_e);
   // LSE: the same class rule (the emulation's LSE is the yardstick of the LSE bound).
   if (!got.lse.empty())
     for (std::size_t e = 0; e < ref.lse.size(); ++e)

@@ -58,6 +58,7 @@ Domain kernel_domain(const KernelInfo& k, const DeviceInfo& dev) {
     d.dv_differs = true;
     d.tile_m = 128;  // Hopper path: 128 query rows and 128 keys per tile
     d.tile_n = 128;
+    d.stride_align = kernels::kWgmmaStrideAlign;  // padded rows it takes (its TMA's 16 bytes)
   } else if (base == "mma") {
     d.head_dims = tensor_core_dims(kernels::kMmaDimClasses);
     d.dv_differs = true;

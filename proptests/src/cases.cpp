@@ -69,23 +69,33 @@ std::pair<int, int> draw_heads(const Domain& d, Choices& c) {
   return {hkv * ratio, hkv};
 }
 
+// ALiBi slopes 2^-1 .. 2^-8 over each 8 heads.
+std::vector<double> alibi_slopes(int hq) {
+  std::vector<double> v(static_cast<std::size_t>(hq));
+  for (int h = 0; h < hq; ++h) v[static_cast<std::size_t>(h)] = std::ldexp(1.0, -(h % 8) - 1);
+  return v;
+}
+
 int pick_dim(const Domain& d, int idx) { return d.head_dims[static_cast<std::size_t>(idx) % d.head_dims.size()]; }
 
 // One tensor's strides, drawn apart from the other tensors': BSHD or BHSD, rows padded by a few
-// elements (8 and 24 keep 16-byte rows; 3 does not, which TMA-fed kernels refuse), and room for
-// more positions than the problem has (a cache of capacity seq + extra).
-Strides draw_tensor_strides(Choices& c, int seq, int heads, int dim) {
+// elements (8 and 24 keep 16-byte rows; 3 does not), and room for more positions than the problem
+// has (a cache of capacity seq + extra). A row is rounded up to `align` elements (Domain::stride_align),
+// so an aligned kernel gets its padded rows (3 becomes 8 with align 8); every other stride is a
+// multiple of the row.
+Strides draw_tensor_strides(Choices& c, int seq, int heads, int dim, int align) {
   const bool bhsd = c.pick(2) == 1;
   const int pad = pick(c, {0, 8, 24, 3});
   const int extra = pick(c, {0, 16, 37});
+  const std::int64_t row = (std::int64_t{dim} + pad + align - 1) / align * align;
   Strides st;
   st.d = 1;
   if (bhsd) {
-    st.s = dim + pad;
+    st.s = row;
     st.h = std::int64_t{seq + extra} * st.s;
     st.b = heads * st.h;
   } else {
-    st.h = dim + pad;
+    st.h = row;
     st.s = heads * st.h;
     st.b = std::int64_t{seq + extra} * st.s;
   }
@@ -97,6 +107,9 @@ Strides draw_tensor_strides(Choices& c, int seq, int heads, int dim) {
 AttnProblem draw_problem(const Domain& d, Choices& c) {
   if (d.head_dims.empty()) throw UsageError("the domain lists no head dim (head_dims is empty)");
   if (d.dtypes.empty()) throw UsageError("the domain lists no dtype (dtypes is empty)");
+  if (d.stride_align < 1)
+    throw UsageError("the domain's stride_align=" + std::to_string(d.stride_align) +
+                     " is not allowed: it must be >= 1 (elements)");
   AttnProblem p;
   // Long rows at every size (a pick, not scaled): the last option, so that a shrink tries short first.
   const bool long_row = d.long_row_odds > 0 && d.long_sk_max >= d.long_sk_min &&
@@ -141,10 +154,7 @@ AttnProblem draw_problem(const Domain& d, Choices& c) {
     }
   }
   if (d.softcap && rarely(c, 6)) p.softcap = pick(c, {5.0, 30.0, 50.0});
-  if (d.alibi && rarely(c, 6)) {
-    p.alibi_slopes.resize(static_cast<std::size_t>(p.hq));
-    for (int h = 0; h < p.hq; ++h) p.alibi_slopes[static_cast<std::size_t>(h)] = std::ldexp(1.0, -(h % 8) - 1);
-  }
+  if (d.alibi && rarely(c, 6)) p.alibi_slopes = alibi_slopes(p.hq);
   if (d.seqlens && p.sk > 0 && p.kv_offset == 0 && rarely(c, 4)) {
     p.seqlens_k.resize(static_cast<std::size_t>(p.batch));
     for (auto& l : p.seqlens_k) {
@@ -154,11 +164,18 @@ AttnProblem draw_problem(const Domain& d, Choices& c) {
   }
   if (d.strides && d.tensor_layouts && c.pick(4) == 3) {
     // Every tensor its own layout, padding and capacity (K in BSHD and V in BHSD, say): a kernel
-    // that reads one tensor with another's strides is wrong here and nowhere else.
-    p.q = draw_tensor_strides(c, p.sq, p.hq, p.d);
-    p.k = draw_tensor_strides(c, p.sk, p.hkv, p.d);
-    p.v = draw_tensor_strides(c, p.sk, p.hkv, p.dv);
-    p.o = draw_tensor_strides(c, p.sq, p.hq, p.dv);
+    // that reads one tensor with another's strides is wrong here and nowhere else. With one KV head
+    // BSHD and BHSD address K and V alike (the head stride is never used): a second one (and its
+    // query heads) where max_hq has room, long rows aside (they keep one).
+    if (p.hkv == 1 && !long_row && 2 * p.hq <= d.max_hq) {
+      p.hkv = 2;
+      p.hq *= 2;
+      if (!p.alibi_slopes.empty()) p.alibi_slopes = alibi_slopes(p.hq);
+    }
+    p.q = draw_tensor_strides(c, p.sq, p.hq, p.d, d.stride_align);
+    p.k = draw_tensor_strides(c, p.sk, p.hkv, p.d, d.stride_align);
+    p.v = draw_tensor_strides(c, p.sk, p.hkv, p.dv, d.stride_align);
+    p.o = draw_tensor_strides(c, p.sq, p.hq, p.dv, d.stride_align);
   } else if (d.strides) {
     switch (c.in_range(0, 4)) {  // 0, 1: contiguous BSHD (what a failing case shrinks to)
       case 2: p.with_layout(TensorLayout::bhsd); break;

@@ -357,3 +357,48 @@ TEST(Generators, SplitCountsRoundTripAndStayOffWhereTheDomainHasNone) {
     EXPECT_NE(std::string(e.what()).find("'splits'"), std::string::npos) << e.what();
   }
 }
+
+// A layout per tensor (Domain::tensor_layouts) pads rows and has two KV heads at least (where max_hq
+// has room), and with stride_align every stride is a multiple of it where the head dims are: wgmma's TMA takes 16-byte rows only, and with rows padded
+// by 3 elements it refused most of its per-tensor draws (its gate then almost never drew K in BSHD
+// with V in BHSD). The default (1) keeps the unaligned pad.
+TEST(Generators, PerTensorLayoutsPadRowsAndHonourTheStrideAlignment) {
+  Domain d;
+  d.any_head_dim = true;
+  d.dv_differs = true;
+  d.tensor_layouts = true;
+  for (int align : {1, 8}) {
+    d.stride_align = align;
+    int padded = 0, unaligned = 0, per_tensor = 0;
+    for (std::uint64_t seed = 0; seed < 2000; ++seed) {
+      const AttnProblem p = generate_case(d, seed).problem;
+      if (p.q.is_zero() || p.o.is_zero()) continue;  // contiguous, or fused QKV (O contiguous)
+      if (p.o == contiguous_strides(TensorLayout::bhsd, p.sq, p.hq, p.dv) &&
+          p.k == contiguous_strides(TensorLayout::bhsd, p.sk, p.hkv, p.d))
+        continue;  // all BHSD
+      ++per_tensor;
+      // With one KV head BSHD and BHSD address alike: a second one where max_hq has room.
+      EXPECT_TRUE(p.hkv >= 2 || 2 * p.hq > d.max_hq) << p.id();
+      for (const auto& [st, dim] : {std::pair{p.q, p.d}, std::pair{p.k, p.d}, std::pair{p.v, p.dv}, std::pair{p.o, p.dv}}) {
+        EXPECT_EQ(st.d, 1) << p.id();
+        if (std::min(st.s, st.h) > dim) ++padded;  // the row (BSHD: h, BHSD: s) past the dims
+        if (p.d % 8 == 0 && p.dv % 8 == 0)
+          for (std::int64_t x : {st.s, st.h, st.b}) unaligned += x % 8 != 0;
+      }
+    }
+    EXPECT_GE(per_tensor, 300) << "align " << align << ": a layout per tensor among 2000 problems";
+    EXPECT_GE(padded, 200) << "align " << align << ": padded rows among 2000 problems";
+    if (align == 8) {
+      EXPECT_EQ(unaligned, 0) << "strides that are no multiple of 8 elements";
+    } else {
+      EXPECT_GE(unaligned, 50) << "rows padded by 3 elements (unaligned) with stride_align 1";
+    }
+  }
+  d.stride_align = 0;
+  try {
+    (void)generate_case(d, 1);
+    FAIL() << "stride_align = 0 must be refused";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("stride_align=0"), std::string::npos) << e.what();
+  }
+}

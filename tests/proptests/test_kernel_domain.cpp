@@ -112,6 +112,25 @@ TEST(KernelDomain, AProbeRefusedForWhatItIsIsAnErrorNotASkip) {
   EXPECT_EQ(device_refusal(fake, h100()), "arch=sm_90: not built for it");
 }
 
+// wgmma's TMA takes strides in multiples of kWgmmaStrideAlign elements only, and its domain draws no
+// other: rows padded by 3 elements were refused and re-drawn, so its gate almost never drew K in BSHD
+// with V in BHSD (GateDraws below). Its supports() checks the strides before this build's code, so
+// the draws are checked in every tree.
+TEST(KernelDomain, WgmmasDomainDrawsOnlyStridesItsTmaTakes) {
+  const kernels::KernelInfo& wgmma = *kernels::find_kernel("wgmma");
+  Domain d = kernel_domain(wgmma, h100());
+  EXPECT_EQ(d.stride_align, kernels::kWgmmaStrideAlign);
+  d.supports = nullptr;
+  int strided = 0;
+  for (std::uint64_t seed = 0; seed < 400; ++seed) {
+    const AttnProblem p = generate_case(d, seed).problem;
+    strided += !p.q.is_zero();
+    const kernels::Support s = wgmma.supports(h100(), p);
+    EXPECT_EQ(s.reason.find("the TMA needs"), std::string::npos) << p.id() << ": " << s.reason;
+  }
+  EXPECT_GE(strided, 100) << "strided problems among 400";
+}
+
 // ---- What the gate's default budget (150 cases per property, RapidCheck's sizes 0..100) draws ----
 
 namespace {
@@ -204,7 +223,9 @@ TEST(GateDraws, TensorCoreKernelsDrawHeadDimsBelowTheirClassAndDvUnlikeD) {
     // (192/128: d = 192 comes with dv = 192 unless dv is drawn apart, which is rare at RapidCheck's
     // small sizes; wgmma refuses 192/192 and the draw repeats. The grid covers 192/128.)
     for (const auto& c : classes)
-      if (c.d == c.dv) EXPECT_GE(dims[c.d], 3) << name << ": d=" << c.d;
+      if (c.d == c.dv) {
+        EXPECT_GE(dims[c.d], 3) << name << ": d=" << c.d;
+      }
     EXPECT_GE(dims[8], 3) << name << ": d=8, one 16-byte chunk of a 64-wide class";
     EXPECT_GE(below_class, 60) << name << ": head dims below their tile class among 300 cases";
     // (d != dv is 1 in 5 problems at full size and rarer at RapidCheck's small sizes: 6 of mma's 300.)

@@ -24,13 +24,14 @@ int sm_of(const DeviceInfo& dev) {
 }
 
 // The TMA reads rows at 16-byte granularity: the dims must be contiguous and every other stride a
-// multiple of 8 elements (16 bytes).
+// multiple of kWgmmaStrideAlign elements (16 bytes).
 std::string tma_stride_problem(const char* what, const Strides& st) {
   if (st.d != 1) return std::string(what) + " stride d=" + std::to_string(st.d) + ": the TMA needs contiguous dims (d stride 1)";
   for (std::int64_t x : {st.s, st.h, st.b})
-    if (x % 8 != 0 || x < 0)
+    if (x % kWgmmaStrideAlign != 0 || x < 0)
       return std::string(what) + " strides (s=" + std::to_string(st.s) + ", h=" + std::to_string(st.h) + ", b=" +
-             std::to_string(st.b) + "): the TMA needs non-negative multiples of 8 elements (16 bytes)";
+             std::to_string(st.b) + "): the TMA needs non-negative multiples of " + std::to_string(kWgmmaStrideAlign) +
+             " elements (16 bytes)";
   return {};
 }
 

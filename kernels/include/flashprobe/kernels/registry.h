@@ -95,6 +95,9 @@ struct HeadDimClass {
 // mma: square classes. wgmma: square ones up to 128 and MLA's 192/128 (Q/K 192 wide, V/O 128).
 inline constexpr HeadDimClass kMmaDimClasses[] = {{64, 64}, {80, 80}, {96, 96}, {128, 128}, {256, 256}};
 inline constexpr HeadDimClass kWgmmaDimClasses[] = {{64, 64}, {128, 128}, {192, 128}};
+// wgmma's TMA addresses rows at 16-byte granularity: every stride but the dims' (1) is a multiple of
+// this many elements (f16/bf16). Its supports() refuses others; its gate domain draws only these.
+inline constexpr int kWgmmaStrideAlign = 8;
 // The class of (d, dv) among `classes` (in order: the first that takes it), or {0, 0} when d or dv
 // is not a positive multiple of kHeadDimStep or no class is wide enough.
 template <std::size_t N>

@@ -55,8 +55,13 @@ struct Domain {
   bool edge_windows = false;  // half the windows put their bounds on key-tile edges (cases.cpp)
   bool seqlens = true, strides = true, kv_offset = true;
   // With strides: 1 in 4 problems gives every tensor its own layout, row padding and capacity
-  // (draw_problem); for kernels that take any strides (the Python package's arrays do not).
+  // (draw_problem), with two KV heads at least where max_hq has room (with one, BSHD and BHSD
+  // address alike); for kernels that take any strides (the Python package's arrays do not).
   bool tensor_layouts = false;
+  // Those layouts' strides (all but the dims', 1) are multiples of stride_align elements: a kernel
+  // fed by 16-byte loads (wgmma's TMA: 8) states it, so that its padded rows are drawn as often as
+  // any kernel's instead of being refused by its supports() and re-drawn. >= 1.
+  int stride_align = 1;
   bool sk_zero = true;
   // 1 in long_row_odds problems (at every size; 0: never) is a long row: batch 1, at most 2 query
   // heads and long_row_max_sq query rows, Sk in [long_sk_min, long_sk_max]. The kernel gate's

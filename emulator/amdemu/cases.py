@@ -44,6 +44,8 @@ BWD_GFX11 = [
     dict(name="bwd_d128_f16_sq48_sk72", problem=P(48, 72, 128), why="d = 128 (32-row query tiles), tails"),
     dict(name="bwd_d128_bf16_causal_gqa_sq40_sk40", problem=P(40, 40, 128, "bf16", hq=2, hkv=1, causal="bottom_right"),
          why="d = 128 bf16, causal, GQA"),
+    dict(name="bwd_d64_f16_window_softcap_sq96_sk96", problem=P(96, 96, 64, window_left=17, window_right=5, softcap=2.0),
+         why="sliding window 17/5 and soft-cap 2 (scores saturate: its tanh derivative matters in dS), two blocks of each kernel"),
 ]
 BWD_CASES = {"gfx1100": BWD_GFX11, "gfx1201": BWD_GFX11}
 

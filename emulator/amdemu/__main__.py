@@ -86,6 +86,8 @@ def main():
     if not os.path.exists(tools["flashprobe"]):
         tools["flashprobe"] = os.path.join(a.build, "cli", "flashprobe")
     for t, p in tools.items():
+        if t == "plan" and a.no_attention and not a.backward:
+            continue  # the plan is the attention launch's; the atoms and defect checks do without it
         if not os.path.exists(p):
             print(f"--build {a.build}: {p} is missing (cmake --build {a.build} --target flashprobe flashprobe_amd_plan "
                   "amd_kernels_mma)", file=sys.stderr)

@@ -53,13 +53,17 @@ BWD_CASES = {"gfx1100": BWD_GFX11, "gfx1201": BWD_GFX11}
 # code object that holds them (cmake CODE_OBJECT units of probes/amd/CMakeLists.txt).
 _G11 = ["GFX11_WMMA_16x16x16_F32F16_W32", "GFX11_WMMA_16x16x16_F32BF16_W32"]
 _G11_OPSEL = [f"GFX11_WMMA_16x16x16_{t}_W32_OPSEL_{h}" for t in ("F16F16", "BF16BF16") for h in ("LO", "HI")]
+_8BIT = ("E4M3", "E4M3E5M2", "E5M2E4M3", "E5M2")  # fp8/bf8 pairings, A's type first
+_G12_8BIT = [f"GFX12_WMMA_16x16x16_F32{t}_W32" for t in _8BIT]
+_MFMA16_8BIT = [f"CDNA_MFMA_16x16x32_F32{t}" for t in _8BIT]
+_MFMA32_8BIT = [f"CDNA_MFMA_32x32x16_F32{t}" for t in _8BIT]
 PROBE_ATOMS = {
     "gfx1100": ("probes_amd_rdna3.rdna3_wmma.co", _G11 + _G11_OPSEL),
-    "gfx1201": ("probes_amd_rdna4.rdna4_wmma.co", ["GFX12_WMMA_16x16x16_F32F16_W32", "GFX12_WMMA_16x16x16_F32BF16_W32",
-                                                 "GFX12_WMMA_16x16x16_F32E4M3_W32"]),
+    "gfx1201": ("probes_amd_rdna4.rdna4_wmma.co", ["GFX12_WMMA_16x16x16_F32F16_W32", "GFX12_WMMA_16x16x16_F32BF16_W32"]
+                + _G12_8BIT),
     "gfx942": ("probes_amd_cdna.cdna_mfma.co", ["CDNA_MFMA_16x16x16_F32F16", "CDNA_MFMA_16x16x16_F32BF16_1K",
-                                                 "CDNA_MFMA_32x32x8_F32F16", "CDNA_MFMA_32x32x8_F32BF16_1K",
-                                                 "CDNA_MFMA_16x16x32_F32E4M3", "CDNA_MFMA_32x32x16_F32E4M3"]),
+                                                 "CDNA_MFMA_32x32x8_F32F16", "CDNA_MFMA_32x32x8_F32BF16_1K"]
+               + _MFMA16_8BIT + _MFMA32_8BIT),
 }
 
 # Where the emulator is known to differ from AMD's documents (its authors' notes, and what a run here
@@ -69,13 +73,15 @@ PROBE_ATOMS = {
 _OPSEL = "emulator limit: its RDNA3 WMMA ignores OPSEL (the high-half forms come out in the low halves)"
 _OPSEL_LO = ("emulator limit: its RDNA3 WMMA ignores OPSEL and does not pass C through in the half OPSEL "
              "leaves alone (the low halves it computes are as declared)")
-_MFMA32 = "emulator limit: its MFMA 32x32 output map differs from AMD's documentation and calculator"
-_FNUZ = ("emulator limit: it reads gfx942's FNUZ e4m3 operands as OCP e4m3 (every value doubled, so D = 4*A*B + C; "
-         "the diagnosis shows it)")
-_FP8_AS_F16 = ("emulator limit: its RDNA4 WMMA converts each fp8 byte with its f16 conversion (a tiny f16 "
+_MFMA32 = ("emulator limit: its MFMA 32x32 output map differs from AMD's documentation and calculator: it writes "
+           "row 16*(lane/32) + slot where AMD's row is 8*(slot/4) + 4*(lane/32) + slot%4 (the diagnosis locates "
+           "every D slot)")
+_FNUZ = ("emulator limit: it reads gfx942's FNUZ fp8/bf8 operands as OCP e4m3/e5m2 (bias one lower: every value "
+         "doubled, so D = 4*A*B + C; the diagnosis shows it)")
+_FP8_AS_F16 = ("emulator limit: its RDNA4 WMMA converts each fp8/bf8 byte with its f16 conversion (a tiny f16 "
                "denormal), so A*B vanishes and D = C (the diagnosis shows it)")
-EMULATOR_LIMITS = {"GFX12_WMMA_16x16x16_F32E4M3_W32": _FP8_AS_F16,
-                   "CDNA_MFMA_16x16x32_F32E4M3": _FNUZ,
+EMULATOR_LIMITS = {**{a: _FP8_AS_F16 for a in _G12_8BIT},
+                   **{a: _FNUZ for a in _MFMA16_8BIT},
                    **{a: _OPSEL if a.endswith("_HI") else _OPSEL_LO for a in _G11_OPSEL},
                    "CDNA_MFMA_32x32x8_F32F16": _MFMA32, "CDNA_MFMA_32x32x8_F32BF16_1K": _MFMA32,
-                   "CDNA_MFMA_32x32x16_F32E4M3": _MFMA32 + "; and " + _FNUZ[len("emulator limit: "):]}
+                   **{a: _MFMA32 + "; and " + _FNUZ[len("emulator limit: "):] for a in _MFMA32_8BIT}}

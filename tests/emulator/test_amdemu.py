@@ -181,6 +181,39 @@ class EmulatorState(unittest.TestCase):
             self.assertTrue(m.source_label(changed).endswith("not hardware"))
 
 
+class AtomDMap(unittest.TestCase):
+    """probes.locate_d finds which element of A*B each D slot received: here a model of the MFMA 32x32
+    map in tinygrad's emu.py (C accumulated in place, the product of row 16*(lane/32) + slot) against
+    the documented one (rows 8*(slot/4) + 4*(lane/32) + slot%4), and the declared map itself."""
+
+    def run_model(self, row_of):
+        rng = np.random.default_rng(3)
+        C = [[(8 * (s // 4) + 4 * (l // 32) + s % 4, l % 32) for s in range(16)] for l in range(64)]
+        mats, c, d = [], np.zeros((8, 64, 16), np.float32), np.zeros((8, 64, 16), np.float32)
+        for e in range(8):
+            am, bm, cm = (rng.integers(-3, 4, (32, 8)).astype(np.float32), rng.integers(-3, 4, (8, 32)).astype(np.float32),
+                          rng.integers(-8, 9, (32, 32)).astype(np.float32))
+            mats.append((am, bm, cm))
+            ab = am @ bm
+            for l in range(64):
+                for s in range(16):
+                    c[e, l, s] = cm[C[l][s]]
+                    d[e, l, s] = ab[row_of(l, s), l % 32] + c[e, l, s]
+        return probes.locate_d(mats, c, d, C), C
+
+    def test_the_emulators_32x32_map_is_found_and_described(self):
+        loc, C = self.run_model(lambda l, s: 16 * (l // 32) + s)
+        self.assertEqual((loc["located"], loc["used"]), (1024, 1024))
+        self.assertEqual(loc["moved"], 768)  # slots 0-3 of lanes 0-31 and 12-15 of lanes 32-63 agree
+        self.assertEqual(probes.describe_d_map(loc, C, (0, 32)),
+                         "lane 0: rows 0-15 (declared 0-3, 8-11, 16-19, 24-27); "
+                         "lane 32: rows 16-31 (declared 4-7, 12-15, 20-23, 28-31)")
+
+    def test_the_declared_map_moves_nothing(self):
+        loc, _ = self.run_model(lambda l, s: 8 * (s // 4) + 4 * (l // 32) + s % 4)
+        self.assertEqual((loc["located"], loc["moved"]), (1024, 0))
+
+
 class Attention(unittest.TestCase):
     def test_kernel_pattern_is_the_mangled_instantiation(self):
         plan = {"atom": "GFX11_WMMA_16x16x16_F32F16_W32", "elem": "F16", "d": 64, "waves": 4, "bn": 64}

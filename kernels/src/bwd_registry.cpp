@@ -8,9 +8,18 @@
 
 namespace flashprobe::kernels {
 
+namespace {
+// dvec's floats, rounded up to 4 in the atomic mode: dq_acc after it starts 16-byte aligned (mma_bwd
+// adds float pairs with one instruction).
+std::size_t dvec_floats(const AttnProblem& p, bool deterministic) {
+  const std::size_t rows = static_cast<std::size_t>(p.batch) * p.hq * p.sq;
+  return deterministic ? rows : (rows + 3) / 4 * 4;
+}
+}  // namespace
+
 std::size_t backward_workspace_bytes(const AttnProblem& p, bool deterministic) {
   const std::size_t rows = static_cast<std::size_t>(p.batch) * p.hq * p.sq;
-  return rows * sizeof(float) * (deterministic ? 1 : 1 + static_cast<std::size_t>(p.d));
+  return sizeof(float) * (dvec_floats(p, deterministic) + (deterministic ? 0 : rows * static_cast<std::size_t>(p.d)));
 }
 
 BwdParams make_bwd_params(const AttnProblem& p, const BwdDeviceTensors& t, void* workspace, bool deterministic) {
@@ -27,7 +36,7 @@ BwdParams make_bwd_params(const AttnProblem& p, const BwdDeviceTensors& t, void*
   r.dk = t.dk;
   r.dv = t.dv;
   r.dvec = static_cast<float*>(workspace);
-  r.dq_acc = deterministic ? nullptr : r.dvec + static_cast<std::size_t>(p.batch) * p.hq * p.sq;
+  r.dq_acc = deterministic ? nullptr : r.dvec + dvec_floats(p, deterministic);
   DeviceTensors as_o = t.fwd;  // dO has O's strides and type: the same alignment rule
   as_o.o = const_cast<void*>(t.dout);
   r.dout_rows16 = make_params(p, as_o).o_rows16;

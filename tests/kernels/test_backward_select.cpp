@@ -128,6 +128,25 @@ TEST(BackwardSelect, WorkspaceIsTheRowTermPlusTheAtomicDqBuffer) {
   EXPECT_EQ(backward_kernel_names(), "mma_bwd, mma_bwd_det, mma_bwd_amd, tiled_bwd, tiled_bwd_det");
 }
 
+// mma_bwd adds dQ's float pairs with one 8-byte instruction: the atomic buffer after the row term
+// starts 16-byte aligned whatever the row count (37 rows: 3 floats of padding), in the size and the
+// pointer alike.
+TEST(BackwardSelect, AtomicDqBufferStarts16ByteAligned) {
+  AttnProblem p = prob(64);
+  p.batch = 1; p.hq = 1; p.hkv = 1; p.sq = 37;
+  EXPECT_EQ(backward_workspace_bytes(p, true), 37u * 4);
+  EXPECT_EQ(backward_workspace_bytes(p, false), (40u + 37 * 64) * 4);
+  std::vector<float> ws(backward_workspace_bytes(p, false) / sizeof(float));
+  float* dummy = ws.data();
+  BwdDeviceTensors t;
+  t.fwd = {dummy, dummy, dummy, dummy, dummy, nullptr, nullptr};
+  t.dout = t.dq = t.dk = t.dv = dummy;
+  const BwdParams b = make_bwd_params(p, t, dummy, false);
+  EXPECT_EQ(b.dq_acc, dummy + 40);
+  EXPECT_EQ((reinterpret_cast<std::uintptr_t>(b.dq_acc) - reinterpret_cast<std::uintptr_t>(dummy)) % 16, 0u);
+  EXPECT_EQ(b.dq_acc + 37 * 64, dummy + ws.size());
+}
+
 TEST(BackwardSelect, ParamsNeedEveryPointer) {
   const AttnProblem p = prob(64);
   std::vector<float> ws(backward_workspace_bytes(p, false) / sizeof(float));

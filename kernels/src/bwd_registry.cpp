@@ -87,6 +87,10 @@ const std::vector<BackwardKernelInfo>& backward_kernels() {
            "scalar FlashAttention-2 backward: dK/dV per key block, dQ added across key blocks with fp32 atomics"),
       make("tiled_bwd_det", true,
            "scalar FlashAttention-2 backward, deterministic: dQ per query row over the key blocks in order, no atomics"),
+      // The tensor-core backward in 128-key blocks (compiled, not yet measured), last so that it is
+      // never preferred: checked and timed beside the shipped shape by every backward test and bench.
+      make_mma_bwd_kernel(false, MmaBwdShapeId::k128),
+      make_mma_bwd_kernel(true, MmaBwdShapeId::k128),
   };
   return table;
 }

@@ -125,7 +125,7 @@ TEST(BackwardSelect, WorkspaceIsTheRowTermPlusTheAtomicDqBuffer) {
   EXPECT_EQ(find_backward_kernel("tiled_bwd_det")->workspace_bytes(p), rows * 4);
   EXPECT_EQ(find_backward_kernel("tiled_bwd")->workspace_bytes(p), rows * 4 * 65);
   EXPECT_EQ(find_backward_kernel("nope"), nullptr);
-  EXPECT_EQ(backward_kernel_names(), "mma_bwd, mma_bwd_det, mma_bwd_amd, tiled_bwd, tiled_bwd_det");
+  EXPECT_EQ(backward_kernel_names(), "mma_bwd, mma_bwd_det, mma_bwd_amd, tiled_bwd, tiled_bwd_det, mma_bwd_k128, mma_bwd_det_k128");
 }
 
 // mma_bwd adds dQ's float pairs with one 8-byte instruction: the atomic buffer after the row term

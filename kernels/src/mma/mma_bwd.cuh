@@ -62,7 +62,7 @@ constexpr bool mma_bwd_atom_ok() {
   return use_ldsm<Atom>() && atoms::derive_c_to_a<Atom>().in_place && Atom::K == 2 * Atom::N;
 }
 
-template <class Atom, int D, int Waves, int Br>
+template <class Atom, int D, int Waves, int Br, int DsStages>
 struct MmaBwdConfig {
   static constexpr int M = Atom::M, N = Atom::N, K = Atom::K;
   static constexpr int kWaves = Waves, kThreads = Waves * Atom::kWave;
@@ -77,13 +77,18 @@ struct MmaBwdConfig {
   static constexpr int kCK = kBc / K;    // k-steps over the keys (dQ)
   static constexpr int kDqCols = 4 * N;  // dQ columns per wave pass (4 accumulator tiles)
   static constexpr int kDqUnits = (Br / M) * (D / kDqCols);
-  static constexpr int kKvTile = kBc * kLd, kQTile = Br * kLd;
-  // Dynamic shared memory: K, V | 2 stages of (Q, dO) | dS | 2 stages of (LSE * log2e, D), floats.
-  static constexpr int kHalfElems = 2 * kKvTile + 4 * kQTile + Br * kDsLd;
+  static constexpr int kKvTile = kBc * kLd, kQTile = Br * kLd, kDsTile = Br * kDsLd;
+  // Dynamic shared memory: K, V | 2 stages of (Q, dO) | DsStages dS tiles (two when a step's dQ is
+  // computed after the next step's barrier) | 2 stages of (LSE * log2e, D), floats.
+  static constexpr int kHalfElems = 2 * kKvTile + 4 * kQTile + DsStages * kDsTile;
   static constexpr int kSmemBytes = kHalfElems * 2 + 4 * Br * 4;
   static_assert(D % kDqCols == 0 && Br % K == 0 && Br % M == 0 && kST % 2 == 0 && kDT % 2 == 0, "tile shapes");
   static_assert((kHalfElems * 2) % 16 == 0, "the float arrays follow 16-byte aligned");
 };
+
+// dS tiles in shared memory: none without atomics when dQ is deferred (the deterministic mode's
+// dK/dV kernel needs none), two when deferred with atomics, else one (the 64-key shape as measured).
+constexpr int mma_bwd_ds_stages(bool atomic_dq, bool defer_dq) { return defer_dq ? (atomic_dq ? 2 : 0) : 1; }
 
 // The deterministic dQ kernel: one block per kBm query rows (M per wave), key tiles of kBn keys.
 template <class Atom, int D, int Waves, int Bn>
@@ -98,6 +103,30 @@ struct MmaBwdDqConfig {
   static constexpr int kSmemBytes = (2 * kQTile + 4 * kKvTile) * 2;
   static_assert(kNT % 2 == 0 && kOT % 2 == 0, "ldmatrix.x4 reads two n-tiles at a time");
 };
+
+// Whether C slots 2r and 2r + 1 of every lane are neighbouring columns of one row, the first even:
+// the pair is one 8-byte aligned float2 of a row-major fp32 tile with an even row length.
+template <class Atom>
+constexpr bool c_pairs_adjacent() {
+  if (Atom::kC % 2 != 0 || Atom::N % 2 != 0) return false;
+  for (int l = 0; l < Atom::kWave; ++l)
+    for (int r = 0; r < Atom::kC / 2; ++r) {
+      const atoms::Coord a = Atom::c(l, 2 * r), n = Atom::c(l, 2 * r + 1);
+      if (a.row != n.row || n.col != a.col + 1 || a.col % 2 != 0) return false;
+    }
+  return true;
+}
+
+// dst[0] += a and dst[1] += b in global memory (fp32, dst 8-byte aligned): one vector reduction on
+// sm_90 and later (red.global.add.v2.f32), two scalar atomics before.
+FP_DEV void red_add_f32x2(float* dst, float a, float b) {
+#if defined(FP_CAP_SM90)
+  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(__cvta_generic_to_global(dst)), "f"(a), "f"(b) : "memory");
+#else
+  atomicAdd(dst, a);
+  atomicAdd(dst + 1, b);
+#endif
+}
 
 // Two products that share their shape, computed together (S and dP, or S^T and dP^T): acc0 = A0 B0^T
 // and acc1 = A1 B1^T over kKT k-steps and kNT n-tiles, A0 and A1 the wave's Atom::M rows of row-major
@@ -213,12 +242,20 @@ FP_DEV float bwd_ds(float P, float dp, float dvec, float fac) {
   else return P * (dp - dvec) * fac;
 }
 
-template <class Atom, class E, int D, int Waves, int Br, Bug bug, bool kAtomicDq, bool Extras>
+// kDeferDq (fast mode): a step's dQ is computed after the next step's first barrier from a second dS
+// buffer (one barrier per step instead of two); else right after the step's dK/dV behind its own
+// barrier. kPairedDq: two neighbouring dQ columns per atomic instruction.
+// Sub: the query rows whose S^T and dP^T are live at once (Br, or a divisor of it to spare registers).
+template <class Atom, class E, int D, int Waves, int Br, int Sub, Bug bug, bool kAtomicDq, bool kPairedDq, bool kDeferDq,
+          bool Extras>
 __global__ __launch_bounds__(Waves * Atom::kWave) void mma_bwd_dkdv(BwdParams bp) {
   static_assert(mma_bwd_atom_ok<Atom>(), "mma_bwd needs ldmatrix-fed operands and C fragments usable as A");
-  using C = MmaBwdConfig<Atom, D, Waves, Br>;
+  static_assert(!kPairedDq || c_pairs_adjacent<Atom>(), "paired dQ atomics need C slot pairs on neighbouring columns");
+  using C = MmaBwdConfig<Atom, D, Waves, Br, mma_bwd_ds_stages(kAtomicDq, kDeferDq)>;
   constexpr atoms::CToA<Atom> kC2A = atoms::derive_c_to_a<Atom>();
   constexpr int M = C::M, N = C::N, K = C::K, kLd = C::kLd;
+  static_assert(Br % Sub == 0 && Sub % K == 0 && (Sub / N) % 2 == 0, "query sub-tiles");
+  constexpr int kSTs = Sub / N, kQKs = Sub / K;  // n-tiles of S^T and k-steps of dV, dK per sub-tile
   const Params& p = bp.f;
   const int lane = static_cast<int>(threadIdx.x) % Atom::kWave, wave = static_cast<int>(threadIdx.x) / Atom::kWave;
   const int tid = static_cast<int>(threadIdx.x);
@@ -245,7 +282,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_bwd_dkdv(BwdParams bp
   std::uint16_t* const k_s = fp_dev::dynamic_smem<std::uint16_t>();
   std::uint16_t* const v_s = k_s + C::kKvTile;
   std::uint16_t* const qd_s = v_s + C::kKvTile;  // stage s: Q at qd_s + 2s * kQTile, dO after it
-  std::uint16_t* const ds_s = qd_s + 4 * C::kQTile;
+  std::uint16_t* const ds_s = qd_s + 4 * C::kQTile;  // kDeferDq, stage s: dS at ds_s + s * kDsTile
   float* const lse_s = reinterpret_cast<float*>(k_s + C::kHalfElems);  // [2][Br], LSE * log2e
   float* const dvec_s = lse_s + 2 * Br;                                // [2][Br]
 
@@ -286,104 +323,47 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_bwd_dkdv(BwdParams bp
   const std::uint32_t bn_off = 2 * (LdsmLanes::bn_row(lane) * kLd + 8 * LdsmLanes::bn_chunk(lane));
   const std::uint32_t bk_off = 2 * (LdsmLanes::bk_row(lane) * kLd + 8 * LdsmLanes::bk_chunk(lane));
 
-  for (int step = 0; step < steps; ++step) {
-    const int stage = step & 1;
-    const int hh = step / ntiles, h = mask::q_head(kvh, hh, p.group), i0 = (t_first + step % ntiles) * Br;
-    if constexpr (bug == Bug::bwd_mma_gqa_unsummed) {
-      if (step % ntiles == 0) clear();
-    }
-    cp_async_wait<0>();
-    fp_dev::barrier();  // this step's tiles are in; every wave is done with the previous step's
-    if (step + 1 < steps) fill_step(stage ^ 1, step + 1);
-    const std::uint16_t* q_s = qd_s + 2 * stage * C::kQTile;
-    const std::uint16_t* do_s = q_s + C::kQTile;
-    const float* lse_t = lse_s + stage * Br;
-    const float* dvec_t = dvec_s + stage * Br;
-
-    // S^T = K Q^T and dP^T = V dO^T for the wave's M keys x Br queries.
-    float s[C::kST][Atom::kC], dp[C::kST][Atom::kC];
-    mma_two_nmajor<Atom, C::kKT, C::kST, kLd>(s, dp, k_a, v_a, smem_u32(q_s) + bn_off, smem_u32(do_s) + bn_off);
-
-    // P^T and dS^T, masked per element unless the whole tile is visible (a uniform test).
-    const int jb = kb + wave * M;
-    const bool full = i0 + Br <= p.sq && kb + C::kBc <= keys && kb - (i0 + Br - 1) >= lo_off && kb + C::kBc - 1 - i0 <= hi_off;
+  // Fast mode: dQ_tile += dS K of step st (its dS tile ds_t), after a barrier that follows every
+  // wave's dS writes: units of (m-tile of M queries, kDqCols columns) shared among the waves, added
+  // to the fp32 workspace with atomics (two neighbouring columns per instruction if kPairedDq).
+  const auto dq_step = [&](int st) {
+    const int h = mask::q_head(kvh, st / ntiles, p.group), i0 = (t_first + st % ntiles) * Br;
+    const std::uint16_t* ds_t = ds_s + (kDeferDq ? (st & 1) * C::kDsTile : 0);
+    for (int u = wave; u < C::kDqUnits; u += Waves) {
+      const int mt = u / (D / C::kDqCols), c0 = (u % (D / C::kDqCols)) * C::kDqCols;
+      float acc[4][Atom::kC];
 #pragma unroll
-    for (int nt = 0; nt < C::kST; ++nt)
+      for (int t = 0; t < 4; ++t)
 #pragma unroll
-      for (int q = 0; q < Atom::kC; ++q) {
-        const atoms::Coord c = Atom::c(lane, q);
-        const int il = nt * N + c.col, i = i0 + il, j = jb + c.row;
-        float fac;
-        const float x = bwd_score2<Extras, bug>(p, s[nt][q], scale_log2, h, i + diag, j, fac);
-        float P = exp2_ftz(x - lse_t[il]);
-        if (!full && (i >= p.sq || j >= keys || j - i < lo_off || j - i > hi_off)) P = 0.f;
-        s[nt][q] = P;
-        dp[nt][q] = bwd_ds<bug>(P, dp[nt][q], dvec_t[il], fac);
-      }
-    // Both as A fragments of the input type (k = queries), and dS into shared memory for dQ.
-    std::uint32_t pa[C::kQK][Atom::kA / 2], dsa[C::kQK][Atom::kA / 2];
-#pragma unroll
-    for (int pt = 0; pt < C::kQK; ++pt)
-#pragma unroll
-      for (int r = 0; r < Atom::kA / 2; ++r) {
-        constexpr int kTilesPerK = K / N;
-        const int t0 = pt * kTilesPerK + kC2A.tile[2 * r], t1 = pt * kTilesPerK + kC2A.tile[2 * r + 1];
-        pa[pt][r] = to_bits2<E>(s[t0][kC2A.slot[2 * r]], s[t1][kC2A.slot[2 * r + 1]]);
-        dsa[pt][r] = to_bits2<E>(dp[t0][kC2A.slot[2 * r]], dp[t1][kC2A.slot[2 * r + 1]]);
-      }
-    if constexpr (kAtomicDq) {
-#pragma unroll
-      for (int nt = 0; nt < C::kST; ++nt)
-#pragma unroll
-        for (int q = 0; q < Atom::kC; ++q) {
-          const atoms::Coord c = Atom::c(lane, q);
-          ds_s[(nt * N + c.col) * C::kDsLd + wave * M + c.row] = to_bits<E>(dp[nt][q]);
-        }
-    }
-    // dV += P^T dO, dK += dS^T Q (B k-major: ldmatrix .trans).
-    const std::uint32_t do_k = smem_u32(do_s) + bk_off, q_k = smem_u32(q_s) + bk_off;
-    static_for<C::kQK>([&](auto pt_) {
-      constexpr int pt = decltype(pt_)::value;
-      static_for<C::kDT / 2>([&](auto op_) {
-        constexpr int ot = 2 * decltype(op_)::value;
-        std::uint32_t r[4];
-        ldsm_x4<true, 2 * (pt * K * kLd + ot * N)>(do_k, r);
-        const std::uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
-        Atom::mma(dv[ot], pa[pt], b0);
-        Atom::mma(dv[ot + 1], pa[pt], b1);
-        ldsm_x4<true, 2 * (pt * K * kLd + ot * N)>(q_k, r);
-        const std::uint32_t q0[2] = {r[0], r[1]}, q1[2] = {r[2], r[3]};
-        Atom::mma(dk[ot], dsa[pt], q0);
-        Atom::mma(dk[ot + 1], dsa[pt], q1);
+        for (int q = 0; q < Atom::kC; ++q) acc[t][q] = 0.f;
+      const std::uint32_t ds_a =
+          smem_u32(ds_t) + 2 * ((mt * M + LdsmLanes::a_row(lane)) * C::kDsLd + 8 * LdsmLanes::a_chunk(lane));
+      const std::uint32_t kk_b = smem_u32(k_s) + bk_off + 2 * c0;
+      static_for<C::kCK>([&](auto ks_) {
+        constexpr int ks = decltype(ks_)::value;
+        std::uint32_t a[4];
+        ldsm_x4<false, 2 * ks * K>(ds_a, a);
+        static_for<2>([&](auto np_) {
+          constexpr int nt = 2 * decltype(np_)::value;
+          std::uint32_t r[4];
+          ldsm_x4<true, 2 * (ks * K * kLd + nt * N)>(kk_b, r);
+          const std::uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+          Atom::mma(acc[nt], a, b0);
+          Atom::mma(acc[nt + 1], a, b1);
+        });
       });
-    });
-
-    if constexpr (kAtomicDq) {
-      // dQ_tile += dS K: unit = (m-tile of M queries, kDqCols columns), shared among the waves.
-      fp_dev::barrier();  // every wave's dS is in
-      for (int u = wave; u < C::kDqUnits; u += Waves) {
-        const int mt = u / (D / C::kDqCols), c0 = (u % (D / C::kDqCols)) * C::kDqCols;
-        float acc[4][Atom::kC];
+      if constexpr (kPairedDq) {
 #pragma unroll
         for (int t = 0; t < 4; ++t)
 #pragma unroll
-          for (int q = 0; q < Atom::kC; ++q) acc[t][q] = 0.f;
-        const std::uint32_t ds_a =
-            smem_u32(ds_s) + 2 * ((mt * M + LdsmLanes::a_row(lane)) * C::kDsLd + 8 * LdsmLanes::a_chunk(lane));
-        const std::uint32_t kk_b = smem_u32(k_s) + bk_off + 2 * c0;
-        static_for<C::kCK>([&](auto ks_) {
-          constexpr int ks = decltype(ks_)::value;
-          std::uint32_t a[4];
-          ldsm_x4<false, 2 * ks * K>(ds_a, a);
-          static_for<2>([&](auto np_) {
-            constexpr int nt = 2 * decltype(np_)::value;
-            std::uint32_t r[4];
-            ldsm_x4<true, 2 * (ks * K * kLd + nt * N)>(kk_b, r);
-            const std::uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
-            Atom::mma(acc[nt], a, b0);
-            Atom::mma(acc[nt + 1], a, b1);
-          });
-        });
+          for (int r = 0; r < Atom::kC / 2; ++r) {
+            const atoms::Coord c = Atom::c(lane, 2 * r);
+            const int i = i0 + mt * M + c.row;
+            if (i < p.sq)
+              red_add_f32x2(&bp.dq_acc[((std::int64_t{b} * p.sq + i) * p.hq + h) * D + c0 + t * N + c.col], acc[t][2 * r],
+                            acc[t][2 * r + 1]);
+          }
+      } else {
 #pragma unroll
         for (int t = 0; t < 4; ++t)
 #pragma unroll
@@ -394,6 +374,108 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_bwd_dkdv(BwdParams bp
               atomicAdd(&bp.dq_acc[((std::int64_t{b} * p.sq + i) * p.hq + h) * D + c0 + t * N + c.col], acc[t][q]);
           }
       }
+    }
+  };
+
+  for (int step = 0; step < steps; ++step) {
+    const int stage = step & 1;
+    const int hh = step / ntiles, h = mask::q_head(kvh, hh, p.group), i0 = (t_first + step % ntiles) * Br;
+    if constexpr (bug == Bug::bwd_mma_gqa_unsummed) {
+      if (step % ntiles == 0) clear();
+    }
+    cp_async_wait<0>();
+    fp_dev::barrier();  // this step's tiles are in; every wave is done with the previous step's tiles
+                        // (kDeferDq: and has written the previous step's dS)
+    if (step + 1 < steps) fill_step(stage ^ 1, step + 1);
+    if constexpr (kAtomicDq && kDeferDq) {
+      if (step > 0) dq_step(step - 1);
+    }
+    const std::uint16_t* q_s = qd_s + 2 * stage * C::kQTile;
+    const std::uint16_t* do_s = q_s + C::kQTile;
+    const float* lse_t = lse_s + stage * Br;
+    const float* dvec_t = dvec_s + stage * Br;
+    const std::uint32_t do_k = smem_u32(do_s) + bk_off, q_k = smem_u32(q_s) + bk_off;
+    const int jb = kb + wave * M;
+
+    // The tile's queries in sub-tiles of Sub rows from row r0 (S^T and dP^T of one sub-tile live at
+    // a time; a loop that is not unrolled, so that the sub-tiles' registers are not live together).
+    const auto sub_tile = [&](int r0) {
+      const int is = i0 + r0;
+      // S^T = K Q^T and dP^T = V dO^T for the wave's M keys x Sub queries.
+      float s[kSTs][Atom::kC], dp[kSTs][Atom::kC];
+      mma_two_nmajor<Atom, C::kKT, kSTs, kLd>(s, dp, k_a, v_a, smem_u32(q_s) + bn_off + 2 * r0 * kLd,
+                                              smem_u32(do_s) + bn_off + 2 * r0 * kLd);
+
+      // P^T and dS^T, masked per element unless the whole sub-tile is visible (a uniform test).
+      const bool full = is + Sub <= p.sq && kb + C::kBc <= keys && kb - (is + Sub - 1) >= lo_off && kb + C::kBc - 1 - is <= hi_off;
+#pragma unroll
+      for (int nt = 0; nt < kSTs; ++nt)
+#pragma unroll
+        for (int q = 0; q < Atom::kC; ++q) {
+          const atoms::Coord c = Atom::c(lane, q);
+          const int il = r0 + nt * N + c.col, i = i0 + il, j = jb + c.row;
+          float fac;
+          const float x = bwd_score2<Extras, bug>(p, s[nt][q], scale_log2, h, i + diag, j, fac);
+          float P = exp2_ftz(x - lse_t[il]);
+          if (!full && (i >= p.sq || j >= keys || j - i < lo_off || j - i > hi_off)) P = 0.f;
+          s[nt][q] = P;
+          dp[nt][q] = bwd_ds<bug>(P, dp[nt][q], dvec_t[il], fac);
+        }
+      // Both as A fragments of the input type (k = queries), and dS into shared memory for dQ.
+      std::uint32_t pa[kQKs][Atom::kA / 2], dsa[kQKs][Atom::kA / 2];
+#pragma unroll
+      for (int pt = 0; pt < kQKs; ++pt)
+#pragma unroll
+        for (int r = 0; r < Atom::kA / 2; ++r) {
+          constexpr int kTilesPerK = K / N;
+          const int t0 = pt * kTilesPerK + kC2A.tile[2 * r], t1 = pt * kTilesPerK + kC2A.tile[2 * r + 1];
+          pa[pt][r] = to_bits2<E>(s[t0][kC2A.slot[2 * r]], s[t1][kC2A.slot[2 * r + 1]]);
+          dsa[pt][r] = to_bits2<E>(dp[t0][kC2A.slot[2 * r]], dp[t1][kC2A.slot[2 * r + 1]]);
+        }
+      if constexpr (kAtomicDq) {
+#pragma unroll
+        for (int nt = 0; nt < kSTs; ++nt)
+#pragma unroll
+          for (int q = 0; q < Atom::kC; ++q) {
+            const atoms::Coord c = Atom::c(lane, q);
+            ds_s[(kDeferDq ? stage * C::kDsTile : 0) + (r0 + nt * N + c.col) * C::kDsLd + wave * M + c.row] =
+                to_bits<E>(dp[nt][q]);
+          }
+      }
+      // dV += P^T dO, dK += dS^T Q over the sub-tile's queries (B k-major: ldmatrix .trans).
+      const std::uint32_t do_kr = do_k + 2 * r0 * kLd, q_kr = q_k + 2 * r0 * kLd;
+      static_for<kQKs>([&](auto pt_) {
+        constexpr int pt = decltype(pt_)::value;
+        static_for<C::kDT / 2>([&](auto op_) {
+          constexpr int ot = 2 * decltype(op_)::value;
+          std::uint32_t r[4];
+          ldsm_x4<true, 2 * (pt * K * kLd + ot * N)>(do_kr, r);
+          const std::uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+          Atom::mma(dv[ot], pa[pt], b0);
+          Atom::mma(dv[ot + 1], pa[pt], b1);
+          ldsm_x4<true, 2 * (pt * K * kLd + ot * N)>(q_kr, r);
+          const std::uint32_t q0[2] = {r[0], r[1]}, q1[2] = {r[2], r[3]};
+          Atom::mma(dk[ot], dsa[pt], q0);
+          Atom::mma(dk[ot + 1], dsa[pt], q1);
+        });
+      });
+    };
+    if constexpr (Sub == Br) {
+      sub_tile(0);
+    } else {
+#pragma unroll 1
+      for (int r0 = 0; r0 < Br; r0 += Sub) sub_tile(r0);
+    }
+
+    if constexpr (kAtomicDq && !kDeferDq) {
+      fp_dev::barrier();  // every wave's dS is in
+      dq_step(step);
+    }
+  }
+  if constexpr (kAtomicDq && kDeferDq) {
+    if (steps > 0) {
+      fp_dev::barrier();  // the last step's dS is in
+      dq_step(steps - 1);
     }
   }
 

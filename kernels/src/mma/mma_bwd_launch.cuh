@@ -2,6 +2,7 @@
 // Host launch of mma_bwd / mma_bwd_det for one atom, element type and head dim: the row term, the
 // dK/dV kernel (with atomic dQ in the fast mode) and the dQ pass (bwd_dq_convert, or the
 // deterministic mma_bwd_dq).
+#include <cstdint>
 #include <string>
 
 #include "flashprobe/core/error.h"
@@ -11,11 +12,25 @@
 
 namespace flashprobe::kernels::detail {
 
-// 4 waves of M = 16 keys: 64-key blocks; query tiles of 64 rows (FlashAttention-2's sm80 backward
-// uses 64 x 128 at d = 128 with 8 warps; one wave per 16 keys keeps every row of S^T in one wave,
-// so P^T and dS^T never leave the registers). The deterministic dQ kernel: 64 rows x 64 keys.
-inline constexpr int kMmaBwdWaves = 4;
+// The dK/dV kernel's shape: Waves waves of Atom::M = 16 keys (one wave per 16 keys keeps every row
+// of S^T in one wave, so P^T and dS^T never leave the registers), query tiles of 64 rows; PairedDq:
+// the fast mode's dQ atomics add two neighbouring columns per instruction; DeferDq: a step's dQ runs
+// after the next step's barrier (one barrier per step). BWD_NOTES.md has the model of each.
+template <int Waves, bool PairedDq, bool DeferDq, int SubD128>
+struct MmaBwdShape {
+  static constexpr int kWaves = Waves;
+  static constexpr bool kPairedDq = PairedDq, kDeferDq = DeferDq;
+  static constexpr int kSubD128 = SubD128;  // query rows of S^T and dP^T live at once at d >= 128
+};
+// mma_bwd, mma_bwd_det (measured on the H200): 64-key blocks of 4 warps, scalar atomics.
+using MmaBwdShipped = MmaBwdShape<4, false, false, 64>;
+// mma_bwd_k128, mma_bwd_det_k128: FlashAttention-2's sm80 block (128 keys x 64 queries, 8 warps),
+// half the dQ atomics and Q/dO tile loads per key, paired atomics, deferred dQ, and at d = 128 S^T
+// and dP^T in two halves of 32 queries (no register spills). Compiled, not yet run on a GPU:
+// registered beside the shipped shape, never preferred by the dispatcher.
+using MmaBwdK128 = MmaBwdShape<8, true, true, 32>;
 inline constexpr int kMmaBwdRows = 64;
+inline constexpr int kMmaBwdDqWaves = 4;
 inline constexpr int kMmaBwdDqKeys = 64;
 
 template <class K>
@@ -23,11 +38,11 @@ void raise_smem(K* kernel, int bytes) {
   if (bytes > 48 * 1024) FP_CHECK(fp_rt::set_max_dynamic_smem(kernel, bytes));
 }
 
-template <class Atom, class E, int D, Bug bug, bool Det, bool Extras>
+template <class Atom, class E, int D, Bug bug, bool Det, bool Extras, class Shape>
 void launch_mma_bwd_config(const BwdParams& bp, Stream s) {
   const Params& p = bp.f;
-  using C = dev::MmaBwdConfig<Atom, D, kMmaBwdWaves, kMmaBwdRows>;
-  using Q = dev::MmaBwdDqConfig<Atom, D, kMmaBwdWaves, kMmaBwdDqKeys>;
+  using C = dev::MmaBwdConfig<Atom, D, Shape::kWaves, kMmaBwdRows, dev::mma_bwd_ds_stages(!Det, Shape::kDeferDq)>;
+  using Q = dev::MmaBwdDqConfig<Atom, D, kMmaBwdDqWaves, kMmaBwdDqKeys>;
   const std::int64_t rows = std::int64_t{p.batch} * p.hq * p.sq;
   constexpr int kRowsPerBlock = 128 / 32;
   if (rows > 0) {
@@ -41,7 +56,9 @@ void launch_mma_bwd_config(const BwdParams& bp, Stream s) {
     FP_CHECK_LAUNCH("bwd_zero");
   }
   if (p.sk > 0) {
-    auto* k = dev::mma_bwd_dkdv<Atom, E, D, kMmaBwdWaves, kMmaBwdRows, bug, !Det, Extras>;
+    constexpr int kSub = D >= 128 ? Shape::kSubD128 : kMmaBwdRows;
+    auto* k = dev::mma_bwd_dkdv<Atom, E, D, Shape::kWaves, kMmaBwdRows, kSub, bug, !Det, Shape::kPairedDq, Shape::kDeferDq,
+                                Extras>;
     static const bool raised = (raise_smem(k, C::kSmemBytes), true);  // once per instantiation
     (void)raised;
     const dim3 grid(static_cast<unsigned>((p.sk + C::kBc - 1) / C::kBc), static_cast<unsigned>(p.hkv),
@@ -51,7 +68,7 @@ void launch_mma_bwd_config(const BwdParams& bp, Stream s) {
   }
   if (nq == 0) return;
   if constexpr (Det) {
-    auto* k = dev::mma_bwd_dq<Atom, E, D, kMmaBwdWaves, kMmaBwdDqKeys, bug, Extras>;
+    auto* k = dev::mma_bwd_dq<Atom, E, D, kMmaBwdDqWaves, kMmaBwdDqKeys, bug, Extras>;
     static const bool raised = (raise_smem(k, Q::kSmemBytes), true);
     (void)raised;
     const dim3 grid(static_cast<unsigned>((p.sq + Q::kBm - 1) / Q::kBm), static_cast<unsigned>(p.hq),
@@ -66,20 +83,24 @@ void launch_mma_bwd_config(const BwdParams& bp, Stream s) {
 
 // Soft-cap/ALiBi get their own instantiation (as the forward's Extras): the plain one has no code
 // for them.
-template <class Atom, class E, int D, Bug bug, bool Det>
+template <class Atom, class E, int D, Bug bug, bool Det, class Shape>
 void launch_mma_bwd_atom(const BwdParams& bp, Stream s) {
   const Params& p = bp.f;
   if (static_cast<std::int64_t>(p.sq) + p.sk > kMaxLen32)
     throw UsageError("mma_bwd: sq=" + std::to_string(p.sq) + ", sk=" + std::to_string(p.sk) +
                      ": sq + sk must be at most " + std::to_string(kMaxLen32) + " (32-bit indices)");
-  if (p.softcap > 0.f || p.alibi != nullptr) launch_mma_bwd_config<Atom, E, D, bug, Det, true>(bp, s);
-  else launch_mma_bwd_config<Atom, E, D, bug, Det, false>(bp, s);
+  if (Shape::kPairedDq && !Det && reinterpret_cast<std::uintptr_t>(bp.dq_acc) % 8 != 0)
+    throw UsageError("mma_bwd: the dQ workspace at " + std::to_string(reinterpret_cast<std::uintptr_t>(bp.dq_acc)) +
+                     " is not 8-byte aligned (its float pairs are added with one instruction): pass a 16-byte "
+                     "aligned workspace");
+  if (p.softcap > 0.f || p.alibi != nullptr) launch_mma_bwd_config<Atom, E, D, bug, Det, true, Shape>(bp, s);
+  else launch_mma_bwd_config<Atom, E, D, bug, Det, false, Shape>(bp, s);
 }
 
-template <class AtomF16, class AtomBF16, int D, Bug bug, bool Det>
+template <class AtomF16, class AtomBF16, int D, Bug bug, bool Det, class Shape = MmaBwdShipped>
 void launch_mma_bwd_pair(const BwdParams& bp, Stream s) {
-  if (bp.f.dtype == DType::bf16) launch_mma_bwd_atom<AtomBF16, dev::BF16, D, bug, Det>(bp, s);
-  else launch_mma_bwd_atom<AtomF16, dev::F16, D, bug, Det>(bp, s);
+  if (bp.f.dtype == DType::bf16) launch_mma_bwd_atom<AtomBF16, dev::BF16, D, bug, Det, Shape>(bp, s);
+  else launch_mma_bwd_atom<AtomF16, dev::F16, D, bug, Det, Shape>(bp, s);
 }
 
 }  // namespace flashprobe::kernels::detail

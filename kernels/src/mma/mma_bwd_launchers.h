@@ -10,6 +10,9 @@ namespace flashprobe::kernels::detail {
 
 template <int D, Bug bug>
 void launch_mma_bwd_nvidia(const BwdParams& p, bool deterministic, Stream s);
+// The 128-key shape (MmaBwdK128), Bug::none: mma_bwd_k128 and mma_bwd_det_k128.
+template <int D>
+void launch_mma_bwd_k128_nvidia(const BwdParams& p, bool deterministic, Stream s);
 
 // The head dims mma_bwd is built for (d == dv).
 inline constexpr int kMmaBwdDims[] = {64, 128};

@@ -33,26 +33,37 @@ Support mma_bwd_supports(const DeviceInfo& dev, const AttnProblem& p) {
   return Support::yes();
 }
 
-BackwardKernelInfo make_mma_bwd_kernel(bool deterministic) {
+BackwardKernelInfo make_mma_bwd_kernel(bool deterministic, MmaBwdShapeId shape) {
+  const bool k128 = shape == MmaBwdShapeId::k128;
   BackwardKernelInfo k;
-  k.name = deterministic ? "mma_bwd_det" : "mma_bwd";
+  k.name = std::string(deterministic ? "mma_bwd_det" : "mma_bwd") + (k128 ? "_k128" : "");
+  const std::string blocks =
+      !k128 ? "64-key blocks of 4 warps"
+            : std::string("128-key blocks of 8 warps") + (deterministic ? "" : ", paired dQ atomics") +
+                  " (compiled, not yet measured: never preferred)";
   k.description = deterministic
                       ? "tensor-core FlashAttention-2 backward driven by an atom (mma.sync m16n8k16), deterministic: dQ "
-                        "recomputed per query tile over the key tiles in order, no atomics; f16/bf16, d = dv in {64, 128}"
+                        "recomputed per query tile over the key tiles in order, no atomics; f16/bf16, d = dv in {64, 128}; " +
+                            blocks
                       : "tensor-core FlashAttention-2 backward driven by an atom (mma.sync m16n8k16): dK/dV per key "
-                        "block, dQ added across key blocks with fp32 atomics; f16/bf16, d = dv in {64, 128}";
+                        "block, dQ added across key blocks with fp32 atomics; f16/bf16, d = dv in {64, 128}; " +
+                            blocks;
   k.deterministic = deterministic;
   k.supports = mma_bwd_supports;
   k.workspace_bytes = [deterministic](const AttnProblem& p) { return backward_workspace_bytes(p, deterministic); };
-  k.launch = [deterministic, n = k.name](const AttnProblem& p, const BwdDeviceTensors& t, void* ws, Stream s) {
+  k.launch = [deterministic, k128, n = k.name](const AttnProblem& p, const BwdDeviceTensors& t, void* ws, Stream s) {
 #if defined(FP_HAVE_GPU_RUNTIME) && !defined(FP_VENDOR_HIP)
-    (void)n;
     const BwdParams bp = make_bwd_params(p, t, ws, deterministic);
-    if (p.d == 64) detail::launch_mma_bwd_nvidia<64, Bug::none>(bp, deterministic, s);
-    else if (p.d == 128) detail::launch_mma_bwd_nvidia<128, Bug::none>(bp, deterministic, s);
-    else throw UsageError("d=" + std::to_string(p.d) + ": " + n + " is built for d in {64, 128}");
+    if (p.d != 64 && p.d != 128) throw UsageError("d=" + std::to_string(p.d) + ": " + n + " is built for d in {64, 128}");
+    if (k128) {
+      if (p.d == 64) detail::launch_mma_bwd_k128_nvidia<64>(bp, deterministic, s);
+      else detail::launch_mma_bwd_k128_nvidia<128>(bp, deterministic, s);
+    } else {
+      if (p.d == 64) detail::launch_mma_bwd_nvidia<64, Bug::none>(bp, deterministic, s);
+      else detail::launch_mma_bwd_nvidia<128, Bug::none>(bp, deterministic, s);
+    }
 #else
-    (void)p, (void)t, (void)ws, (void)s, (void)deterministic;
+    (void)p, (void)t, (void)ws, (void)s, (void)deterministic, (void)k128;
     throw NoDevice("no NVIDIA GPU backend in this build: " + n + " cannot launch");
 #endif
   };

@@ -6,8 +6,11 @@
 namespace flashprobe::kernels {
 
 Support mma_bwd_supports(const DeviceInfo& dev, const AttnProblem& p);
+// The dK/dV kernel's shape (mma_bwd_launch.cuh): shipped (64-key blocks: mma_bwd, mma_bwd_det) or
+// FlashAttention-2's 128-key blocks (mma_bwd_k128, mma_bwd_det_k128).
+enum class MmaBwdShapeId { shipped, k128 };
 // `launch` runs Bug::none; the mutants replace it.
-BackwardKernelInfo make_mma_bwd_kernel(bool deterministic);
+BackwardKernelInfo make_mma_bwd_kernel(bool deterministic, MmaBwdShapeId shape = MmaBwdShapeId::shipped);
 // mma_bwd_amd (mma_bwd_amd_registry.cpp): AMD WMMA/MFMA, deterministic.
 Support mma_bwd_amd_supports(const DeviceInfo& dev, const AttnProblem& p);
 BackwardKernelInfo make_mma_bwd_amd_kernel();

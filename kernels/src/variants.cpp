@@ -97,7 +97,7 @@ KernelInfo wgmma_variant(const std::string& name, std::map<std::string, std::str
     if (!schedule.empty()) bad(name, "carry=on and schedule=" + schedule + ": the carried walk is built for pingpong only");
     o.carry = true;
     add("carry=on");
-    desc += " a row block's first S issued with the previous row block's last P V (d = 64, no soft-cap or ALiBi);";
+    desc += " a row block's first S issued with the previous row block's last P V (d, dv <= 128, no soft-cap or ALiBi);";
   }
   if (!grid.empty()) {
     if (grid != "full") bad(name, "grid=" + grid + ": must be full (the shipped wgmma is persistent)");

@@ -168,7 +168,7 @@ TEST(DecodeSplits, AnySplitCountAgrees) {
 // and (batch, head) pairs, empty row blocks sit between full ones, V tails are zeroed more than once
 // per block, and the consumers' turns continue from one row block to the next. Every grid case at
 // 1 and 3 blocks; 2 and 7 blocks on the cases with several row blocks or uneven ones. The same for
-// wgmma/carry=on (the cases it takes: d <= 64, no soft-cap or ALiBi), whose consumers issue a row
+// wgmma/carry=on (the cases it takes: d, dv <= 128, no soft-cap or ALiBi), whose consumers issue a row
 // block's first S with the previous one's last P V at every boundary between row blocks with keys:
 // within an item, between items, around empty row blocks (no carry there), across (batch, head)s.
 TEST(WgmmaWalk, AnyBlockCountAgrees) {

@@ -62,11 +62,9 @@ TEST(Variants, EveryListedNameResolvesOutsideTheRegistry) {
     EXPECT_FALSE(v.description.empty());
     const KernelInfo* base = find_kernel(n.substr(0, n.find('/')));
     ASSERT_NE(base, nullptr);
-    // wgmma/carry=on is built for the 64/64 class only (d = 64 here; 72 is in the 128/128 class).
-    const bool carry = n.find("carry=on") != std::string::npos;
+    // (wgmma/carry=on is built for the 64/64 and 128/128 classes, which hold every d here.)
     for (const AttnProblem& p : problems())
-      EXPECT_EQ(bool(v.supports(sm90(), p)), bool(base->supports(sm90(), p)) && (!carry || p.d == 64))
-          << "d=" << p.d << " sq=" << p.sq;
+      EXPECT_EQ(bool(v.supports(sm90(), p)), bool(base->supports(sm90(), p))) << "d=" << p.d << " sq=" << p.sq;
   }
   EXPECT_EQ(kernel_or_variant("mma").name, "mma") << "production kernels resolve to themselves";
 }
@@ -101,18 +99,21 @@ TEST(Variants, UnknownNamesAreUsageErrorsNamingWhatIsAllowed) {
 }
 
 // wgmma/carry=on refuses what its carried walk is not built for, saying why; the rest is wgmma's.
-TEST(Variants, WgmmaCarryTakesTheD64ClassWithoutScoreTransforms) {
+TEST(Variants, WgmmaCarryTakesTheD64AndD128ClassesWithoutScoreTransforms) {
   const KernelInfo v = find_variant("wgmma/carry=on");
   AttnProblem p = problems().front();  // d = 64
   ASSERT_EQ(p.d, 64);
-  EXPECT_EQ(bool(v.supports(sm90(), p)), bool(find_kernel("wgmma")->supports(sm90(), p)));
-  p.d = p.dv = 40;  // below the class: the class's kernel
-  EXPECT_EQ(bool(v.supports(sm90(), p)), bool(find_kernel("wgmma")->supports(sm90(), p)));
+  for (auto [d, dv] : {std::pair{64, 64}, std::pair{40, 40}, std::pair{128, 128}, std::pair{96, 128}, std::pair{128, 64}}) {
+    p.d = d;
+    p.dv = dv;
+    EXPECT_EQ(bool(v.supports(sm90(), p)), bool(find_kernel("wgmma")->supports(sm90(), p))) << d << "/" << dv;
+  }
   // Its own refusals come before wgmma's (which, in a build without sm_90a code, refuses everything).
-  p.d = p.dv = 128;
+  p.d = 192;
+  p.dv = 128;
   Support s = v.supports(sm90(), p);
   EXPECT_FALSE(s);
-  EXPECT_NE(s.reason.find("d=128"), std::string::npos) << s.reason;
+  EXPECT_NE(s.reason.find("d=192"), std::string::npos) << s.reason;
   EXPECT_NE(s.reason.find("carry"), std::string::npos) << s.reason;
   p.d = p.dv = 64;
   p.softcap = 30;

@@ -111,12 +111,12 @@ void by_schedule(const Params& p, Stream s, const WgmmaOptions& o) {
   }
   if (o.schedule != WgmmaSchedule::pingpong)
     throw UsageError("wgmma: this build has the pingpong schedule only (configure with -DFLASHPROBE_WGMMA_SCHEDULES=ON)");
-  // The carried walk (wgmma/carry=on) is built at d = 64 without soft-cap or ALiBi only (its
-  // supports() refuses the rest, wgmma_registry.cpp).
-  if constexpr (D == 64 && !kExtras)
+  // The carried walk (wgmma/carry=on) is built at the 64/64 and 128/128 classes without soft-cap
+  // or ALiBi only (its supports() refuses the rest, wgmma_registry.cpp).
+  if constexpr ((D == 64 || D == 128) && !kExtras)
     if (o.carry) return launch<E, D, WgmmaSchedule::pingpong, kExtras, true>(p, s, o);
   if (o.carry)
-    throw UsageError("wgmma/carry=on: built for the 64/64 tile class without soft-cap or ALiBi only (d=" +
+    throw UsageError("wgmma/carry=on: built for the 64/64 and 128/128 classes without soft-cap or ALiBi only (d=" +
                      std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + ")");
   return launch<E, D, WgmmaSchedule::pingpong, kExtras>(p, s, o);
 }

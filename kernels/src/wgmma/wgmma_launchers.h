@@ -38,15 +38,15 @@ struct WgmmaOptions {
   bool full_grid = false;  // one block per work item instead of one per SM (no persistence)
   int max_blocks = 0;      // > 0: the persistent grid capped at this many blocks
   // A row block's first S issued with the previous row block's last P V (wgmma_consumer.cuh,
-  // "Carried row blocks"): pingpong, tile class 64/64, no soft-cap or ALiBi.
+  // wgmma_consumer_carry.cuh): pingpong, tile classes 64/64 and 128/128, no soft-cap or ALiBi.
   bool carry = false;
 };
 
 // Launches wgmma_fwd in the tile class of (p.d, p.dv) on a persistent grid (one block per SM, never more than there are work
 // items; o says otherwise). The TMA needs 16-byte aligned base pointers; a problem whose q, k or v
 // pointer is not (a view at an odd offset) runs on mma instead, which handles any alignment.
-// @pre o.schedule is pingpong, or kWgmmaAllSchedules; o.carry only with pingpong in the 64/64
-// class without soft-cap or ALiBi (wgmma_carry_supports).
+// @pre o.schedule is pingpong, or kWgmmaAllSchedules; o.carry only with pingpong in the 64/64 or
+// 128/128 class without soft-cap or ALiBi (wgmma_carry_supports).
 void launch_wgmma(const Params& p, Stream s, const WgmmaOptions& o = {});
 
 }  // namespace flashprobe::kernels::detail

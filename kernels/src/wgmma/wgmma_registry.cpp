@@ -62,13 +62,13 @@ Support wgmma_supports(const DeviceInfo& dev, const AttnProblem& p) {
 #endif
 }
 
-// wgmma/carry=on: the carried walk is built for the 64/64 tile class without soft-cap or ALiBi
-// (wgmma_launch.cu); the rest of its domain is wgmma's.
+// wgmma/carry=on: the carried walk is built for the 64/64 and 128/128 tile classes without soft-cap
+// or ALiBi (wgmma_launch.cu); the rest of its domain is wgmma's.
 Support wgmma_carry_supports(const DeviceInfo& dev, const AttnProblem& p) {
   if (Support v = Support::valid(p); !v) return v;
-  if (head_dim_class(kWgmmaDimClasses, p.d, p.dv).d != 64)
+  if (const int c = head_dim_class(kWgmmaDimClasses, p.d, p.dv).d; c != 64 && c != 128)
     return Support::no("d=" + std::to_string(p.d) + ", dv=" + std::to_string(p.dv) +
-                       ": wgmma/carry=on is built for the 64/64 tile class only (d and dv up to 64)");
+                       ": wgmma/carry=on is built for the 64/64 and 128/128 tile classes only (d and dv up to 128)");
   if (p.softcap > 0 || !p.alibi_slopes.empty())
     return Support::no("softcap/ALiBi: wgmma/carry=on is built without the score transforms");
   return wgmma_supports(dev, p);

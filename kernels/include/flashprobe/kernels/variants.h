@@ -10,7 +10,8 @@
 //   wgmma/schedule=serial|overlap   another consumer schedule (wgmma_config.h); built only with
 //                                   -DFLASHPROBE_WGMMA_SCHEDULES=ON (the shipped one is pingpong)
 //   wgmma/carry=on                  a row block's first S issued with the previous one's last P V
-//                                   (pingpong, d <= 64 without soft-cap or ALiBi; wgmma_consumer.cuh)
+//                                   (pingpong, d and dv <= 128 without soft-cap or ALiBi;
+//                                   src/wgmma/wgmma_consumer_carry.cuh)
 //   wgmma/grid=full                 one block per work item instead of the persistent grid
 //   wgmma/blocks=<n>                the persistent grid capped at n blocks (decode_with_splits' twin)
 //   decode/splits=<n>               exactly n key splits

@@ -128,6 +128,37 @@ TEST(BackwardSelect, WorkspaceIsTheRowTermPlusTheAtomicDqBuffer) {
   EXPECT_EQ(backward_kernel_names(), "mma_bwd, mma_bwd_det, mma_bwd_amd, tiled_bwd, tiled_bwd_det, mma_bwd_k128, mma_bwd_det_k128");
 }
 
+// A device whose opt-in shared memory per block is below a shape's largest block refuses that
+// kernel with both numbers, where the launch would fail: an A100 (166912 bytes) takes mma_bwd and
+// mma_bwd_det_k128 (140288) at d = 128 but not mma_bwd_k128 (175104); an sm_86 card (101376) not
+// even mma_bwd at d = 128 (114688), and the dispatcher falls back to tiled_bwd with the reason; an
+// H100 (232448) takes all; an unknown limit (0) is not held against a kernel.
+TEST(BackwardSelect, SharedMemoryPerBlockIsCheckedPerShape) {
+  DeviceInfo a100 = device("nvidia", "sm_80", 32), ga102 = device("nvidia", "sm_86", 32), h100 = device("nvidia", "sm_90", 32);
+  a100.smem_per_block_optin = 166912;
+  ga102.smem_per_block_optin = 101376;
+  h100.smem_per_block_optin = 232448;
+  const auto k = [](const char* n) { return find_backward_kernel(n); };
+  EXPECT_TRUE(k("mma_bwd")->supports(a100, prob(128)));
+  EXPECT_TRUE(k("mma_bwd_det_k128")->supports(a100, prob(128)));
+  const Support big = k("mma_bwd_k128")->supports(a100, prob(128));
+  EXPECT_FALSE(big);
+  EXPECT_NE(big.reason.find("mma_bwd_k128 at d=128 needs 175104 bytes"), std::string::npos) << big.reason;
+  EXPECT_NE(big.reason.find("166912"), std::string::npos) << big.reason;
+  EXPECT_TRUE(k("mma_bwd_k128")->supports(a100, prob(64)));
+  EXPECT_FALSE(k("mma_bwd")->supports(ga102, prob(128)));
+  EXPECT_TRUE(k("mma_bwd")->supports(ga102, prob(64)));
+  const BackwardSelection sel = select_backward(ga102, prob(128), false, kCuda, backward_kernels());
+  ASSERT_TRUE(sel);
+  EXPECT_EQ(sel.kernel->name, "tiled_bwd");
+  EXPECT_NE(sel.describe().find("not mma_bwd: mma_bwd at d=128 needs 114688 bytes"), std::string::npos) << sel.describe();
+  for (const char* n : {"mma_bwd", "mma_bwd_det", "mma_bwd_k128", "mma_bwd_det_k128"})
+    for (int d : {64, 128}) {
+      EXPECT_TRUE(k(n)->supports(h100, prob(d))) << n << " d=" << d;
+      EXPECT_TRUE(k(n)->supports(device("nvidia", "sm_90", 32), prob(d))) << n << " d=" << d;
+    }
+}
+
 // mma_bwd adds dQ's float pairs with one 8-byte instruction: the atomic buffer after the row term
 // starts 16-byte aligned whatever the row count (37 rows: 3 floats of padding), in the size and the
 // pointer alike.

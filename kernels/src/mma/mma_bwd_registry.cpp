@@ -8,6 +8,7 @@
 #include "flashprobe/core/vendor.h"
 #include "src/bwd_params.h"
 #include "src/mma/mma_bwd_launchers.h"
+#include "src/mma/mma_bwd_smem.h"
 #include "src/mma/mma_launchers.h"
 
 namespace flashprobe::kernels {
@@ -49,7 +50,16 @@ BackwardKernelInfo make_mma_bwd_kernel(bool deterministic, MmaBwdShapeId shape) 
                         "block, dQ added across key blocks with fp32 atomics; f16/bf16, d = dv in {64, 128}; " +
                             blocks;
   k.deterministic = deterministic;
-  k.supports = mma_bwd_supports;
+  // A device whose opt-in shared memory per block is known and too small for this shape's largest
+  // block is refused with both numbers (an A100 allows 166912 bytes, sm_86/89 cards 101376).
+  k.supports = [deterministic, shape, n = k.name](const DeviceInfo& dev, const AttnProblem& p) {
+    if (Support s = mma_bwd_supports(dev, p); !s) return s;
+    const int need = mma_bwd_smem_bytes(shape, deterministic, p.d);
+    if (dev.smem_per_block_optin > 0 && need > dev.smem_per_block_optin)
+      return Support::no(n + " at d=" + std::to_string(p.d) + " needs " + std::to_string(need) +
+                         " bytes of shared memory per block; the device allows " + std::to_string(dev.smem_per_block_optin));
+    return Support::yes();
+  };
   k.workspace_bytes = [deterministic](const AttnProblem& p) { return backward_workspace_bytes(p, deterministic); };
   k.launch = [deterministic, k128, n = k.name](const AttnProblem& p, const BwdDeviceTensors& t, void* ws, Stream s) {
 #if defined(FP_HAVE_GPU_RUNTIME) && !defined(FP_VENDOR_HIP)

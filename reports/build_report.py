@@ -26,7 +26,7 @@ table{border-collapse:collapse;font-size:12px;margin:2px 0}
 td,th{border:1px solid #ccc;padding:1px 5px;vertical-align:top}
 th{background:#f3f3f3;font-weight:600}
 table.sum td.num{white-space:nowrap} td.prov{white-space:nowrap;color:#555}
-td.note{font-size:11px} td.note div{max-width:430px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis} .cols td.note div{max-width:180px}
+td.note{font-size:11px} td.note div{max-width:430px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis} .cols td.note div{max-width:150px}
 td.bad{background:#fde0e0;color:#a00000;font-weight:600}
 td.none{color:#777;font-style:italic}
 table.perf td{white-space:nowrap;text-align:right} table.perf td small{color:#666;font-size:10px}
@@ -34,6 +34,7 @@ table.perf td.up{background:#e4f4e4} table.perf td.down{background:#f8efe0}
 p.foot{font-size:11px;color:#555;margin:2px 0 2px}
 .cols{display:flex;gap:14px;align-items:flex-start} .cols>div{flex:1 1 0;min-width:0}
 .cols td.prov{white-space:normal;min-width:90px} .cols td.what{min-width:190px}
+td.prov1{white-space:nowrap;color:#555} table.amd td.what{white-space:nowrap} .cols>div.amd{flex:0 0 auto}
 figure{margin:10px 0;border-top:1px solid #eee;padding-top:6px} figcaption{font-size:12px}
 table.det{font-size:11px;display:block;overflow-x:auto;max-width:100%} table.fx{font-size:11px;margin:4px 0}
 nav a{margin-right:10px}
@@ -150,7 +151,7 @@ def main():
                        + summary.perf_table(table))
     top.append("<div class='cols'>")
     if "amd" in blocks:
-        top.append("<div><h2>AMD, by evidence</h2>" + summary.amd_table(blocks["amd"]) + "</div>")
+        top.append("<div class='amd'><h2>AMD, by evidence</h2>" + summary.amd_table(blocks["amd"], recs.of("amd_calculator")) + "</div>")
     if "cpu" in blocks:
         evs = {e for row in blocks["cpu"].values() for e in row.evidence}
         top.append(f"<div><h2>The oracle's tolerance model on the CPU ({', '.join(sorted(evs))})</h2>"

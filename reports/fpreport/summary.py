@@ -195,22 +195,46 @@ def check_table(rows, evidence=True):
 
 AMD_CHECKS = {  # what each evidence label stands for in the AMD block
     "measured": "on an AMD GPU",
-    "emulated": "an ISA emulator ran the code, against the oracle",
-    "compiled": "device code built for the gfx targets, not run",
-    "simulated": "the probe engine on each atom's simulated twin",
-    "documented": "layouts declared from AMD's ISA guides",
+    "emulated": "an ISA emulator ran the code",
+    "compiled": "device code built, not run",
+    "simulated": "probe engine on simulated atoms",
+    "documented": "layouts from AMD's documents",
 }
 
 
-def amd_table(rows):
-    """One row per evidence label, strongest first; each lists the checks that rest on it."""
+def short_provenance(row):
+    """One line: the newest day and commit, +N for the others (the whole list in the tooltip)."""
+    days, commits = row.days, row.commits
+    first = f"{days[-1]} · {commits[0]}" if days and commits else (days[-1] if days else "?")
+    return first + (f" +{len(commits) - 1}" if len(commits) > 1 else "")
+
+
+def calculator_row(calc_records):
+    """The documented row from AMD's Matrix Instruction Calculator records: the reference tables of
+    every AMD atom (the CPU suite compares them slot for slot: AmdCalculator.EveryAmdAtomMatchesEverySlot)."""
+    newest = max(calc_records, key=lambda r: r.date)
+    atoms = newest.data.get("atoms") or []
+    tip = html.escape(f"{newest.path}: AMD's calculator {newest.data.get('calculator', {}).get('version', '')}; "
+                      "every slot compared with the atoms by the CPU suite")
+    return ("<tr>" + cell("documented") + cell(f"<a href='#layouts' title='{tip}'>AMD calculator tables</a>", cls="what")
+            + cell(f"{len(atoms)} atoms' layouts", cls="num")
+            + cell(html.escape(f"{newest.day} · {newest.commit}"), cls="prov1") + "</tr>")
+
+
+def amd_table(rows, calc_records=()):
+    """One row per evidence label, strongest first; each lists the checks that rest on it. A row is
+    one line: the evidence label is its own column (not repeated in the check's title), the newest
+    day and commit stand for the rest (all of them in the tooltip)."""
     per = collections.defaultdict(list)
     for row in rows.values():
         for ev in row.evidence:
             sub = Row(row.check, [i for i in row.items if i.label == ev])
             per[ev].append(sub)
-    out = ["<table class='sum'><tr><th>evidence</th><th>what</th><th>result</th><th>date · commit</th></tr>"]
+    out = ["<table class='sum amd'><tr><th>evidence</th><th>what</th><th>result</th><th>date · commit</th></tr>"]
     for ev in EVIDENCE:
+        if ev == "documented" and ev not in per and calc_records:
+            out.append(calculator_row(calc_records))
+            continue
         if ev not in per:
             out.append("<tr>" + cell(ev) + cell(html.escape(AMD_CHECKS[ev]), cls="what") + cell("no record yet", cls="none")
                        + cell("") + "</tr>")
@@ -218,10 +242,12 @@ def amd_table(rows):
         for sub in per[ev]:
             ch = check_of(sub.check)
             targets = sorted({i.subject.split()[0] for i in sub.items if i.subject.startswith("gfx")})
-            what = html.escape(ch.title) + (f" ({len(targets)} target{'s' if len(targets) > 1 else ''})" if targets else "")
+            title = ch.title.replace(f" ({ev})", "")
+            what = html.escape(title) + (f" ({len(targets)} target{'s' if len(targets) > 1 else ''})" if targets else "")
             tip = html.escape(", ".join(targets) or AMD_CHECKS[ev])
             out.append("<tr>" + cell(ev) + cell(f"<a href='#{anchor(sub.check)}' title='{tip}'>{what}</a>", cls="what")
-                       + cell(html.escape(counts_text(sub)), sub.bad, "num") + cell(html.escape(provenance(sub)), cls="prov")
+                       + cell(html.escape(counts_text(sub)), sub.bad, "num")
+                       + f"<td class='prov1' title='{html.escape(provenance(sub))}'>{html.escape(short_provenance(sub))}</td>"
                        + "</tr>")
     out.append("</table>")
     return "".join(out)

@@ -19,6 +19,7 @@
 #include "flashprobe/oracle/reference.h"
 #include "flashprobe/proptests/cases.h"
 #include "flashprobe/gate/kernel_domain.h"
+#include "flashprobe/gate/stand_in_device.h"
 
 using namespace flashprobe;
 using namespace flashprobe::proptests;
@@ -26,33 +27,18 @@ using flashprobe::gate::kernel_domain;
 using flashprobe::gate::kSampledRows;
 using flashprobe::gate::kSampledRowsFromKeys;
 using flashprobe::gate::probe_problem;
+using flashprobe::gate::stand_in_h100;
 
 namespace {
 
 constexpr int kCases = 200;
 
-DeviceInfo fabricated_h100() {
-  DeviceInfo d;
-  d.index = 0;
-  d.name = "fabricated H100";
-  d.vendor = "nvidia";
-  d.arch = "sm_90";
-  d.arch_number = 90;
-  d.wave_size = 32;
-  d.multiprocessors = 132;
-  d.global_mem_bytes = 80LL << 30;
-  d.smem_per_block = 48 << 10;
-  d.smem_per_block_optin = 227 << 10;
-  d.smem_per_multiprocessor = 228 << 10;
-  return d;
-}
-
 // The gate's domain of a kernel family; the kernel's predicate is dropped where this build refuses
 // the fabricated device (an off build carries no device code).
 Domain domain_of(const char* kernel) {
   const kernels::KernelInfo* k = kernels::find_kernel(kernel);
-  Domain d = kernel_domain(*k, fabricated_h100());
-  if (!k->supports(fabricated_h100(), probe_problem(d))) d.supports = nullptr;
+  Domain d = kernel_domain(*k, stand_in_h100());
+  if (!k->supports(stand_in_h100(), probe_problem(d))) d.supports = nullptr;
   return d;
 }
 

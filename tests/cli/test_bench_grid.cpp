@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../common/temp_file.h"
 #include "bench/bench_grid.h"
 #include "flashprobe/core/error.h"
 
@@ -16,14 +17,7 @@ namespace fb = flashprobe::bench;
 using flashprobe::AttnProblem;
 using flashprobe::Causal;
 
-namespace {
-std::string write_file(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + name;
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "w"), &std::fclose);
-  std::fputs(text.c_str(), f.get());
-  return path;
-}
-}  // namespace
+using flashprobe::testing::write_temp_file;
 
 TEST(BenchGrid, IdsAreUniqueAndGroupsComplete) {
   const auto g = fb::bench_grid(false);
@@ -142,8 +136,8 @@ TEST(BenchGrid, CustomFlopsCountVisiblePairs) {
 
 TEST(BenchGrid, CustomCasesReadObjectsAndArrays) {
   const std::string one = R"({"batch": 2, "hq": 8, "hkv": 2, "sq": 128, "sk": 512, "d": 128, "dtype": "bf16"})";
-  const auto a = write_file("one.json", one);
-  const auto b = write_file("sweep.json", "[" + one + R"(, {"batch": 1, "hq": 4, "hkv": 4, "sq": 1, "sk": 4096, "d": 64, "causal": "bottom_right"}])");
+  const auto a = write_temp_file("one.json", one);
+  const auto b = write_temp_file("sweep.json", "[" + one + R"(, {"batch": 1, "hq": 4, "hkv": 4, "sq": 1, "sk": 4096, "d": 64, "causal": "bottom_right"}])");
   const auto v = fb::custom_cases({a, b});
   ASSERT_EQ(v.size(), 3u);
   for (const auto& c : v) EXPECT_EQ(c.group, "custom");
@@ -154,7 +148,7 @@ TEST(BenchGrid, CustomCasesReadObjectsAndArrays) {
 }
 
 TEST(BenchGrid, CustomCasesNameTheBadEntry) {
-  const auto bad = write_file("bad.json", R"([{"batch": 1, "hq": 2, "hkv": 2, "sq": 8, "sk": 8, "d": 64}, {"batch": 0}])");
+  const auto bad = write_temp_file("bad.json", R"([{"batch": 1, "hq": 2, "hkv": 2, "sq": 8, "sk": 8, "d": 64}, {"batch": 0}])");
   try {
     fb::custom_cases({bad});
     FAIL() << "no error";
@@ -162,5 +156,5 @@ TEST(BenchGrid, CustomCasesNameTheBadEntry) {
     EXPECT_NE(std::string(e.what()).find("bad.json[1]"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("batch"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(fb::custom_cases({write_file("scalar.json", "42")}), flashprobe::UsageError);
+  EXPECT_THROW(fb::custom_cases({write_temp_file("scalar.json", "42")}), flashprobe::UsageError);
 }

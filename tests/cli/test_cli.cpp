@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "../common/run_cli.h"
+#include "../common/temp_file.h"
 
 #include <sys/stat.h>
 
@@ -206,14 +207,7 @@ TEST(Cli, ListAtomsShowsHardwareExecutorsOfThisBuild) {
   }
 }
 
-namespace {
-std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + name;
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "w"), &std::fclose);
-  std::fputs(text.c_str(), f.get());
-  return path;
-}
-}  // namespace
+using flashprobe::testing::write_temp_file;
 
 // An output that cannot be written stops bench and probe before the work (minutes of timing or
 // probing), exit 2 naming the path, as check --json does; nothing is created on the way.
@@ -222,7 +216,7 @@ TEST(Cli, UnwritableOutputsAreRefusedBeforeTheWork) {
   std::remove((dir + "plain").c_str());
   std::remove(dir.c_str());
   ASSERT_EQ(std::system(("mkdir -p " + dir).c_str()), 0);
-  const std::string plain = write_temp("fp_unwritable/plain", "x");
+  const std::string plain = write_temp_file("fp_unwritable/plain", "x");
   const std::string missing = dir + "no-such-dir/out.json";
   for (const std::string& cmd : {"bench --json " + missing, "bench --json " + dir, "probe --all --no-grids --json " + missing,
                                  "probe --all --no-grids --json " + dir, "probe --all --no-grids --out-dir " + plain,
@@ -246,10 +240,10 @@ TEST(Cli, ProbeOutDirMayNotExistYet) {
 
 // select reads the problem as check does: every error names the file (and the field and value).
 TEST(Cli, SelectNamesTheProblemFileInItsErrors) {
-  const std::string bad_field = write_temp("select_bad_field.json", R"({"batch": 1, "heads": 2})");
-  const std::string bad_value = write_temp("select_bad_value.json", R"({"batch": 1.5, "hq": 2, "hkv": 2})");
-  const std::string invalid = write_temp("select_invalid.json", R"({"batch": 1, "hq": 2, "hkv": 3})");
-  const std::string not_json = write_temp("select_not_json.json", "{");
+  const std::string bad_field = write_temp_file("select_bad_field.json", R"({"batch": 1, "heads": 2})");
+  const std::string bad_value = write_temp_file("select_bad_value.json", R"({"batch": 1.5, "hq": 2, "hkv": 2})");
+  const std::string invalid = write_temp_file("select_invalid.json", R"({"batch": 1, "hq": 2, "hkv": 3})");
+  const std::string not_json = write_temp_file("select_not_json.json", "{");
   const std::string absent = ::testing::TempDir() + "select_absent.json";
   for (const auto& [file, what] : std::vector<std::pair<std::string, std::string>>{
            {bad_field, "heads"}, {bad_value, "1.5"}, {invalid, "hkv"}, {not_json, "not valid JSON"}, {absent, "cannot open"}}) {

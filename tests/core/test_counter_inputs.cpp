@@ -11,6 +11,7 @@
 
 #include "flashprobe/core/counter_inputs.h"
 #include "flashprobe/core/half.h"
+#include "../common/test_problem.h"
 
 namespace flashprobe {
 namespace {
@@ -114,15 +115,8 @@ TEST(CounterRng, StreamsAndSeedsAreIndependent) {
 }
 
 AttnProblem padded_problem(DType t) {
-  AttnProblem p;
-  p.batch = 2;
-  p.hq = 4;
-  p.hkv = 2;
-  p.sq = 5;
-  p.sk = 70;
-  p.d = p.dv = 24;
-  p.dtype = p.out_dtype = t;
-  p.k = {2 * 80 * 40, 40, 80 * 40, 1};  // BHSD, rows padded to 40, room for 80 keys
+  AttnProblem p = flashprobe::testing::test_problem(2, 4, 2, 5, 70, 24, t);
+  p.k = contiguous_strides(TensorLayout::bhsd, 80, p.hkv, 40);  // BHSD, rows padded to 40, room for 80 keys
   return p;
 }
 

@@ -2,18 +2,12 @@
 
 #include <cmath>
 
+#include "../common/test_problem.h"
+
 namespace flashprobe::kernels::testing {
 
 AttnProblem make_problem(int batch, int hq, int hkv, int sq, int sk, int d) {
-  AttnProblem p;
-  p.batch = batch;
-  p.hq = hq;
-  p.hkv = hkv;
-  p.sq = sq;
-  p.sk = sk;
-  p.d = p.dv = d;
-  p.dtype = p.out_dtype = DType::f16;
-  return p;
+  return flashprobe::testing::test_problem(batch, hq, hkv, sq, sk, d, DType::f16);
 }
 
 namespace {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "../common/gpu_skip.h"
+#include "../common/test_problem.h"
 #include "flashprobe/core/counter_inputs.h"
 #include "flashprobe/kernels/input_fill.h"
 
@@ -24,20 +25,10 @@ std::vector<InputDist> kinds() {
 
 std::vector<AttnProblem> problems() {
   std::vector<AttnProblem> v;
-  AttnProblem p;
-  p.batch = 2;
-  p.hq = 6;
-  p.hkv = 2;
-  p.sq = 37;
-  p.sk = 129;
-  p.d = p.dv = 64;
-  for (DType t : {DType::f16, DType::bf16, DType::f32}) {
-    p.dtype = p.out_dtype = t;
-    v.push_back(p);
-  }
+  for (DType t : {DType::f16, DType::bf16, DType::f32}) v.push_back(flashprobe::testing::test_problem(2, 6, 2, 37, 129, 64, t));
   AttnProblem padded = v[0];
-  padded.k = {2 * 150 * 72, 72, 150 * 72, 1};  // BHSD, rows padded to 72, room for 150 keys
-  padded.v = {150 * 2 * 64, 2 * 64, 64, 1};     // BSHD with room for 150 keys
+  padded.k = contiguous_strides(TensorLayout::bhsd, 150, padded.hkv, 72);  // BHSD, rows padded to 72, room for 150 keys
+  padded.v = contiguous_strides(TensorLayout::bshd, 150, padded.hkv, 64);  // BSHD with room for 150 keys
   v.push_back(padded);
   AttnProblem fused;
   fused.batch = 1;

@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "../common/test_problem.h"
 #include "flashprobe/plugin/loader.h"
 
 using namespace flashprobe;
@@ -29,14 +30,7 @@ const Plugin& plugin() {
 }
 
 AttnProblem problem(int hq, int hkv, int sq, int sk, int d, DType t, Causal c) {
-  AttnProblem p;
-  p.batch = 2;
-  p.hq = hq;
-  p.hkv = hkv;
-  p.sq = sq;
-  p.sk = sk;
-  p.d = p.dv = d;
-  p.dtype = p.out_dtype = t;
+  AttnProblem p = flashprobe::testing::test_problem(2, hq, hkv, sq, sk, d, t);
   p.causal = c;
   return p;
 }

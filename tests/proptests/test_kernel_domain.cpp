@@ -14,6 +14,7 @@
 #include "flashprobe/kernels/registry.h"
 #include "flashprobe/proptests/generators.h"
 #include "flashprobe/gate/kernel_domain.h"
+#include "flashprobe/gate/stand_in_device.h"
 
 using namespace flashprobe;
 using namespace flashprobe::proptests;
@@ -21,25 +22,10 @@ using namespace flashprobe::gate;
 
 namespace {
 
-DeviceInfo device(const std::string& vendor, const std::string& arch, int number, int wave) {
-  DeviceInfo d;
-  d.index = 0;
-  d.name = "fabricated " + arch;
-  d.vendor = vendor;
-  d.arch = arch;
-  d.arch_number = number;
-  d.wave_size = wave;
-  d.multiprocessors = 132;
-  d.global_mem_bytes = 80LL << 30;
-  d.smem_per_block = 48 << 10;
-  d.smem_per_block_optin = 227 << 10;
-  d.smem_per_multiprocessor = 228 << 10;
-  return d;
-}
-DeviceInfo h100() { return device("nvidia", "sm_90", 90, 32); }
+DeviceInfo h100() { return stand_in_h100(); }
 std::vector<DeviceInfo> devices() {
-  return {device("nvidia", "sm_80", 80, 32), h100(), device("amd", "gfx1100", 0, 32), device("amd", "gfx90a", 0, 64),
-          device("amd", "gfx942", 0, 64)};
+  return {stand_in_device("nvidia", "sm_80", 80, 32), h100(), stand_in_device("amd", "gfx1100", 0, 32),
+          stand_in_device("amd", "gfx90a", 0, 64), stand_in_device("amd", "gfx942", 0, 64)};
 }
 
 }  // namespace

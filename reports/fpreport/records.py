@@ -103,7 +103,8 @@ class Records:
 
     def inherit(self):
         """Records without a date or commit take their run's: the newest date and the commit most
-        of its records name."""
+        of its records name; in a run where no record names them (compute-sanitizer's text alone),
+        the run folder's name, <date>-<what>[-<commit>] (reports/README.md, "Records")."""
         dates, commits = collections.defaultdict(str), collections.defaultdict(collections.Counter)
         for rs in self.by_kind.values():
             for r in rs:
@@ -113,8 +114,10 @@ class Records:
                     commits[r.run][str(r.data["commit"])[:7]] += 1
         for rs in self.by_kind.values():
             for r in rs:
-                r.inherited = {"date": dates.get(r.run, ""),
-                               "commit": commits[r.run].most_common(1)[0][0] if commits.get(r.run) else ""}
+                named = RUN_NAME.match(r.run.split("/")[-1])
+                r.inherited = {"date": dates.get(r.run, "") or (named.group(1) if named else ""),
+                               "commit": commits[r.run].most_common(1)[0][0] if commits.get(r.run)
+                               else (named.group(2) or "" if named else "")}
 
     def driver(self, run):
         """The NVIDIA driver version of a run (nvidia-smi's line in device-info.txt), or ""."""
@@ -127,6 +130,8 @@ def _read_json(path):
     with opener(path, "rt") as f:
         return json.load(f)
 
+
+RUN_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})-.*?(?:-([0-9a-f]{7,12}))?$")
 
 SANITIZER_SUMMARY = re.compile(r"^=+ (?:ERROR SUMMARY: (\d+) errors?|RACECHECK SUMMARY: (\d+) hazards? displayed)", re.M)
 

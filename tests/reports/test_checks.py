@@ -114,6 +114,19 @@ class Readers(unittest.TestCase):
         got = {i.subject: i.failed for i in self.items()}
         self.assertEqual(got, {"memcheck": 0, "racecheck": 1, "racecheck-mutant": 0, "synccheck": None})
 
+    def test_a_run_of_text_records_alone_takes_date_and_commit_from_its_folder(self):
+        # compute-sanitizer writes text only: without the folder's name the summary row had no date
+        # and no commit (the H200's sanitize-1db8b6d run).
+        named = os.path.join(self.tmp.name, "dev", "2026-11-26-sanitize-1db8b6d")
+        os.makedirs(named)
+        with open(os.path.join(named, "sanitize-memcheck.txt"), "w") as f:
+            f.write("========= ERROR SUMMARY: 0 errors\n")
+        self.put("sanitize-memcheck.txt", None, "========= ERROR SUMMARY: 0 errors\n")  # 2026-11-24-x: no commit
+        recs = records.load([self.tmp.name])
+        got = {r.run: (r.day, r.commit) for r in recs.of("sanitizer")}
+        self.assertEqual(got, {"dev/2026-11-26-sanitize-1db8b6d": ("2026-11-26", "1db8b6d"),
+                               "dev/2026-11-24-x": ("2026-11-24", "")})
+
     def test_soak_rows(self):
         rows = [{"kernel": "mma", "dtype": "f16", "property": "P", "cases": 9000, "asked": 10000, "skipped": False, "failures": 0},
                 {"kernel": "decode", "dtype": "f16", "property": "P", "cases": 0, "asked": 10000, "skipped": True, "failures": 0},

@@ -80,6 +80,17 @@ class Readers(unittest.TestCase):
         self.assertIn("W not exercised (allowed)", naive.note)
         self.assertIn("L not exercised: the time budget", naive.note)
 
+    def test_planted_bug_plugins_are_left_to_the_gate_plugins_check(self):
+        # A planted bug failing is the gate working: counted in the "gate" row it read as a red gate
+        # (the H200's Property gate row: 74 failed, all of them planted bugs and their budget).
+        rows = [{"subject": "bug/scale_twice", "kind": "plugin", "property": "A", "status": "failed", "cases_run": 2},
+                {"subject": "bug/none", "kind": "plugin", "property": "A", "status": "passed", "cases_run": 100},
+                {"subject": "mine", "kind": "plugin", "property": "A", "status": "failed", "cases_run": 2},
+                {"subject": "bug/x", "kind": "kernel", "property": "A", "status": "failed", "cases_run": 2}]
+        self.put("gate.json", header("gate", rows=rows, totals={"run": 4, "not_exercised": 0}))
+        got = {i.subject: (i.check, i.run, i.skipped, i.failed) for i in self.items()}
+        self.assertEqual(got, {"plugin mine": ("gate", 1, 0, 1), "bug/x": ("gate", 1, 0, 1)})
+
     def test_gate_ledger_without_status_leaves_it_to_gtest(self):
         self.put("prop_throughput.json", header("prop_throughput", rows=[{"kernel": "mma", "property": "A", "cases": 150}]))
         self.assertEqual(self.items(), [])

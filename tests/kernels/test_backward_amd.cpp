@@ -9,6 +9,7 @@
 #include "flashprobe/kernels/backward.h"
 #include "src/bwd_params.h"
 #include "src/mma/mma_bwd_amd_plan.h"
+#include "../common/backward_features.h"
 
 namespace flashprobe::kernels {
 namespace {
@@ -37,17 +38,8 @@ TEST(MmaBwdAmd, DomainAndRefusals) {
   for (const DeviceInfo& dev : {amd("gfx1100", 32), amd("gfx1201", 32), amd("gfx942:sramecc+:xnack-", 64), amd("gfx90a", 64)})
     for (DType t : {DType::f16, DType::bf16})
       for (int d : {64, 128})
-        for (int feature = 0; feature < 7; ++feature) {
-          AttnProblem p = prob(d, t);
-          switch (feature) {
-            case 1: p.causal = Causal::bottom_right; break;
-            case 2: p.causal = Causal::top_left; p.window_left = 5; p.window_right = 0; break;
-            case 3: p.softcap = 30; break;
-            case 4: p.alibi_slopes = {0.5, 0.25, 0.125, 0.0625, 0.03, 0.01}; break;
-            case 5: p.seqlens_k = {0, 70}; break;
-            case 6: p.with_layout(TensorLayout::bhsd); break;
-            default: break;
-          }
+        for (int feature = 0; feature < testing::kBackwardFeatures; ++feature) {
+          const AttnProblem p = testing::with_backward_feature(prob(d, t), feature);
           EXPECT_TRUE(k->supports(dev, p)) << dev.arch << " " << p.id() << ": " << k->supports(dev, p).reason;
         }
   const auto refused = [&](const DeviceInfo& dev, const AttnProblem& p, const std::string& says) {

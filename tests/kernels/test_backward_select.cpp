@@ -4,6 +4,7 @@
 
 #include "flashprobe/core/buffer.h"
 #include "flashprobe/kernels/backward.h"
+#include "../common/backward_features.h"
 #include "flashprobe/kernels/mutants.h"
 #include "src/bwd_params.h"
 
@@ -65,18 +66,9 @@ TEST(BackwardSelect, MmaBwdDomainAndRefusals) {
   const DeviceInfo h100 = device("nvidia", "sm_90", 32), a100 = device("nvidia", "sm_80", 32);
   for (DType t : {DType::f16, DType::bf16})
     for (int d : {64, 128})
-      for (int feature = 0; feature < 7; ++feature) {
-        AttnProblem p = prob(d);
+      for (int feature = 0; feature < testing::kBackwardFeatures; ++feature) {
+        AttnProblem p = testing::with_backward_feature(prob(d), feature);
         p.dtype = p.out_dtype = t;
-        switch (feature) {
-          case 1: p.causal = Causal::bottom_right; break;
-          case 2: p.causal = Causal::top_left; p.window_left = 5; p.window_right = 0; break;
-          case 3: p.softcap = 30; break;
-          case 4: p.alibi_slopes = {0.5, 0.25, 0.125, 0.0625, 0.03, 0.01}; break;
-          case 5: p.seqlens_k = {0, 70}; break;
-          case 6: p.with_layout(TensorLayout::bhsd); break;
-          default: break;
-        }
         EXPECT_TRUE(k->supports(h100, p)) << p.id() << ": " << k->supports(h100, p).reason;
         EXPECT_TRUE(k->supports(a100, p)) << p.id();
       }

@@ -1,16 +1,23 @@
 // The oracle's numbers pinned bit for bit: the double reference (O, LSE and the sensitivities the
 // bounds use), the low-precision emulation and check()'s whole verdict (every bound, margin, metric
-// and reason, as CheckResult::to_json writes them with round-trip precision) on a fixed set of cases,
-// against digests written by the code before the gate's oracle was made faster
+// and reason, as CheckResult::to_json writes them with round-trip precision) on a fixed set of cases
 // (data/oracle_pins.json). A speed-up that moves any value by one ulp fails here.
 //
-// The cases: the gate's general domain (GQA, odd head dims, Dv != D, f16/bf16/f32, both causal
-// alignments, windows, soft-cap, ALiBi, per-batch key lengths, per-tensor strides, long rows checked on
-// sampled rows, every input kind up to large logits), each checked with every row and as the gate
-// checks it; outputs that pass (the emulation) and outputs that fail (perturbed); inputs holding NaN
-// and Inf under allow_nan_inputs.
+// The pins hold their cases: each stores its problem (JSON, strides and all), its input seed and the
+// input distribution's numbers (with the case generator's kind name, for the reader), and the
+// non-finite elements planted in it. Nothing is drawn from the case generator (proptests/), so a
+// change of the generator's draws leaves every pin as it is; the inputs come from the counter-based
+// generator (core/counter_inputs.h, the replay contract the device fill and the Python package
+// share), and each pin also stores a digest of its inputs, so that a change of that generator is
+// reported as what it is (inputs changed) and not as an oracle change.
 //
-// A deliberate change of the oracle's numbers rewrites the file:
+// The cases (drawn once from the gate's general domain, then frozen in the file): GQA, odd head dims,
+// Dv != D, f16/bf16/f32, both causal alignments, windows, soft-cap, ALiBi, per-batch key lengths,
+// per-tensor strides, long rows checked on sampled rows, every input kind up to large logits, each
+// checked with every row and on sampled rows; outputs that pass (the emulation) and outputs that fail
+// (perturbed); inputs holding NaN and Inf under allow_nan_inputs.
+//
+// A deliberate change of the oracle's numbers rewrites the digests (the cases stay):
 //   FLASHPROBE_WRITE_ORACLE_PINS=tests/oracle/data/oracle_pins.json build/off/tests/test_oracle --gtest_filter='OraclePins.*'
 // and says why in its commit. The digests depend on the platform's libm (exp, log, tanh, cosh):
 // written on x86-64 glibc (the CI image).
@@ -27,14 +34,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "flashprobe/core/counter_inputs.h"
 #include "flashprobe/oracle/check.h"
 #include "flashprobe/oracle/reference.h"
-#include "flashprobe/proptests/cases.h"
 
 using namespace flashprobe;
 using namespace flashprobe::oracle;
-using flashprobe::proptests::Case;
-using flashprobe::proptests::Domain;
 
 namespace {
 
@@ -60,19 +65,48 @@ class Fnv {
   std::uint64_t h_ = 0xcbf29ce484222325ULL;
 };
 
-// The gate's general domain (plug-ins are drawn from it) with long rows and every layout.
-Domain general_domain() {
-  Domain d;
-  d.head_dims = {32, 64, 128, 256};
-  d.any_head_dim = d.dv_differs = true;
-  d.dtypes = {DType::f16, DType::bf16, DType::f32};
-  d.tensor_layouts = true;
-  d.long_row_odds = 6;
-  d.max_sq = 96;
-  d.max_sk = 160;
-  d.max_hq = 6;
-  d.window_odds = 3;
-  return d;
+// One non-finite element planted in an input: tensor "q", "k" or "v", its storage index, the value.
+struct Planted {
+  std::string tensor;
+  std::int64_t index = 0;
+  std::string value;  // "nan", "inf", "-inf"
+};
+
+struct Pin {
+  std::string id;
+  AttnProblem problem;
+  std::uint64_t seed = 0;
+  std::string kind;  // the case generator's input kind this distribution came from (for the reader)
+  InputDist dist;
+  std::vector<Planted> planted;
+  bool allow_nan_inputs = false;
+  std::string inputs_digest, digest;
+};
+
+double value_of(const std::string& v) {
+  if (v == "nan") return std::numeric_limits<double>::quiet_NaN();
+  if (v == "inf") return INFINITY;
+  if (v == "-inf") return -INFINITY;
+  throw std::invalid_argument("planted value '" + v + "' (allowed: nan, inf, -inf)");
+}
+
+AttnInputs inputs_of(const Pin& p) {
+  AttnInputs in = counter_inputs(p.problem, p.seed, p.dist);
+  for (const Planted& x : p.planted) {
+    Tensor& t = x.tensor == "q" ? in.q : x.tensor == "k" ? in.k : in.v;
+    t.set(x.index, value_of(x.value));
+  }
+  return in;
+}
+
+std::string inputs_digest(const AttnInputs& in) {
+  Fnv f;
+  for (const Tensor* t : {&in.q, &in.k, &in.v}) {
+    const std::uint64_t n = t->bytes.size();
+    f.bytes(&n, sizeof n);
+    f.bytes(t->bytes.data(), t->bytes.size());
+  }
+  return f.hex();
 }
 
 // The emulation's output (passes), or the same with every 5th element moved by a few of its ulps
@@ -107,58 +141,102 @@ std::string digest(const AttnProblem& p, const AttnInputs& in, const CheckOption
   return f.hex();
 }
 
-struct Pinned {
-  std::string id, digest;
-};
+std::string oracle_digest(const Pin& p, const AttnInputs& in) {
+  CheckOptions o;
+  o.allow_nan_inputs = p.allow_nan_inputs;
+  return digest(p.problem, in, o);
+}
 
-std::vector<Pinned> compute_pins() {
-  std::vector<Pinned> v;
-  const Domain d = general_domain();
-  for (std::uint64_t s = 0; s < 90; ++s) {
-    Case c = proptests::generate_case(d, 5000 + s, 20 + static_cast<int>(s * 80 / 89));
-    // Soft-cap and ALiBi on a third of the cases each, beside the draw's own.
-    if (s % 3 == 1 && c.problem.softcap == 0) c.problem.softcap = s % 2 ? 5.0 : 30.0;
-    if (s % 3 == 2 && c.problem.alibi_slopes.empty())
-      for (int h = 0; h < c.problem.hq; ++h) c.problem.alibi_slopes.push_back(std::ldexp(1.0, -h - 1));
-    v.push_back({"case " + std::to_string(s) + " " + c.id(), digest(c.problem, c.make_inputs(), {})});
+Pin pin_from_json(const nlohmann::json& j) {
+  Pin p;
+  p.id = j.at("id").get<std::string>();
+  from_json(j.at("problem"), p.problem);
+  p.seed = j.at("seed").get<std::uint64_t>();
+  p.kind = j.at("kind").get<std::string>();
+  const auto& d = j.at("dist");
+  p.dist.magnitude = d.at("magnitude").get<double>();
+  p.dist.key_jitter = d.at("key_jitter").get<double>();
+  p.dist.key_ramp = d.at("key_ramp").get<double>();
+  if (j.contains("planted"))
+    for (const auto& x : j.at("planted")) p.planted.push_back({x.at(0).get<std::string>(), x.at(1).get<std::int64_t>(), x.at(2).get<std::string>()});
+  p.allow_nan_inputs = j.value("allow_nan_inputs", false);
+  p.inputs_digest = j.at("inputs_digest").get<std::string>();
+  p.digest = j.at("digest").get<std::string>();
+  return p;
+}
+
+nlohmann::json pin_to_json(const Pin& p) {
+  nlohmann::json j{{"id", p.id},
+                   {"problem", p.problem},
+                   {"seed", p.seed},
+                   {"kind", p.kind},
+                   {"dist", {{"magnitude", p.dist.magnitude}, {"key_jitter", p.dist.key_jitter}, {"key_ramp", p.dist.key_ramp}}},
+                   {"inputs_digest", p.inputs_digest},
+                   {"digest", p.digest}};
+  if (!p.planted.empty()) {
+    j["planted"] = nlohmann::json::array();
+    for (const Planted& x : p.planted) j["planted"].push_back({x.tensor, x.index, x.value});
   }
-  // Non-finite inputs (NaN and +-Inf in Q, K and V) under IEEE semantics.
-  for (std::uint64_t s = 0; s < 12; ++s) {
-    const Case c = proptests::generate_case(d, 9000 + s, 40);
-    AttnInputs in = c.make_inputs();
-    const double bad[] = {std::numeric_limits<double>::quiet_NaN(), INFINITY, -INFINITY};
-    Tensor* ts[] = {&in.q, &in.k, &in.v};
-    for (int t = 0; t < 3; ++t)
-      if (ts[t]->size() > 0) ts[t]->set(static_cast<std::int64_t>((s * 7919 + t * 104729) % ts[t]->size()), bad[(s + t) % 3]);
-    CheckOptions o;
-    o.allow_nan_inputs = true;
-    v.push_back({"nonfinite " + std::to_string(s) + " " + c.id(), digest(c.problem, in, o)});
-  }
+  if (p.allow_nan_inputs) j["allow_nan_inputs"] = true;
+  return j;
+}
+
+std::vector<Pin> read_pins() {
+  std::ifstream f(FLASHPROBE_ORACLE_PINS);
+  if (!f) throw std::runtime_error(std::string("cannot read ") + FLASHPROBE_ORACLE_PINS);
+  const nlohmann::json j = nlohmann::json::parse(f);
+  std::vector<Pin> v;
+  for (const auto& c : j.at("cases")) v.push_back(pin_from_json(c));
   return v;
 }
 
 TEST(OraclePins, ReferenceBoundsAndVerdictsUnchanged) {
-  const std::vector<Pinned> got = compute_pins();
+  std::vector<Pin> pins = read_pins();
+  ASSERT_EQ(pins.size(), 102u) << "the pins file lost or gained cases";
   if (const char* w = std::getenv("FLASHPROBE_WRITE_ORACLE_PINS"); w && *w) {
     nlohmann::json j;
-    j["what"] = "tests/oracle/test_oracle_pins.cpp: FNV-1a digests of the reference, emulation and check() records";
-    for (const Pinned& p : got) j["cases"].push_back({{"id", p.id}, {"digest", p.digest}});
+    j["what"] = "tests/oracle/test_oracle_pins.cpp: stored cases (problem, input seed and distribution, planted non-finite "
+                "elements) and FNV-1a digests of their inputs and of the reference, emulation and check() records";
+    j["cases"] = nlohmann::json::array();
+    for (Pin& p : pins) {
+      const AttnInputs in = inputs_of(p);
+      p.inputs_digest = inputs_digest(in);
+      p.digest = oracle_digest(p, in);
+      j["cases"].push_back(pin_to_json(p));
+    }
     std::ofstream(w) << j.dump(1) << "\n";
-    GTEST_SKIP() << "wrote " << got.size() << " pins to " << w;
+    GTEST_SKIP() << "rewrote the digests of " << pins.size() << " stored cases in " << w;
   }
-  std::ifstream f(FLASHPROBE_ORACLE_PINS);
-  ASSERT_TRUE(f) << "cannot read " << FLASHPROBE_ORACLE_PINS;
-  const nlohmann::json j = nlohmann::json::parse(f);
-  ASSERT_EQ(j.at("cases").size(), got.size());
-  int differ = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    EXPECT_EQ(j["cases"][i]["id"].get<std::string>(), got[i].id);
-    if (j["cases"][i]["digest"].get<std::string>() != got[i].digest) {
+  int inputs_moved = 0, differ = 0;
+  for (const Pin& p : pins) {
+    const AttnInputs in = inputs_of(p);
+    if (inputs_digest(in) != p.inputs_digest) {
+      ++inputs_moved;
+      ADD_FAILURE() << p.id << ": the inputs changed (core/counter_inputs.h's bits for this problem, seed and "
+                    << "distribution): this pin cannot judge the oracle until the generator is restored";
+      continue;
+    }
+    if (oracle_digest(p, in) != p.digest) {
       ++differ;
-      ADD_FAILURE() << got[i].id << ": the oracle's numbers changed";
+      ADD_FAILURE() << p.id << ": the oracle's numbers changed";
     }
   }
+  EXPECT_EQ(inputs_moved, 0);
   EXPECT_EQ(differ, 0);
+}
+
+// The digest sees one ulp of one input element and the planted values: the pins judge the numbers
+// the oracle computes from exactly these inputs.
+TEST(OraclePins, DigestsSeeOneUlpOfOneInput) {
+  const std::vector<Pin> pins = read_pins();
+  const Pin& p = pins.at(3);
+  AttnInputs in = inputs_of(p);
+  ASSERT_EQ(oracle_digest(p, in), p.digest);
+  const double v = in.k.get(0);
+  in.k.set(0, v + ulp(p.problem.dtype, v));
+  EXPECT_NE(in.k.get(0), v);
+  EXPECT_NE(inputs_digest(in), p.inputs_digest);
+  EXPECT_NE(oracle_digest(p, in), p.digest);
 }
 
 }  // namespace

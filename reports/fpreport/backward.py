@@ -23,10 +23,25 @@ def _none(what):
     return f"<p class='none'>{html.escape(what)}</p>"
 
 
+def _summed_random(rs):
+    """The random-problem records of one run (a soak in shards, one record per seed): their rows
+    summed per check and subject, the seeds in the note; a count one of them lacks stays None."""
+    sums = {}
+    for r in sorted(rs, key=lambda r: (r.data.get("seed") or 0, r.path)):
+        for s in r.data.get("rows") or []:
+            c = sums.setdefault((s.get("check"), s.get("subject")), {"run": 0, "failed": 0, "seeds": []})
+            for k in ("run", "failed"):
+                c[k] = c[k] + s[k] if isinstance(c[k], int) and isinstance(s.get(k), int) else None
+            c["seeds"].append(str(r.data.get("seed", "?")))
+    return [(check, subject, c["run"], c["failed"], f"{len(c['seeds'])} records, seeds {', '.join(c['seeds'])}")
+            for (check, subject), c in sums.items()]
+
+
 def gpu_checks(recs):
     """The newest backward_gpu record of each test per device: its rows (check, subject, run, failed,
-    note). Devices whose runs predate those records: the newest test_backward_gpu GoogleTest JSON,
-    one row per test."""
+    note); the random problems summed over every record of the newest run that has them (a soak run
+    as shards, each its own seed). Devices whose runs predate those records: the newest
+    test_backward_gpu GoogleTest JSON, one row per test."""
     out, rows = [], []
     by = {}
     for r in recs.of("backward_gpu"):
@@ -37,6 +52,12 @@ def gpu_checks(recs):
             continue
         r = _newest(rs)
         devices_with_records.add(dev)
+        same_run = [x for x in rs if x.run == r.run]
+        if test == "random" and len(same_run) > 1:
+            src = f"{r.run}: {len(same_run)} records ({r.day}, {r.commit}, {r.evidence})"
+            rows += [[dev, check, subject, run, failed, note, src]
+                     for check, subject, run, failed, note in _summed_random(same_run)]
+            continue
         for s in r.data.get("rows") or []:
             rows.append([dev, s.get("check"), s.get("subject"), s.get("run"), s.get("failed"),
                          s.get("note", ""), _src(r)])

@@ -84,6 +84,21 @@ class Section(unittest.TestCase):
         self.assertIn("other-gpu | | GoogleTest (test_backward_gpu) | | BackwardGpu.EveryBackwardMutantIsKilled | | 1 | | 1", t)
         self.assertIn("BackwardGpu.GradientsAgreeWithTheOracleOnTheGrid | | 1 | | 0", t)
 
+    def test_random_shards_of_one_run_are_summed(self):
+        # A soak in shards: one random record per seed in the same run, summed per check and subject;
+        # an older run's random record is not added to them.
+        run = os.path.join(self.tmp.name, "test-gpu", "2026-11-26-bwd")
+        for seed, n, failed in ((101, 2600, 0), (102, 2600, 1)):
+            write_json(os.path.join(run, f"soak/s{seed}", "backward-random.json"), header("backward_gpu") | {
+                "test": "random", "seed": seed, "cases": n, "rows": [row("backward random", "mma_bwd", n, failed)]})
+        write_json(os.path.join(self.tmp.name, "test-gpu", "2026-11-20-old", "backward-random.json"),
+                   header("backward_gpu", "2026-11-20T00:00:00Z") | {"test": "random", "seed": 1,
+                                                                    "rows": [row("backward random", "mma_bwd", 100, 0)]})
+        t = text(backward.gpu_checks(records.load([self.tmp.name])))
+        self.assertIn("backward random | | mma_bwd | | 5200 | | 1 | | 2 records, seeds 101, 102", t)
+        self.assertIn("test-gpu/2026-11-26-bwd: 2 records", t)
+        self.assertNotIn("| 5300 |", t)
+
     def test_mutants_show_the_shrunk_case_and_a_survivor(self):
         t = text(backward.mutants(self.recs))
         self.assertIn("bwd_dq_race | | killed | | b1_hq2_hkv2_sq64_sk2048_d64_f16 | | b1_hq1_hkv1_sq1_sk512_d8_f16", t)
@@ -145,7 +160,8 @@ class Report(unittest.TestCase):
         recs = records.load([DATA], allow=None)
         t = text(backward.gpu_checks(recs))
         self.assertIn("h100-80gb-hbm3", t)
-        self.assertIn("BackwardGpu.EveryBackwardMutantIsKilled", t)
+        # 2026-11-26-bwd-ada6362: mma_bwd's 20,000 problems (seed 1) and its eight shards of 2,600
+        self.assertIn("backward random | | mma_bwd | | 40800 | | 0", t)
 
 
 if __name__ == "__main__":

@@ -5,14 +5,16 @@
 // batch with per-element key lengths equals its elements run one by one, query chunks (chunked
 // prefill) give the same dQ and dK/dV summing to the whole, and every backward mutant fails at least
 // one case, shrunk greedily (tests/common/shrink_problem.h); and FLASHPROBE_BWD_CASES random
-// problems (default 100, seed FLASHPROBE_BWD_SEED) per kernel, the soak's knob (FLASHPROBE_BWD_KERNEL
-// names one kernel: its own domain only). With
+// problems (default 100, seed FLASHPROBE_BWD_SEED; tests/common/backward_random.h draws them) per
+// kernel, counted per kernel and dtype, the soak's knob (FLASHPROBE_BWD_KERNEL names one kernel: its
+// own domain only). With
 // FLASHPROBE_RECORD_DIR set, each test writes its record there (backward-<what>.json, schema
 // flashprobe.backward_gpu/1): reports/ reads them for the report's backward section.
 // A kernel that does not support a case (mma_bwd: f16/bf16, d = dv in {64, 128}) skips it, counted
 // and printed as skipped; every kernel must run some cases of each test, or the test fails.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -21,6 +23,7 @@
 #include <map>
 #include <random>
 
+#include "../common/backward_random.h"
 #include "../common/gpu_skip.h"
 #include "../common/gqa_as_mha.h"
 #include "../common/shrink_problem.h"
@@ -200,34 +203,6 @@ int env_int(const char* name, int fallback) {
   return e && std::atoi(e) > 0 ? std::atoi(e) : fallback;
 }
 
-// A random valid problem with every feature in play (CPU-oracle sized).
-AttnProblem random_problem(std::mt19937_64& rng) {
-  auto pick = [&](std::initializer_list<int> v) { return *(v.begin() + std::uniform_int_distribution<std::size_t>(0, v.size() - 1)(rng)); };
-  auto coin = [&](double p) { return std::bernoulli_distribution(p)(rng); };
-  auto range = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  for (;;) {
-    AttnProblem p;
-    p.batch = range(1, 3);
-    p.hkv = pick({1, 1, 2, 3});
-    p.hq = p.hkv * pick({1, 2, 3, 4});
-    p.sq = pick({1, 2, 7, 16, 33, 64, 96});
-    p.sk = pick({0, 1, 5, 8, 9, 31, 64, 100, 160});
-    p.d = pick({16, 40, 59, 64, 64, 96, 128, 128, 200, 256});
-    p.dv = coin(0.7) ? p.d : pick({8, 40, 64, 128});
-    p.dtype = p.out_dtype = coin(0.15) ? DType::f32 : coin(0.5) ? DType::f16 : DType::bf16;
-    p.causal = pick({0, 1, 1, 2}) == 0 ? Causal::none : coin(0.5) ? Causal::bottom_right : Causal::top_left;
-    if (coin(0.2)) p.window_left = pick({0, 3, 20});
-    if (coin(0.1)) p.window_right = pick({0, 5});
-    if (coin(0.15)) p.softcap = pick({2, 5, 30});
-    if (coin(0.15))
-      for (int h = 0; h < p.hq; ++h) p.alibi_slopes.push_back(std::ldexp(1.0, -(h % 8) - 1));
-    if (coin(0.15))
-      for (int b = 0; b < p.batch; ++b) p.seqlens_k.push_back(range(0, p.sk));
-    if (coin(0.3)) p.with_layout(TensorLayout::bhsd);
-    if (!has_errors(problem_errors(p))) return p;
-  }
-}
-
 TEST(BackwardGpu, RandomProblemsAgreeWithTheOracle) {
   FP_SKIP_WITHOUT_GPU();
   const int cases = env_int("FLASHPROBE_BWD_CASES", 100);
@@ -243,29 +218,47 @@ TEST(BackwardGpu, RandomProblemsAgreeWithTheOracle) {
   }
   int run = 0;
   Tally tally;
+  // Per kernel and dtype: problems run, skipped (outside the kernel's domain) and failed, the rows of
+  // the record (a soak's count per dtype).
+  std::map<std::pair<std::string, DType>, std::array<int, 3>> per_dtype;
   std::vector<std::string> failures;
+  const DeviceInfo dev = require_device();
   for (int c = 0; c < cases; ++c) {
-    AttnProblem p = random_problem(rng);
-    while (kernels.size() == 1 && !kernels[0]->supports(require_device(), p)) p = random_problem(rng);
-    const AttnInputs in = random_inputs(p, rng());
-    const oracle::BackwardInputs bw = backward_inputs(p, in, rng());
+    const testing::BackwardDraw d = testing::next_backward_draw(rng, dev, kernels.size() == 1 ? kernels[0] : nullptr);
+    const AttnProblem& p = d.p;
+    const AttnInputs in = random_inputs(p, d.inputs_seed);
+    const oracle::BackwardInputs bw = backward_inputs(p, in, d.grads_seed);
     for (const BackwardKernelInfo* kp : kernels) {
       const BackwardKernelInfo& k = *kp;
-      if (!tally.supported(k, p)) continue;
+      std::array<int, 3>& n = per_dtype[{k.name, p.dtype}];
+      if (!tally.supported(k, p)) {
+        ++n[1];
+        continue;
+      }
       const Outcome o = judge(k, p, in, bw);
-      ++run;
-      if (!o.pass) failures.push_back(k.name + " case " + std::to_string(c) + " (seed " + std::to_string(seed) + ") " + p.id() + ": " + o.why);
+      ++run, ++n[0];
+      if (!o.pass) ++n[2], failures.push_back(k.name + " case " + std::to_string(c) + " (seed " + std::to_string(seed) + ") " + p.id() + ": " + o.why);
     }
   }
   std::vector<std::string> idle;
   std::cout << "[backward random] " << run << " run(s), " << run - static_cast<int>(failures.size()) << " passed, "
             << failures.size() << " failed (" << tally.summary(&idle, kernels) << ")\n";
-  std::string names;
-  for (const BackwardKernelInfo* k : kernels) names += (names.empty() ? "" : ", ") + k->name;
-  write_record("random", {{"cases", cases}, {"seed", seed},
-                          {"rows", {result_row("backward random", names, run, static_cast<int>(failures.size()),
-                                               std::to_string(cases) + " problems, seed " + std::to_string(seed) + "; " +
-                                                   tally.summary(nullptr, kernels))}},
+  nlohmann::json rows = nlohmann::json::array();
+  for (const BackwardKernelInfo* k : kernels)
+    for (DType t : {DType::f16, DType::bf16, DType::f32}) {
+      const auto it = per_dtype.find({k->name, t});
+      if (it == per_dtype.end()) continue;
+      const auto& [r, skipped, failed] = it->second;
+      const std::string dt(dtype_name(t));
+      nlohmann::json row = result_row("backward random", k->name + " " + dt, r, failed,
+                                      std::to_string(cases) + " problems, seed " + std::to_string(seed));
+      row["skipped"] = skipped;  // problems of this dtype outside the kernel's domain
+      row["kernel"] = k->name;
+      row["dtype"] = dt;
+      rows.push_back(std::move(row));
+      std::cout << "  " << k->name << " " << dt << ": " << r << " run, " << skipped << " skipped, " << failed << " failed\n";
+    }
+  write_record("random", {{"cases", cases}, {"seed", seed}, {"rows", rows},
                           {"failures", std::vector<std::string>(failures.begin(), failures.begin() + std::min<std::size_t>(failures.size(), 20))}});
   for (std::size_t i = 0; i < failures.size() && i < 20; ++i) std::cout << "  FAIL " << failures[i] << "\n";
   EXPECT_TRUE(failures.empty()) << failures.front();

@@ -89,18 +89,20 @@ GradMetrics measure(const AttnProblem& p, Grad g, const std::vector<double>& ref
   m.nmse = sr2 > 0 ? se2 / sr2 : (se2 > 0 ? INFINITY : 0.0);
   // Rounding bias where |ref| >= rms / 2 (near zero, unbiased noise inflates |x|; see check.h).
   const double rms = m.compared ? std::sqrt(sr2 / static_cast<double>(m.compared)) : 0;
-  double sum = 0, sum2 = 0;
+  double sum = 0, sum2 = 0, scale_sum = 0;
   for (std::size_t i = 0; i < ref.size(); ++i) {
     const double rv = ref[i], xv = x[i];
     if (!std::isfinite(xv) || !std::isfinite(rv) || std::abs(rv) < 0.5 * rms || rv == 0) continue;
     const double u = (xv - rv) * (rv > 0 ? 1.0 : -1.0) / ulp(p.dtype, std::abs(rv));
     sum += u;
     sum2 += u * u;
+    scale_sum += std::abs(rv) / ulp(p.dtype, std::abs(rv));
     ++m.bias_count;
   }
   if (m.bias_count > 0) {
     const double n = static_cast<double>(m.bias_count);
     m.bias_ulp = sum / n;
+    m.bias_rel_ulp = scale_sum / n;
     m.bias_se = m.bias_count > 1 ? std::sqrt(std::max(0.0, (sum2 - n * m.bias_ulp * m.bias_ulp) / (n - 1)) / n) : 0;
   }
   return m;
@@ -123,6 +125,8 @@ double grad_atol_unit(const AttnProblem& p, Grad g, const GradTerms& t, double r
   }
   return 0;
 }
+
+double grad_score_bias_ulp(const GradTerms& t, double rel_ulp) { return dtype_eps(DType::f32) * t.s_max * rel_ulp; }
 
 double grad_mean_terms(Grad g, const GradTerms& t) { return g == Grad::dq ? t.dq_mean_terms : t.dk_mean_terms; }
 
@@ -219,7 +223,9 @@ static BackwardCheckResult check_impl(const AttnProblem& p, const AttnInputs& in
                     " = " + fmt(opt.k) + " * emulated " + fmt(v.emulated.max_abs) + " + atol " + fmt(v.atol));
     v.bias_tested = p.dtype != DType::f32 && v.got.bias_count >= opt.bias_min_elements && v.mean_terms >= opt.bias_min_terms;
     if (v.bias_tested) {
-      v.bias_limit = opt.bias_floor_ulp + opt.k * std::abs(v.emulated.bias_ulp) + opt.bias_se * v.got.bias_se;
+      v.bias_score_ulp = grad_score_bias_ulp(ref.terms, v.got.bias_rel_ulp);
+      v.bias_limit =
+          opt.bias_floor_ulp + opt.k * std::abs(v.emulated.bias_ulp) + v.bias_score_ulp + opt.bias_se * v.got.bias_se;
       if (std::abs(v.got.bias_ulp) > v.bias_limit)
         bad.push_back(name + " is biased by " + fmt(v.got.bias_ulp) + " ulp on average over " +
                       std::to_string(v.got.bias_count) + " elements (limit " + fmt(v.bias_limit) + "): rounding toward zero?");
@@ -262,7 +268,7 @@ nlohmann::json BackwardCheckResult::to_json() const {
     auto metrics = [](const GradMetrics& m) {
       return nlohmann::json{{"max_abs", num(m.max_abs)},   {"ref_max_abs", num(m.ref_max_abs)}, {"nmse", num(m.nmse)},
                             {"bias_ulp", num(m.bias_ulp)}, {"bias_se", num(m.bias_se)},         {"compared", m.compared},
-                            {"bias_count", m.bias_count},  {"nan_count", m.nan_count},          {"inf_count", m.inf_count},
+                            {"bias_count", m.bias_count},  {"bias_rel_ulp", num(m.bias_rel_ulp)}, {"nan_count", m.nan_count},          {"inf_count", m.inf_count},
                             {"nonfinite_pattern_ok", m.nonfinite_pattern_ok},                    {"worst", m.worst},
                             {"nonfinite_detail", m.nonfinite_detail}};
     };
@@ -270,7 +276,7 @@ nlohmann::json BackwardCheckResult::to_json() const {
               {"emulated_metrics", metrics(v.emulated)},                 {"error", num(v.got.max_abs)},
               {"bound", num(v.bound)},   {"margin", num(v.margin)},      {"atol", num(v.atol)},
               {"unit", num(v.unit)},     {"mean_terms", v.mean_terms},   {"bias_tested", v.bias_tested},
-              {"bias_limit", num(v.bias_limit)}};
+              {"bias_limit", num(v.bias_limit)}, {"bias_score_ulp", num(v.bias_score_ulp)}};
   }
   j["tolerance"] = {{"k", options.k},           {"floor", options.floor},
                     {"bias_floor_ulp", options.bias_floor_ulp}, {"bias_se", options.bias_se},

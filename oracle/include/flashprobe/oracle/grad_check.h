@@ -30,7 +30,7 @@ namespace flashprobe::oracle {
 struct GradCheckOptions {
   double k = 2.0;      // times the emulated error
   double floor = 2.0;  // atol in units of grad_atol_unit()
-  double bias_floor_ulp = 0.2;      // the bias limit: bias_floor_ulp + k |emulated bias| + bias_se * SE
+  double bias_floor_ulp = 0.2;      // the bias limit: bias_floor_ulp + k |emulated bias| + score + bias_se * SE
   double bias_se = 3.0;
   long long bias_min_elements = 256;
   double bias_min_terms = 16;       // grad_mean_terms() below this: no bias test (see BACKWARD_TOLERANCE.md)
@@ -51,6 +51,7 @@ struct GradMetrics {
   double nmse = 0;
   double bias_ulp = 0;     // mean (x - ref) sign(ref) / ulp(ref) where |ref| >= rms / 2
   double bias_se = 0;      // its standard error
+  double bias_rel_ulp = 0; // mean |ref| / ulp(ref) over the same elements: ulps per unit of relative error
   long long compared = 0, bias_count = 0, nan_count = 0, inf_count = 0;
   bool nonfinite_pattern_ok = true;
   std::string worst, nonfinite_detail;
@@ -62,6 +63,7 @@ struct GradVerdict {
   double unit = 0, atol = 0, bound = 0, margin = 0;
   double mean_terms = 0;      // grad_mean_terms()
   bool bias_tested = false;
+  double bias_score_ulp = 0;  // the part of bias_limit the fp32 scores allow (grad_score_bias_ulp)
   double bias_limit = 0;
   std::string reason;
 };
@@ -95,6 +97,12 @@ BackwardCheckResult check_backward(const AttnProblem& p, const AttnInputs& in, c
 
 // unit_T of BACKWARD_TOLERANCE.md from the exact gradients (their terms and max|T_ref|).
 double grad_atol_unit(const AttnProblem& p, Grad g, const GradTerms& t, double ref_max_abs);
+// The bias (ulps) a correct kernel may show from its fp32 scores alone: P = exp(s - LSE) with s and LSE
+// in fp32 is off by a relative error up to u s_max (u = 2^-23), shared by a row and of one sign where
+// the rounding of the scale or the LSE makes it so; through P (dV) and dS (dQ, dK) it moves the
+// gradients by that relative error: u * s_max * rel_ulp (GradMetrics::bias_rel_ulp). Negligible at
+// logits of order 1-100; tens of ulps at logits of order 1e5 (BACKWARD_TOLERANCE.md).
+double grad_score_bias_ulp(const GradTerms& t, double rel_ulp);
 // Terms summed per element, averaged: visible keys per row (dQ), rows of the group per key (dK, dV).
 double grad_mean_terms(Grad g, const GradTerms& t);
 // The kernel's gradient as dense BSHD doubles (the layout of Gradients).

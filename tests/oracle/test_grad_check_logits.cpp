@@ -1,0 +1,88 @@
+// check_backward() at large logits (scores of order 1e5: the property harness's `logits` inputs, where
+// PyTorch's flash and cuDNN backward failed the dV bias test on an H100 with biases of 3-5 ulps).
+#include <gtest/gtest.h>
+
+#include "flashprobe/oracle/grad_check.h"
+#include "flashprobe/oracle/reference.h"
+#include "flashprobe/oracle/simulated_backward.h"
+#include "flashprobe/proptests/cases.h"
+
+using namespace flashprobe;
+using namespace flashprobe::oracle;
+
+namespace {
+
+// The harness's case: batch 1, sq 16, d 128, no mask, inputs drawn as `logits` (proptests/cases.h).
+proptests::Case logits_case(DType t, int heads, int sk, std::uint64_t seed) {
+  proptests::Case c;
+  c.problem.batch = 1;
+  c.problem.hq = c.problem.hkv = heads;
+  c.problem.sq = 16;
+  c.problem.sk = sk;
+  c.problem.d = c.problem.dv = 128;
+  c.problem.dtype = c.problem.out_dtype = t;
+  c.problem.causal = Causal::none;
+  c.seed = seed;
+  c.inputs = proptests::InputKind::large_logits;
+  return c;
+}
+
+// The forward's outputs a backward kernel reads: the emulated forward's O and LSE.
+BackwardInputs backward_inputs(const AttnProblem& p, const AttnInputs& in, std::uint64_t seed) {
+  const Reference f = emulate_low_precision(p, in);
+  BackwardInputs bw{random_normal(p.out_dtype, p.o_span(), seed), Tensor(p.out_dtype, p.o_span()), {}};
+  const Strides os = p.o_strides();
+  for (int b = 0; b < p.batch; ++b)
+    for (int i = 0; i < p.sq; ++i)
+      for (int h = 0; h < p.hq; ++h)
+        for (int x = 0; x < p.dv; ++x) bw.o.set(offset(os, b, i, h, x), f.o[f.o_index(p, b, i, h, x)]);
+  bw.lse.assign(f.lse.begin(), f.lse.end());
+  return bw;
+}
+
+}  // namespace
+
+// At logits of order 1e5 the fp32 scores are off by about 2^-23 * 1e5 ~ 1e-2 in absolute terms, so a
+// correct kernel's P (near one-hot there) is off by up to a percent, one-signed over many rows: tens
+// of ulps of dV. The simulated correct kernels show -73 to +1 ulps here; without the score term of
+// the bias limit (grad_score_bias_ulp) 32 of these 60 kernel runs failed the dV bias test.
+TEST(GradCheckLogits, CorrectKernelsPassTheBiasTestAtLargeLogits) {
+  int tested = 0;
+  for (const auto& [t, heads, sk] : {std::tuple{DType::f16, 1, 5}, {DType::f16, 1, 17}, {DType::bf16, 2, 3}})
+    for (std::uint64_t seed = 0; seed < 4; ++seed) {
+      const proptests::Case c = logits_case(t, heads, sk, seed);
+      const AttnInputs in = c.make_inputs();
+      const BackwardInputs bw = backward_inputs(c.problem, in, seed + 100);
+      const BackwardOracle o = backward_oracle(c.problem, in, bw);
+      for (const auto& k : simulated_backward_kernels()) {
+        if (!k.correct) continue;
+        const BackwardCheckResult r = check_backward(c.problem, in, bw, run_simulated_backward(k, c.problem, in, bw), o);
+        EXPECT_TRUE(r.dv.pass) << k.name << " " << c.id() << ": " << r.dv.reason;
+        if (!r.dv.bias_tested) continue;
+        ++tested;
+        EXPECT_GT(r.dv.bias_score_ulp, 10.0) << c.id();
+      }
+    }
+  EXPECT_GE(tested, 40);  // the bias test applied (sk = 3 has 384 dV elements, fewer with |ref| >= rms/2)
+}
+
+// At ordinary logits the score term is a few hundredths of an ulp: the truncation it must still
+// catch moves the mean by half an ulp (GradCheck.EachPlantedBugFailsWhereItMatters).
+TEST(GradCheckLogits, ScoreBiasAllowanceIsNegligibleAtOrdinaryLogits) {
+  AttnProblem p;
+  p.batch = 2; p.hq = 4; p.hkv = 2; p.sq = 64; p.sk = 112; p.d = 64; p.dv = 64;
+  for (DType t : {DType::f16, DType::bf16}) {
+    p.dtype = p.out_dtype = t;
+    InputDist dist;
+    dist.magnitude = 3;  // the calibration's largest: logits up to about 70
+    const AttnInputs in = random_inputs(p, 21, dist);
+    const BackwardInputs bw = backward_inputs(p, in, 22);
+    const BackwardCheckResult r =
+        check_backward(p, in, bw, run_simulated_backward(simulated_backward_kernel("bwd_truncate"), p, in, bw));
+    for (Grad g : {Grad::dq, Grad::dk, Grad::dv}) {
+      EXPECT_TRUE(r.verdict(g).bias_tested) << grad_name(g);
+      EXPECT_LT(r.verdict(g).bias_score_ulp, 0.05) << grad_name(g);
+    }
+    EXPECT_FALSE(r.pass) << r.summary();
+  }
+}

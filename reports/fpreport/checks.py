@@ -303,16 +303,22 @@ def calibration_items(rec):
                    f"{b.get('not_observable', 0)} cases where the bug changes nothing")
 
 
+MUTANT_PREFIX = "mutant/"  # test_mutation's ledger rows (tests/proptests/test_mutation.cpp)
+
+
 @reader("prop_throughput")
 def ledger_items(rec):
     """The property gate's ledger: one row per kernel x property with its status (passed, failed,
     skipped). Ledgers written before rows had a status are left to GoogleTest's JSON of the same run,
-    which records the skipped tests."""
+    which records the skipped tests. Rows of mutant builds (test_mutation writes the same ledger, and
+    in a call with both stages its ledger is the one left) are the mutants check's, never the gate's."""
     rows = rec.data.get("rows") or []
     if not rows or any("status" not in r for r in rows):
         return
     per = {}
     for r in rows:
+        if str(r.get("kernel", "")).startswith(MUTANT_PREFIX):
+            continue  # test_mutation's runs: a mutant's failed property is a kill, counted by mutants.json
         c = per.setdefault(r.get("kernel", "?"), [0, 0, 0, []])
         st = r["status"]
         if st == "skipped":

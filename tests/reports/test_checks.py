@@ -91,6 +91,16 @@ class Readers(unittest.TestCase):
         got = {i.subject: (i.check, i.run, i.skipped, i.failed) for i in self.items()}
         self.assertEqual(got, {"plugin mine": ("gate", 1, 0, 1), "bug/x": ("gate", 1, 0, 1)})
 
+    def test_gate_ledger_leaves_mutant_runs_to_the_mutants_check(self):
+        # run-all's mutation stage rewrites the ledger with the mutants' runs (2026-11-26-gate-ada6362's
+        # prop_throughput.json): read as the gate, their kills were 16 red "failed" properties.
+        rows = [{"kernel": "mutant/causal_top_left", "property": "A", "status": "failed", "cases": 3},
+                {"kernel": "mutant/gqa_mod", "property": "A", "status": "passed", "cases": 100},
+                {"kernel": "mma", "property": "A", "status": "passed", "cases": 150}]
+        self.put("prop_throughput.json", header("prop_throughput", rows=rows))
+        got = {i.subject: (i.check, i.run, i.skipped, i.failed) for i in self.items()}
+        self.assertEqual(got, {"mma": ("gate", 1, 0, 0)})
+
     def test_gate_ledger_without_status_leaves_it_to_gtest(self):
         self.put("prop_throughput.json", header("prop_throughput", rows=[{"kernel": "mma", "property": "A", "cases": 150}]))
         self.assertEqual(self.items(), [])

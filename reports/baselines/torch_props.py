@@ -35,10 +35,10 @@ which FlexAttention crashed in torch.compile on an H100 at 083d889, replayed by 
 
   python3 reports/baselines/torch_props.py --out DIR [--cases 1000] [--bwd-cases 300] [--budget 500]
                                            [--subjects sdpa-flash,flex] [--jobs 12] [--shards flex=2]
-                                           [--device cuda|cpu]
+                                           [--device cuda|cpu] [--max-failures 1]
   python3 reports/baselines/torch_props.py --replay DIR/failures/crash-.../shrunk-case.json --subjects flex
 
-Writes DIR/torch_props.json (schema flashprobe.torch_props/1) and, per failure, DIR/failures/<case>/
+Writes DIR/torch_props.json (schema flashprobe.torch_props/1) and, per failure, DIR/failures/<run>/<case>/
 (NPY files, the CLI's check.json); with --jobs, each process's log in DIR/logs/ and its row in
 DIR/rows/. FLASHPROBE_EXE names the flashprobe command for the re-check.
 """
@@ -65,7 +65,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 import flashprobe
 from flashprobe import Case, Problem
 from flashprobe.testing import (KernelCheckFailed, Unsupported, check_backward_kernel, check_kernel, run_backward_case,
-                                run_case, upstream_gradient)
+                                run_case, save_backward_case, save_case, upstream_gradient)
 
 try:
     from torch.nn.attention.bias import causal_lower_right
@@ -180,7 +180,7 @@ def round_up(n, m):
 
 def flex_shape(p, bucket=True):
     """The shapes FlexAttention is called with for problem p: (batch, hkv, group, sq, sk) padded so that
-    few compiled graphs serve every problem (one per dtype, head dim and group bucket), or p's own.
+    few compiled graphs serve every problem (Flex.graph_class says which share one), or p's own.
 
     torch.compile(dynamic=True) still specialises on sizes 0 and 1, on a sequence length's
     divisibility by the 128-wide block and on the GQA group (a constant of the Triton kernel): Sq and
@@ -245,6 +245,15 @@ class Flex:
         self.compiled = torch.compile(fa.flex_attention, dynamic=True)
         self.aux = getattr(fa, "AuxRequest", None)
         self.last_shape = None
+
+    def graph_class(self, p):
+        """The problems that share one compiled graph (PyTorch 2.11): besides dtype and head dims, Dynamo keeps
+        the padded batch, kv-head and query-head counts as static sizes and specialises a sequence of one
+        128-wide block (the 0/1 specialisation of the block mask's block counts); longer padded lengths are
+        dynamic. Read from TORCH_LOGS=recompiles on the CPU; test_padded_flex_passes_the_oracle_with_few_graphs's
+        12 problems are 7 classes and compiled 6 graphs on the CPU and on an H100 (the record at ada6362)."""
+        B, hkv, g, sq, sk = flex_shape(p, self.bucket)
+        return (p.dtype, p.d, p.dv, B, hkv, g) + ((sq <= 128, sk <= 128) if self.bucket else (sq, sk))
 
     def crash_key(self, p):
         """What a compiled graph is specialised on for problem p (dtype, head dims, GQA group class, and the
@@ -410,16 +419,18 @@ def cli_recheck(command):
 
 
 def run_one(name, kernel, dtype, constraints, check_lse, target, budget, out_dir, empty_rows, seed0, tag=None,
-            progress=None, shrink_seconds=0.0):
+            progress=None, shrink_seconds=0.0, max_failures=1):
     """Chunks of check_kernel until `target` cases ran or `budget` seconds passed. progress(row), if given,
     is called after every chunk (a worker's partial row survives it being stopped); shrink_seconds > 0
-    shrinks the run's first crash (crash_shrink.py) into a replayable case."""
+    shrinks the run's first crash (crash_shrink.py) into a replayable case. A failing chunk's case is shrunk
+    and recorded in "failures" ("failure": the first); the run stops at its max_failures-th failure, or
+    goes on to its target (still failed) with a larger max_failures."""
     from hypothesis import HealthCheck, settings
 
     tag = tag or f"{name}-{dtype}"
     row = {"subject": name, "backward": is_backward(name), "dtype": dtype, "target": target, "checked": 0, "refused": 0, "failed": 0,
            "seconds": 0.0, "chunks": 0, "worst_margin": 0.0, "worst_case": None, "lse_checked": check_lse,
-           "empty_rows": empty_rows, "stopped_by": None, "failure": None}
+           "empty_rows": empty_rows, "stopped_by": None, "failure": None, "failures": []}
     supports = (lambda p: p.empty_rows > 0) if empty_rows else (lambda p: p.empty_rows == 0)
     reasons = row["refusals"] = {}
     inner = kernel
@@ -488,7 +499,7 @@ def run_one(name, kernel, dtype, constraints, check_lse, target, budget, out_dir
             r = check(kernel, max_examples=n, seed=seed, array="torch", device=DEVICE, check_lse=check_lse,
                       supports=supports, dtypes=[dtype], name=f"{name}/{dtype}",
                       settings=settings(suppress_health_check=[HealthCheck.filter_too_much]),
-                      failure_dir=os.path.join(out_dir, "failures"), **constraints)
+                      failure_dir=os.path.join(out_dir, "failures", tag), **constraints)
         except KernelCheckFailed as e:
             rep = getattr(e, "report", None)
             if rep is not None:
@@ -509,10 +520,19 @@ def run_one(name, kernel, dtype, constraints, check_lse, target, budget, out_dir
             line = [ln for ln in str(e).splitlines() if "re-check with:" in ln]
             if line:
                 f["cli"] = cli_recheck(line[0].split("re-check with: ", 1)[1])
-            row["failure"] = f
-            row["stopped_by"] = "failure"
+                # Each run (and shard) saves under its own folder: two subjects that shrink to one case keep both.
+                f["saved"] = os.path.join("failures", tag, e.case.id)
+
+            row["failures"].append(f)
+            row["failure"] = row["failure"] or f
             print(str(e), flush=True)
-            break
+            if len(row["failures"]) >= max_failures:
+                row["stopped_by"] = "failure"
+                break
+            row["seconds"] = round(time.perf_counter() - t0, 1)
+            if progress is not None:
+                progress(dict(row, stopped_by="in progress"))
+            continue
         row["checked"] += r.checked
         row["refused"] += r.refused - in_chunk["crashed"] - in_chunk["stopped"]
         if r.worst_margin >= row["worst_margin"]:
@@ -657,7 +677,7 @@ def job_tag(job):
         (f"-s{job['shard']}" if job.get("shards", 1) > 1 else "")
 
 
-def run_job(job, out_dir, budget, shrink_seconds, progress=None):
+def run_job(job, out_dir, budget, shrink_seconds, progress=None, max_failures=1):
     """One run (or shard) in this process: the subject made, then run_one; a subject that cannot start or
     an exception of the harness is a failed row, not the end of the record."""
     factory, _, domain_of, check_lse, _ = subjects()[job["subject"]]
@@ -671,7 +691,7 @@ def run_job(job, out_dir, budget, shrink_seconds, progress=None):
         constraints = dict(domain_of(job["dtype"]), **({"head_dims": job["head_dims"]} if job.get("head_dims") else {}))
         return run_one(job["subject"], kernel, job["dtype"], constraints, check_lse, job["target"], budget,
                        out_dir, job["empty_rows"], job["seed"], tag=job_tag(job), progress=progress,
-                       shrink_seconds=shrink_seconds)
+                       shrink_seconds=shrink_seconds, max_failures=max_failures)
     except Exception:  # noqa: BLE001
         return dict(base, stopped_by="crashed", failure={"error": traceback.format_exc()[-3000:]})
 
@@ -688,7 +708,7 @@ def worker(a):
                            head_dims=job.get("head_dims")), f)
         os.replace(path + ".tmp", path)
 
-    row = run_job(job, a.out, a.deadline - time.time(), a.shrink_seconds, progress=save)
+    row = run_job(job, a.out, a.deadline - time.time(), a.shrink_seconds, progress=save, max_failures=a.max_failures)
     save(row)
     return 0
 
@@ -706,6 +726,7 @@ def merge(rows):
     worst = max(rows, key=lambda r: r.get("worst_margin") or 0)
     out["worst_margin"], out["worst_case"] = worst.get("worst_margin", 0.0), worst.get("worst_case")
     out["failure"] = next((r["failure"] for r in rows if r.get("failure")), None)
+    out["failures"] = [f for r in rows for f in r.get("failures") or ([r["failure"]] if r.get("failure") else [])]
     out["crashes"] = [c for r in rows for c in r.get("crashes") or []][:MAX_SAVED_CRASHES]
     graphs = [r.get("compiled_graphs") for r in rows]
     out["compiled_graphs"] = None if None in graphs else sum(graphs)
@@ -771,7 +792,8 @@ def run_parallel(jobs, a, deadline):
             tag = job_tag(job)
             log = open(os.path.join(a.out, "logs", tag + ".txt"), "w")
             cmd = [sys.executable, os.path.abspath(__file__), "--worker", json.dumps(job), "--out", a.out,
-                   "--device", a.device, "--deadline", str(deadline), "--shrink-seconds", str(a.shrink_seconds)]
+                   "--device", a.device, "--deadline", str(deadline), "--shrink-seconds", str(a.shrink_seconds),
+                   "--max-failures", str(a.max_failures)]
             running[tag] = (subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env), log, job)
         for tag in [t for t, (p, _, _) in running.items() if p.poll() is not None]:
             collect(tag, running[tag][0], running[tag][1])
@@ -795,8 +817,8 @@ def run_parallel(jobs, a, deadline):
 
 def replay_cases(a):
     """--replay CASE.json: each named subject on that case (a shrunk crash's shrunk-case.json, a recorded
-    crash's problem, or any case JSON a failure printed): passed, failed (the oracle's summary), refused or
-    raised (the exception). A subject whose crashes are findings (FlexAttention) and that raises again has
+    crash's problem, or any case JSON a failure printed): passed, failed (the oracle's summary; the subject's
+    outputs saved as NPY files in OUT/replay-<subject>/<case>/), refused or raised (the exception). A subject whose crashes are findings (FlexAttention) and that raises again has
     the crash shrunk (--shrink-seconds) into OUT/replay-<subject>/shrunk-case.json. Writes OUT/replay.json;
     exit 0 when every subject passed or refused."""
     with open(a.replay) as f:
@@ -815,11 +837,18 @@ def replay_cases(a):
         try:
             kernel = factory()
             if is_backward(name):
-                res = run_backward_case(kernel, case, array="torch", device=DEVICE, check_lse=check_lse)[0]
+                res, out = run_backward_case(kernel, case, array="torch", device=DEVICE, check_lse=check_lse)
             else:
-                res = run_case(kernel, case, array="torch", device=DEVICE, check_lse=check_lse)[0]
+                res, o, lse = run_case(kernel, case, array="torch", device=DEVICE, check_lse=check_lse)
             row.update(verdict="passed" if res.passed else "failed", summary=res.summary)
             rc |= 0 if res.passed else 1
+            if not res.passed:  # the subject's outputs beside the case, as a run's failure saves them
+                saved = os.path.join(f"replay-{name}", case.id)
+                if is_backward(name):
+                    save_backward_case(os.path.join(a.out, saved), case, out)
+                else:
+                    save_case(os.path.join(a.out, saved), case, o, lse if check_lse else None)
+                row["saved"] = saved
         except Unsupported as e:
             row.update(verdict="refused", why=str(e))
         except Exception as e:  # noqa: BLE001 - the crash being replayed
@@ -852,6 +881,9 @@ def main():
     ap.add_argument("--jobs", type=int, default=1, help="runs at once, each in its own process (1: one after another here)")
     ap.add_argument("--shards", default="sdpa-cudnn=2,flex=2,flex-bwd=2",
                     help="SUBJECT=N,...: with --jobs > 1, each dtype of SUBJECT as N processes sharing its target")
+    ap.add_argument("--max-failures", type=int, default=1,
+                    help="failures a run shrinks and records before it stops (more: it goes on to its target past "
+                         "a known finding, still failed)")
     ap.add_argument("--shrink-seconds", type=float, default=60.0,
                     help="time to shrink a run's first crash into a replayable case (0: none)")
     ap.add_argument("--grace", type=float, default=10.0, help=argparse.SUPPRESS)
@@ -874,6 +906,9 @@ def main():
         return 2
     if a.jobs < 1:
         print(f"--jobs {a.jobs} is not at least 1", file=sys.stderr)
+        return 2
+    if a.max_failures < 1:
+        print(f"--max-failures {a.max_failures} is not at least 1", file=sys.stderr)
         return 2
     if a.replay:
         return replay_cases(a)
@@ -910,7 +945,8 @@ def main():
                                        "stopped_by": "no time left"})
                 continue
             share = left * r["weight"] / sum(x["weight"] for x in runs[idx:])
-            record["runs"].append(run_job(dict(r, shard=0, shards=1), a.out, share, a.shrink_seconds))
+            record["runs"].append(run_job(dict(r, shard=0, shards=1), a.out, share, a.shrink_seconds,
+                                          max_failures=a.max_failures))
             write()
     record["seconds"] = round(time.perf_counter() - t_start, 1)
     main_runs = [r for r in record["runs"] if not r.get("empty_rows")]

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A torch_props.json record (torch_props.py) as the Markdown table a record's README shows: per subject
 and dtype the cases checked, refused, failed and crashed, the target and what stopped the run, with the
-totals and the crashes' shrunk cases. Reads the replay record (replay/replay.json) beside it if there.
+totals, every failure (each shard's) and the crashes' shrunk cases. Reads the replay record (replay/replay.json) beside it if there.
 
   python3 reports/baselines/torch_props_table.py DIR/torch_props.json
 """
@@ -26,8 +26,10 @@ def table(rec):
                 f"{sum(r.get('stopped_by') == 'target' for r in main)} at their target, "
                 f"{sum(bool(r.get('failed')) for r in main)} failed."]
     for r in rec.get("runs") or []:
-        if r.get("failure"):
-            out.append(f"- {r['subject']} {r['dtype']} failed: {(r['failure'].get('summary') or r['failure'].get('error') or '')[:300]}")
+        # A merged row keeps every shard's failure in "failures" (older records: the first one in "failure").
+        for f in r.get("failures") or ([r["failure"]] if r.get("failure") else []):
+            saved = f" (`{f['saved']}`)" if f.get("saved") else ""
+            out.append(f"- {r['subject']} {r['dtype']} failed: {(f.get('summary') or f.get('error') or '')[:300]}{saved}")
         for c in r.get("crashes") or []:
             s = c.get("shrunk") or {}
             shrunk = (f"; shrunk to {s.get('id')} ({', '.join(s.get('steps') or []) or 'no simpler problem'}), "

@@ -210,6 +210,18 @@ esac
             replay = next(l for l in lines if "--replay" in l).split()
             self.assertTrue(replay[replay.index("--replay") + 1].endswith("flex_crash_083d889.json"))
             self.assertIn("flex-exact,flex", replay)
+            # Another case and other subjects for the replay (the record's follow-up questions).
+            os.remove(argf)
+            p = subprocess.run([os.path.join(ROOT, "scripts", "gpu", "run-all"), "torch-props"], cwd=d,
+                               env=dict(os.environ, OUT=out, STANDIN_ARGS=argf, PATH=bin_dir + ":" + os.environ["PATH"],
+                                        FLASHPROBE_TORCH_PROPS_REPLAY="case.json",
+                                        FLASHPROBE_TORCH_PROPS_REPLAY_SUBJECTS="sdpa-efficient,sdpa-cudnn"),
+                               capture_output=True, text=True, timeout=120)
+            self.assertIn("torch-props replay: rc=0", p.stdout)
+            with open(argf) as f:
+                replay = next(l for l in f.read().splitlines() if "--replay" in l).split()
+            self.assertEqual(replay[replay.index("--replay") + 1], "case.json")
+            self.assertEqual(replay[replay.index("--subjects") + 1], "sdpa-efficient,sdpa-cudnn")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""reports/baselines/torch_props_table.py: a torch_props record as its README's table, with the totals, a
-failure's summary, each crash with its shrunk case, and the replay record beside it."""
+"""reports/baselines/torch_props_table.py: a torch_props record as its README's table, with the totals, every
+failure's summary (each shard's), each crash with its shrunk case, and the replay record beside it."""
 import json
 import os
 import subprocess
@@ -21,7 +21,16 @@ REC = {"schema": "flashprobe.torch_props/1", "environment": {"torch": "2.11.0", 
                               "shrunk": {"reproduced": True, "id": "b1_hq2_hkv1_sq1", "steps": ["batch 1", "sq 1"],
                                          "saved": "failures/crash-flex-bf16-s0-0/shrunk-case.json"}}]},
                 {"subject": "sdpa-math", "dtype": "f16", "empty_rows": True, "target": 100, "checked": 100,
-                 "stopped_by": "target"}]}
+                 "stopped_by": "target"},
+                # Two shards that both failed (merge keeps the first in "failure" and every one in "failures").
+                {"subject": "sdpa-cudnn", "dtype": "bf16", "target": 1000, "checked": 390, "failed": 1,
+                 "stopped_by": "failure", "shards": 2,
+                 "failure": {"summary": "FAIL b2_sq6", "saved": "failures/sdpa-cudnn-bf16-s0/b2_sq6"},
+                 "failures": [{"summary": "FAIL b2_sq6", "saved": "failures/sdpa-cudnn-bf16-s0/b2_sq6"},
+                              {"summary": "FAIL b1_sq4", "saved": "failures/sdpa-cudnn-bf16-s1/b1_sq4"}]},
+                # A record written before "failures": its one failure still shows.
+                {"subject": "sdpa-flash-bwd", "dtype": "f16", "target": 300, "checked": 184, "failed": 1,
+                 "stopped_by": "failure", "failure": {"summary": "backward FAIL b1_sk5"}}]}
 
 
 class Table(unittest.TestCase):
@@ -40,7 +49,11 @@ class Table(unittest.TestCase):
         self.assertIn("| sdpa-cudnn | f16 | 1000 | 1000 | 80 | 0 | 0 | target | 70.1 |", out)
         self.assertIn("| flex | bf16 | 640 | 1000 | 0 | 1 | 1 | time budget | 350.0 |", out)
         self.assertIn("| sdpa-math (empty rows) | f16 | 100 |", out)
-        self.assertIn("Main runs: 2, 1640 cases checked, 1 at their target, 1 failed.", out)
+        self.assertIn("Main runs: 4, 2214 cases checked, 1 at their target, 3 failed.", out)
+        self.assertIn("- sdpa-cudnn bf16 failed: FAIL b2_sq6 (`failures/sdpa-cudnn-bf16-s0/b2_sq6`)", out)
+        self.assertIn("- sdpa-cudnn bf16 failed: FAIL b1_sq4 (`failures/sdpa-cudnn-bf16-s1/b1_sq4`)", out)
+        self.assertEqual(out.count("FAIL b2_sq6"), 1, out)
+        self.assertIn("- sdpa-flash-bwd f16 failed: backward FAIL b1_sk5", out)
         self.assertIn("flex bf16 crashed on b1_big: LoweringException: boom; shrunk to b1_hq2_hkv1_sq1 (batch 1, sq 1), "
                       "`failures/crash-flex-bf16-s0-0/shrunk-case.json`", out)
         self.assertIn("- flex-exact: passed PASS b1", out)

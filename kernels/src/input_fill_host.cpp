@@ -13,20 +13,7 @@
 
 namespace flashprobe::kernels {
 
-#ifdef FP_HAVE_GPU_RUNTIME
 namespace {
-
-// Uploaded once and kept for the process (a static DeviceBuffer would be freed after the runtime's
-// own teardown at exit).
-const std::int32_t* device_table() {
-  static const DeviceBuffer* table = [] {
-    auto* b = new DeviceBuffer(counter_rng::kTableSize * sizeof(std::int32_t));
-    b->upload(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(counter_rng::normal_table()),
-                                            counter_rng::kTableSize * sizeof(std::int32_t)));
-    return b;
-  }();
-  return table->as<const std::int32_t>();
-}
 
 std::uint32_t bits_at(const Tensor& t, std::int64_t i) {
   std::uint32_t b = 0;
@@ -44,26 +31,9 @@ void require_same(const char* name, const Tensor& t, std::int64_t i, std::uint32
 
 }  // namespace
 
-AttnInputs device_counter_inputs(const AttnProblem& p, std::uint64_t seed, const InputDist& dist, int spot_checks) {
-  require_valid(p);
-  (void)require_device();
+void spot_check_counter_inputs(const AttnProblem& p, std::uint64_t seed, const InputDist& dist, const AttnInputs& in,
+                               int spot_checks) {
   const counter_rng::Spec s = counter_spec(p, seed, dist);
-  const std::size_t es = dtype_size(p.dtype);
-  DeviceBuffer q(static_cast<std::size_t>(p.q_span()) * es), k(static_cast<std::size_t>(p.k_span()) * es),
-      v(static_cast<std::size_t>(p.v_span()) * es);
-  q.poison();
-  k.poison();
-  v.poison();
-  launch_input_fill(p, s, {q.data(), k.data(), v.data(), device_table()}, nullptr);
-  FP_CHECK(fp_rt::device_synchronize());
-  for (auto [name, b] : {std::pair{"q", &q}, {"k", &k}, {"v", &v}})
-    if (auto d = b->guard_damage()) throw std::logic_error(std::string("the device input fill wrote outside ") + name + ": " + d->describe());
-  AttnInputs in;
-  for (auto [dst, b] : {std::pair{&in.q, &q}, {&in.k, &k}, {&in.v, &v}}) {
-    dst->dtype = p.dtype;
-    dst->bytes = b->download();
-  }
-  // Spot checks: the first, the last and seeded elements of each tensor against the host's bits.
   const std::int32_t* table = counter_rng::normal_table();
   std::uint64_t pick = seed ^ 0x5bd1e995u;
   const auto next = [&](std::int64_t n) { return static_cast<std::int64_t>(counter_rng::mix64(++pick) % static_cast<std::uint64_t>(n)); };
@@ -88,7 +58,51 @@ AttnInputs device_counter_inputs(const AttnProblem& p, std::uint64_t seed, const
       require_same("k", in.k, i, counter_rng::key_bits(s, static_cast<std::uint64_t>(i), j, x, table));
     }
   }
+}
+
+#ifdef FP_HAVE_GPU_RUNTIME
+namespace {
+
+// Uploaded once and kept for the process (a static DeviceBuffer would be freed after the runtime's
+// own teardown at exit).
+const std::int32_t* device_table() {
+  static const DeviceBuffer* table = [] {
+    auto* b = new DeviceBuffer(counter_rng::kTableSize * sizeof(std::int32_t));
+    b->upload(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(counter_rng::normal_table()),
+                                            counter_rng::kTableSize * sizeof(std::int32_t)));
+    return b;
+  }();
+  return table->as<const std::int32_t>();
+}
+
+}  // namespace
+
+AttnInputs device_counter_inputs(const AttnProblem& p, std::uint64_t seed, const InputDist& dist, int spot_checks) {
+  require_valid(p);
+  (void)require_device();
+  const counter_rng::Spec s = counter_spec(p, seed, dist);
+  const std::size_t es = dtype_size(p.dtype);
+  DeviceBuffer q(static_cast<std::size_t>(p.q_span()) * es), k(static_cast<std::size_t>(p.k_span()) * es),
+      v(static_cast<std::size_t>(p.v_span()) * es);
+  q.poison();
+  k.poison();
+  v.poison();
+  launch_input_fill(p, s, {q.data(), k.data(), v.data(), device_table()}, nullptr);
+  FP_CHECK(fp_rt::device_synchronize());
+  for (auto [name, b] : {std::pair{"q", &q}, {"k", &k}, {"v", &v}})
+    if (auto d = b->guard_damage()) throw std::logic_error(std::string("the device input fill wrote outside ") + name + ": " + d->describe());
+  AttnInputs in;
+  for (auto [dst, b] : {std::pair{&in.q, &q}, {&in.k, &k}, {&in.v, &v}}) {
+    dst->dtype = p.dtype;
+    dst->bytes = b->download();
+  }
+  spot_check_counter_inputs(p, seed, dist, in, spot_checks);
   return in;
+}
+
+void fill_counter_inputs_at(const AttnProblem& p, std::uint64_t seed, const InputDist& dist, void* q, void* k, void* v) {
+  require_valid(p);
+  launch_input_fill(p, counter_spec(p, seed, dist), {q, k, v, device_table()}, nullptr);
 }
 
 #else
@@ -99,6 +113,10 @@ void launch_input_fill(const AttnProblem&, const counter_rng::Spec&, const Input
 
 AttnInputs device_counter_inputs(const AttnProblem&, std::uint64_t, const InputDist&, int) {
   throw NoDevice("no GPU device: this build has no GPU backend (FLASHPROBE_GPU=off)");
+}
+
+void fill_counter_inputs_at(const AttnProblem&, std::uint64_t, const InputDist&, void*, void*, void*) {
+  throw NoDevice("no GPU device: this build has no GPU backend (FLASHPROBE_GPU=off), the input fill cannot launch");
 }
 
 #endif

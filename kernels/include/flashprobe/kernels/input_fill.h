@@ -34,4 +34,15 @@ void launch_input_fill(const AttnProblem& p, const counter_rng::Spec& s, const I
 // @throws NoDevice without a GPU.
 AttnInputs device_counter_inputs(const AttnProblem& p, std::uint64_t seed, const InputDist& dist, int spot_checks = 64);
 
+// Fills q, k and v (device buffers of p's spans, e.g. a CaseArena's) in place, queued on the default
+// stream; nothing is synchronised, checked or downloaded (the caller does: run_in_arena).
+// @throws NoDevice without a GPU.
+void fill_counter_inputs_at(const AttnProblem& p, std::uint64_t seed, const InputDist& dist, void* q, void* k, void* v);
+
+// The spot checks of device_counter_inputs on inputs in hand (host code, every build): the first, the
+// last and seeded others of each tensor (K's logical elements under its kind) against the host's bits.
+// @throws std::logic_error naming the first element that differs.
+void spot_check_counter_inputs(const AttnProblem& p, std::uint64_t seed, const InputDist& dist, const AttnInputs& in,
+                               int spot_checks = 64);
+
 }  // namespace flashprobe::kernels

@@ -151,7 +151,7 @@ Outcome run_property(const Subject& s, const std::string& property, const RunOpt
 
   g_ctx = &ctx;
   if (o.progress) progress_start(s.kernel.name + "/" + property, o.cases);
-  ledger_start(s.kernel.name, property);
+  ledger_start(s.kernel.name, property, s.runner);
   const auto deadline = o.deadline;
   const Property body = prop.run;
   const auto result = rc::detail::checkProperty(

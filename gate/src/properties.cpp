@@ -60,6 +60,26 @@ AttnInputs inputs_of(const Subject& s, const Case& c) {
   return s.host ? c.make_inputs() : kernels::device_counter_inputs(c.problem, c.seed, c.input_dist());
 }
 
+// The drawn case run as it is: in one go where the subject makes its own inputs (the case arena,
+// its inputs filled on the device), else its inputs made, then the run. The inputs are the ones the
+// kernel got.
+struct Drawn {
+  AttnInputs in;
+  RunResult r;
+};
+Drawn run_drawn(const Subject& s, const Case& c) {
+  const KernelInfo k = as_drawn(s.kernel, c);
+  if (s.run_case) {
+    const Timed t(Phase::kernel);
+    CaseRun cr = s.run_case(k, c);
+    ledger_kernel_parts(cr.run.upload_s, cr.run.device_s, cr.run.download_s);
+    return {std::move(cr.in), std::move(cr.run)};
+  }
+  AttnInputs in = inputs_of(s, c);
+  RunResult r = run(s, k, c.problem, in);
+  return {std::move(in), std::move(r)};
+}
+
 std::string bytes_diff(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b) {
   if (a.size() != b.size()) return "sizes differ";
   for (std::size_t i = 0; i < a.size(); ++i)
@@ -89,9 +109,8 @@ void prop_agrees_with_oracle(const Subject& s) {
   RC_CLASSIFY(c.problem.sk <= 7, "Sk <= 7");
   RC_CLASSIFY(c.problem.hq != c.problem.hkv, "GQA");
   RC_CLASSIFY(c.problem.causal != Causal::none, "causal");
-  const AttnInputs in = inputs_of(s, c);
-  const RunResult r = run(s, as_drawn(s.kernel, c), c.problem, in);
-  const oracle::CheckResult chk = timed_check(c.problem, in, r.out);
+  const Drawn d = run_drawn(s, c);
+  const oracle::CheckResult chk = timed_check(c.problem, d.in, d.r.out);
   if (!chk.pass) RC_FAIL(c.id() + ": " + chk.summary());
 }
 
@@ -109,15 +128,14 @@ void prop_windows_agree_with_oracle(const Subject& s) {
   const Case c = draw_case(d);
   RC_TAG(dtype_name(c.problem.dtype));
   RC_CLASSIFY(c.problem.window_left >= 0, "left window");
-  const AttnInputs in = inputs_of(s, c);
-  const RunResult r = run(s, as_drawn(s.kernel, c), c.problem, in);
-  const oracle::CheckResult chk = timed_check(c.problem, in, r.out);
+  const Drawn dr = run_drawn(s, c);
+  const oracle::CheckResult chk = timed_check(c.problem, dr.in, dr.r.out);
   if (!chk.pass) RC_FAIL(c.id() + ": " + chk.summary());
 }
 
 void prop_every_output_written(const Subject& s) {
   const Case c = draw_case(s.domain);
-  const RunResult r = run(s, as_drawn(s.kernel, c), c.problem, inputs_of(s, c));
+  const RunResult r = run_drawn(s, c).r;
   if (r.o_unwritten || r.lse_unwritten || !r.inputs_modified.empty())
     RC_FAIL(c.id() + ": " + std::to_string(r.o_unwritten) + " O and " + std::to_string(r.lse_unwritten) +
             " LSE element(s) never written (first " + r.first_unwritten + ")" +
@@ -126,15 +144,14 @@ void prop_every_output_written(const Subject& s) {
 
 void prop_guard_bands_intact(const Subject& s) {
   const Case c = draw_case(s.domain);
-  const RunResult r = run(s, as_drawn(s.kernel, c), c.problem, inputs_of(s, c));
+  const RunResult r = run_drawn(s, c).r;
   if (!r.guard_damage.empty()) RC_FAIL(c.id() + ": " + r.guard_damage.front());
 }
 
 void prop_finite_where_oracle_is(const Subject& s) {
   const Case c = draw_case(s.domain);
-  const AttnInputs in = inputs_of(s, c);
-  const RunResult r = run(s, as_drawn(s.kernel, c), c.problem, in);
-  const oracle::CheckResult chk = timed_check(c.problem, in, r.out);
+  const Drawn d = run_drawn(s, c);
+  const oracle::CheckResult chk = timed_check(c.problem, d.in, d.r.out);
   if (!chk.o_metrics.nonfinite_pattern_ok)
     RC_FAIL(c.id() + ": NaN/Inf pattern differs from the oracle: " + chk.o_metrics.nonfinite_detail);
 }

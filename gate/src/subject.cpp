@@ -1,7 +1,13 @@
 #include "flashprobe/gate/subject.h"
 
+#include <cstdlib>
+#include <memory>
+
+#include "flashprobe/core/device_memory.h"
 #include "flashprobe/core/error.h"
 #include "flashprobe/gate/kernel_domain.h"
+#include "flashprobe/kernels/case_arena.h"
+#include "flashprobe/kernels/input_fill.h"
 #include "flashprobe/kernels/variants.h"
 #include "flashprobe/proptests/generators.h"
 
@@ -17,9 +23,47 @@ void restrict_dtypes(Domain& d, const std::string& dtype) {
   d.dtypes = proptests::restrict_dtypes(d.dtypes, dtype.c_str());
 }
 
+bool case_arena_from_env() {
+  const char* v = std::getenv("FLASHPROBE_CASE_ARENA");
+  if (!v || !*v || std::string(v) == "0") return false;
+  if (std::string(v) == "1") return true;
+  throw UsageError("FLASHPROBE_CASE_ARENA='" + std::string(v) + "': allowed are 0 (the per-case runner, the default) and 1 (the case arena)");
+}
+
 namespace {
 kernels::RunResult run_on_device(const KernelInfo& k, const AttnProblem& p, const AttnInputs& in) {
   return kernels::run_kernel(k, p, in, kernels::RunOptions{});
+}
+
+// The device runners of a subject: run_kernel per run, or one case arena for the subject's life
+// (shared by its copies), its inputs filled on the device and spot-checked against the host's.
+void use_device_runner(Subject& s) {
+  if (!case_arena_from_env()) {
+    s.run = run_on_device;
+    return;
+  }
+  // Made at the first run, so that a subject is described (domains, refusals) without touching a GPU.
+  struct Lazy {
+    std::unique_ptr<kernels::CaseArena> arena;
+    kernels::CaseArena& get() {
+      if (!arena) arena = std::make_unique<kernels::CaseArena>(gpu_memory());
+      return *arena;
+    }
+  };
+  auto arena = std::make_shared<Lazy>();
+  const DeviceInfo dev = s.dev;
+  s.runner = "arena";
+  s.run = [arena, dev](const KernelInfo& k, const AttnProblem& p, const AttnInputs& in) {
+    return kernels::run_in_arena(arena->get(), k, dev, p, kernels::ArenaInputs::of(in)).run;
+  };
+  s.run_case = [arena, dev](const KernelInfo& k, const Case& c) {
+    const InputDist dist = c.input_dist();
+    kernels::ArenaRun r = kernels::run_in_arena(arena->get(), k, dev, c.problem, kernels::ArenaInputs::filled([&](void* q, void* kk, void* v) {
+      kernels::fill_counter_inputs_at(c.problem, c.seed, dist, q, kk, v);
+    }));
+    kernels::spot_check_counter_inputs(c.problem, c.seed, dist, r.in);
+    return CaseRun{std::move(r.in), std::move(r.run)};
+  };
 }
 }  // namespace
 
@@ -34,7 +78,7 @@ Subject builtin_subject(const KernelInfo& k, const std::string& family, const De
   // kernel_domain's predicate holds a reference to k: point it at the subject's own copy's twin.
   s.domain.supports = [k, dev](const AttnProblem& p) { return static_cast<bool>(k.supports(dev, p)); };
   restrict_dtypes(s.domain, dtype);
-  s.run = run_on_device;
+  use_device_runner(s);
   if (const KernelInfo* d = kernels::find_kernel("decode")) s.decoder = *d;
   return s;
 }
@@ -72,7 +116,7 @@ Subject plugin_subject(const Plugin& plugin, const DeviceInfo& dev, const std::s
   const KernelInfo k = s.kernel;
   d.supports = [k, dev](const AttnProblem& p) { return static_cast<bool>(k.supports(dev, p)); };
   restrict_dtypes(d, dtype);
-  s.run = run_on_device;
+  use_device_runner(s);
   return s;
 }
 

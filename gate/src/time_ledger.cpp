@@ -16,7 +16,7 @@ double now_s() {
 
 struct Ledger {
   bool open = false;
-  std::string kernel, property;
+  std::string kernel, property, runner;
   long long cases = 0;
   double t0 = 0, phase[3] = {0, 0, 0};
   double upload = 0, device = 0, download = 0;
@@ -32,8 +32,8 @@ Timed::~Timed() {
   if (g_ledger.open) g_ledger.phase[static_cast<int>(phase_)] += now_s() - t0_;
 }
 
-void ledger_start(const std::string& kernel, const std::string& property) {
-  g_ledger = Ledger{true, kernel, property, 0, now_s(), {0, 0, 0}, 0, 0, 0};
+void ledger_start(const std::string& kernel, const std::string& property, const std::string& runner) {
+  g_ledger = Ledger{true, kernel, property, runner, 0, now_s(), {0, 0, 0}, 0, 0, 0};
 }
 
 void ledger_case() { ++g_ledger.cases; }
@@ -73,15 +73,15 @@ void ledger_end(std::string_view status, long long cases_run, const std::string&
   l.open = false;
   const double total = now_s() - l.t0, in = l.phase[0], k = l.phase[1], o = l.phase[2];
   const double rest = total - in - k - o;
-  std::printf("time %s/%s: %lld cases in %.2f s (%.1f cases/s): inputs %.0f%%, kernel %.0f%% (upload %.0f%%, "
+  std::printf("time %s/%s: %lld cases in %.2f s (%.1f cases/s, %s runner): inputs %.0f%%, kernel %.0f%% (upload %.0f%%, "
               "device %.0f%%, download+checks %.0f%%), oracle %.0f%%, rest %.0f%%\n",
-              l.kernel.c_str(), l.property.c_str(), l.cases, total, total > 0 ? double(l.cases) / total : 0.0,
+              l.kernel.c_str(), l.property.c_str(), l.cases, total, total > 0 ? double(l.cases) / total : 0.0, l.runner.c_str(),
               100 * in / total, 100 * k / total, 100 * l.upload / total, 100 * l.device / total,
               100 * l.download / total, 100 * o / total, 100 * rest / total);
   g_rows.push_back({{"kernel", l.kernel}, {"property", l.property}, {"cases", l.cases}, {"seconds", total},
                     {"inputs_s", in}, {"kernel_s", k}, {"oracle_s", o}, {"rest_s", rest},
                     {"kernel_upload_s", l.upload}, {"kernel_device_s", l.device}, {"kernel_download_s", l.download},
-                    {"status", std::string(status)}, {"cases_run", cases_run < 0 ? l.cases : cases_run}});
+                    {"status", std::string(status)}, {"cases_run", cases_run < 0 ? l.cases : cases_run}, {"runner", l.runner}});
   if (!reason.empty()) g_rows.back()["reason"] = reason.substr(0, 300);
   write_record();
 }

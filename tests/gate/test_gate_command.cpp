@@ -14,6 +14,8 @@
 #include "flashprobe/core/record.h"
 #include "flashprobe/gate/command.h"
 #include "flashprobe/gate/junit.h"
+#include "flashprobe/gate/stand_in_device.h"
+#include "flashprobe/gate/subject.h"
 #include "host_subject.h"
 
 using namespace flashprobe;
@@ -271,6 +273,31 @@ TEST(GateCommand, BadUsageNamesTheValueAndWhatIsAllowed) {
   a = GateArgs{};
   a.replay = "host=correct property=AgreesWithOracle rc=notarapidcheckstring";
   EXPECT_NE(usage_error(a).find("not a RapidCheck reproduce string"), std::string::npos);
+}
+
+// The device runner is chosen by $FLASHPROBE_CASE_ARENA (the per-case runner unless it is 1); making
+// an arena subject touches no GPU (the arena is made at its first run), and any other value is refused.
+TEST(GateSubject, CaseArenaIsChosenByTheEnvironment) {
+  const DeviceInfo dev = stand_in_h100();
+  unsetenv("FLASHPROBE_CASE_ARENA");
+  const Subject plain = builtin_subject("tiled", dev, "f16");
+  EXPECT_EQ(plain.runner, "per-case");
+  EXPECT_FALSE(plain.run_case);
+  setenv("FLASHPROBE_CASE_ARENA", "1", 1);
+  const Subject arena = builtin_subject("tiled", dev, "f16");
+  EXPECT_EQ(arena.runner, "arena");
+  EXPECT_TRUE(arena.run_case);
+  setenv("FLASHPROBE_CASE_ARENA", "yes", 1);
+  try {
+    (void)builtin_subject("tiled", dev, "f16");
+    ADD_FAILURE() << "FLASHPROBE_CASE_ARENA=yes was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("'yes'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("allowed are 0"), std::string::npos) << e.what();
+  }
+  setenv("FLASHPROBE_CASE_ARENA", "0", 1);
+  EXPECT_EQ(builtin_subject("tiled", dev, "f16").runner, "per-case");
+  unsetenv("FLASHPROBE_CASE_ARENA");
 }
 
 TEST(GateJunit, EscapesMarkupControlCharactersAndInvalidUtf8) {

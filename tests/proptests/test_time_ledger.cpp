@@ -36,6 +36,7 @@ TEST(TimeLedger, PhasesAreTimedAndRecorded) {
   EXPECT_EQ(rec.at("schema"), "flashprobe.prop_throughput/1");
   const auto& row = rec.at("rows").back();
   EXPECT_EQ(row.at("kernel"), "k");
+  EXPECT_EQ(row.at("runner"), "per-case");  // ledger_start's default
   EXPECT_EQ(row.at("cases"), 3);
   EXPECT_EQ(row.at("cases_run"), 3);
   EXPECT_EQ(row.at("status"), "passed");
@@ -56,7 +57,7 @@ TEST(TimeLedger, SkipsAndFailuresAreRowsWithTheirStatus) {
   std::filesystem::create_directories(dir);
   setenv("FLASHPROBE_RECORD_DIR", dir.c_str(), 1);
   fp::ledger_skip("wgmma", "P", "arch=sm_80: wgmma exists on sm_90 only");
-  fp::ledger_start("decode", "Q");
+  fp::ledger_start("decode", "Q", "arena");
   fp::ledger_end("failed", 0, "ran zero cases");
   unsetenv("FLASHPROBE_RECORD_DIR");
   const auto rows = flashprobe::read_json_file((dir / "prop_throughput.json").string()).at("rows");
@@ -68,4 +69,5 @@ TEST(TimeLedger, SkipsAndFailuresAreRowsWithTheirStatus) {
   EXPECT_EQ(rows.back().at("status"), "failed");
   EXPECT_EQ(rows.back().at("cases_run"), 0);
   EXPECT_EQ(rows.back().at("reason"), "ran zero cases");
+  EXPECT_EQ(rows.back().at("runner"), "arena");
 }

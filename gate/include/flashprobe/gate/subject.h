@@ -32,6 +32,13 @@ using proptests::Domain;
 // Runs kernel k (the subject's, a split variant of it, or its decoder) on one problem with every
 // runner check (kernels::run_kernel for device subjects).
 using Runner = std::function<kernels::RunResult(const kernels::KernelInfo& k, const AttnProblem& p, const AttnInputs& in)>;
+// Runs kernel k on a case whose inputs it makes itself (filled on the device in the case arena,
+// kernels/case_arena.h): the inputs as the kernel got them, and the run with every runner check.
+struct CaseRun {
+  AttnInputs in;
+  kernels::RunResult run;
+};
+using CaseRunner = std::function<CaseRun(const kernels::KernelInfo& k, const Case& c)>;
 
 struct Subject {
   kernels::KernelInfo kernel;  // name, supports(dev, p), launch
@@ -43,6 +50,12 @@ struct Subject {
   DeviceInfo dev;
   Domain domain;  // what the generators draw for it: its supports() as the last word, dtypes restricted
   Runner run;
+  // Set where the subject makes a case's inputs and runs it in one go (the case arena): the
+  // properties that take the drawn case as it is use it instead of making inputs and calling run.
+  CaseRunner run_case;
+  // "per-case" (device buffers allocated, guarded, uploaded and freed per run: run_kernel) or "arena"
+  // (kept across cases: kernels/case_arena.h); the time ledger records it.
+  std::string runner = "per-case";
   // The one-row kernel of DecodeLastRowEqualsPrefill: the registry's decode for built-in kernels;
   // empty for plug-ins and stand-ins, whose own one-row run is compared with their prefill.
   std::optional<kernels::KernelInfo> decoder;
@@ -62,6 +75,10 @@ Subject builtin_subject(const kernels::KernelInfo& k, const std::string& family,
 // head dims 64, 80, 96, 128, 256 and odd ones, Dv != D, f16, bf16 and f32 (restricted by dtype),
 // every feature, its supports() as the last word.
 Subject plugin_subject(const Plugin& plugin, const DeviceInfo& dev, const std::string& path, const std::string& dtype);
+
+// The device runner of built-in and plug-in subjects, from $FLASHPROBE_CASE_ARENA: unset, "" or "0" the
+// per-case runner (run_kernel), "1" the case arena. @throws UsageError naming any other value.
+bool case_arena_from_env();
 
 // The domain's dtypes kept by a dtype name ("" keeps all). @throws UsageError naming a value that is
 // not a dtype and the allowed names.

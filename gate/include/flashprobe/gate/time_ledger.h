@@ -27,7 +27,8 @@ class Timed {
   double t0_;
 };
 
-void ledger_start(const std::string& kernel, const std::string& property);
+// runner: the subject's device runner (Subject::runner: "per-case" or "arena"), kept in the row.
+void ledger_start(const std::string& kernel, const std::string& property, const std::string& runner = "per-case");
 void ledger_case();
 // The kernel phase's parts as the runner measured them (RunResult::upload_s / device_s / download_s):
 // allocation, upload and poisoning; launch to idle device; download and checks.

@@ -23,7 +23,7 @@ def shard_result(path):
     t0, t1 = (float(x) for x in open(os.path.join(path, "span")).read().split())
     if rc == 125 and not log:  # not started: the call's deadline came first
         return {"passed": 0, "skipped": False, "skip_reason": None, "not_run": True, "failure": None, "start": t0,
-                "end": t1, "ledger": {}, "header": None}
+                "end": t1, "ledger": {}, "header": None, "runners": set()}
     m = re.search(r"^cases \S+: (\d+) run, passed", log, re.M) or re.search(r"^OK, passed (\d+) tests", log, re.M)
     passed = int(m.group(1)) if m else 0
     skipped = "[  SKIPPED ]" in log and rc == 0
@@ -43,18 +43,20 @@ def shard_result(path):
                    "log_tail": log[-1500:]}
         if fals:  # the cases before the counterexample passed
             passed = int(fals.group(1)) - 1
-    ledger = {}
+    ledger, runners = {}, set()
     tp = os.path.join(path, "prop_throughput.json")
     header = None
     if os.path.exists(tp):
         rec = json.load(open(tp))
         header = {k: rec.get(k) for k in ("tool_version", "commit", "backend", "device", "host")}
         for row in rec.get("rows", []):
+            if row.get("runner"):
+                runners.add(row["runner"])
             for key, v in row.items():
                 if key.endswith("_s") or key == "seconds":
                     ledger[key] = ledger.get(key, 0.0) + v
     return {"passed": passed, "skipped": skipped, "skip_reason": skip_reason, "not_run": False, "failure": failure,
-            "start": t0, "end": t1, "ledger": ledger, "header": header}
+            "start": t0, "end": t1, "ledger": ledger, "header": header, "runners": runners}
 
 
 def main():
@@ -90,6 +92,7 @@ def main():
                      "failures": len(fails), "shards": len(shards), "shards_not_run": not_run,
                      "wall_s": round(wall, 3), "process_s": round(busy, 3),
                      "cases_per_process_s": round(passed / busy, 2) if busy > 0 else None,
+                     "runner": "+".join(sorted(set().union(*(r["runners"] for r in shards)))) or None,
                      "ledger_s": {key: round(v, 3) for key, v in ledger.items()}})
         state = (f"{len(fails)} FAILED" if fails else f"SKIPPED ({'; '.join(reasons)})" if skipped_shards
                  else f"SHORT ({not_run} shards not run)" if short else "ok")
@@ -101,13 +104,14 @@ def main():
            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
            "commit": os.environ.get("FLASHPROBE_COMMIT") or (header or {}).get("commit"),
            **{k: v for k, v in (header or {}).items() if k != "commit"},
-           "property": prop, "cases_per_kernel_dtype": cases, "cases_per_shard": per, "jobs": jobs,
+           "property": prop, "runner": "+".join(sorted({r["runner"] for r in rows if r["runner"]})) or None,
+           "cases_per_kernel_dtype": cases, "cases_per_shard": per, "jobs": jobs,
            "wall_s": round(t1 - t0, 3), "total_cases": total, "rows_skipped": skipped_rows,
            "cases_per_s": round(total / (t1 - t0), 2) if t1 > t0 else None,
            "rows": rows, "failures": failures}
     json.dump(rec, open(out, "w"), indent=1)
     print(f"soak: run {total} cases, skipped {skipped_rows} of {len(rows)} kernel x dtype, failed {len(failures)}; "
-          f"{t1 - t0:.0f} s ({total / max(t1 - t0, 1e-9):.0f} cases/s over {jobs} processes) -> {out}")
+          f"{t1 - t0:.0f} s ({total / max(t1 - t0, 1e-9):.0f} cases/s over {jobs} processes, {rec['runner'] or 'unknown'} runner) -> {out}")
     return 1 if bad else 0
 
 

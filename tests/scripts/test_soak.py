@@ -32,7 +32,8 @@ case "$k:$FLASHPROBE_PROP_DTYPE:$FLASHPROBE_PROP_SEED" in
   gate:*) echo "cases gate/AgreesWithOracle: $n run, passed"; exit 0 ;;
 esac
 echo "OK, passed $n tests"
-printf '{"schema":"flashprobe.prop_throughput/1","commit":"c0ffee","device":{"name":"Fake GPU"},"rows":[{"kernel":"%s","cases":%s,"seconds":1.5,"oracle_s":1.0,"kernel_s":0.25}]}' "$k" "$n" > "$FLASHPROBE_RECORD_DIR/prop_throughput.json"
+runner=per-case; [ "${FLASHPROBE_CASE_ARENA:-0}" = 1 ] && runner=arena
+printf '{"schema":"flashprobe.prop_throughput/1","commit":"c0ffee","device":{"name":"Fake GPU"},"rows":[{"kernel":"%s","cases":%s,"seconds":1.5,"oracle_s":1.0,"kernel_s":0.25,"runner":"%s"}]}' "$k" "$n" "$runner" > "$FLASHPROBE_RECORD_DIR/prop_throughput.json"
 """
 
 
@@ -133,9 +134,21 @@ class Soak(unittest.TestCase):
         for log in self.shard_logs():
             self.assertIn("oracle threads 3\n", log)
 
+    def test_the_runner_reaches_the_shards_and_the_record(self):
+        # FLASHPROBE_CASE_ARENA=1 goes through to every shard (the binary picks its runner from it) and
+        # the record says which runner each row and the whole soak ran on.
+        p, rec = self.run_soak("good:f16 gate:bf16", cases=4, shards=2, FLASHPROBE_CASE_ARENA="1")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("arena runner", p.stdout)
+        self.assertEqual(rec["runner"], "arena")
+        self.assertEqual(rec["rows"][0]["runner"], "arena")
+        p, rec = self.run_soak("good:f16", cases=4, shards=2)
+        self.assertEqual(rec["runner"], "per-case")
+        self.assertIn("per-case runner", p.stdout)
+
     def test_bad_settings_exit_2_naming_the_value(self):
         for key, value in (("FLASHPROBE_SOAK_TIMEOUT", "ten"), ("FLASHPROBE_SOAK_SEED", "-1"),
-                           ("FLASHPROBE_ORACLE_THREADS", "0")):
+                           ("FLASHPROBE_ORACLE_THREADS", "0"), ("FLASHPROBE_CASE_ARENA", "yes")):
             p, rec = self.run_soak("good:f16", cases=3, shards=1, **{key: value})
             self.assertEqual(p.returncode, 2)
             self.assertIn(f"{key} = '{value}'", p.stderr)

@@ -210,7 +210,9 @@ def soak_items(rec):
             short = f"ran {row['cases']} of {row['asked']} asked"
         if skipped and row.get("skip_reasons"):
             short = "; ".join([short] * bool(short) + row["skip_reasons"])
-        yield Item("soak", f"{row.get('kernel')} {row.get('dtype')} {row.get('property')}", row.get("cases"), skipped,
+        # The case arena's soak (run-all's soak-arena, beside the per-case soak of the same call) is its own row.
+        arena = " (case arena)" if rec.data.get("runner") == "arena" else ""
+        yield Item("soak", f"{row.get('kernel')} {row.get('dtype')} {row.get('property')}{arena}", row.get("cases"), skipped,
                    row.get("failures"), rec, short)
 
 

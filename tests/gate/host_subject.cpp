@@ -5,8 +5,13 @@
 #include <stdexcept>
 #include <thread>
 
+#include <memory>
+
 #include "flashprobe/core/buffer.h"
+#include "flashprobe/core/device_memory.h"
 #include "flashprobe/core/error.h"
+#include "flashprobe/kernels/case_arena.h"
+#include "flashprobe/kernels/input_fill.h"
 #include "flashprobe/oracle/reference.h"
 
 namespace flashprobe::gate::testing {
@@ -35,14 +40,56 @@ kernels::RunResult run_on_host(const AttnProblem& p, const AttnInputs& in, bool 
   return r;
 }
 
+// The arena stand-ins: a kernel that reads Q, K and V through the pointers, computes on the host and
+// writes O and LSE through them (every launch, or the first only), run on a case arena over host
+// memory whose fill is the host generator writing through the pointers (the device fill's bits).
+void use_host_arena(Subject& s, bool writes_once) {
+  auto launches = std::make_shared<int>(0);
+  s.kernel.launch = [launches, writes_once](const AttnProblem& p, const kernels::DeviceTensors& t, void*, kernels::Stream) {
+    if (writes_once && (*launches)++ > 0) return;
+    AttnInputs in{Tensor(p.dtype, p.q_span()), Tensor(p.dtype, p.k_span()), Tensor(p.dtype, p.v_span())};
+    std::memcpy(in.q.bytes.data(), t.q, in.q.bytes.size());
+    std::memcpy(in.k.bytes.data(), t.k, in.k.bytes.size());
+    std::memcpy(in.v.bytes.data(), t.v, in.v.bytes.size());
+    const kernels::RunResult r = run_on_host(p, in, false, false);
+    std::memcpy(t.o, r.out.o.bytes.data(), r.out.o.bytes.size());
+    std::memcpy(t.lse, r.out.lse.data(), r.out.lse.size() * sizeof(float));
+  };
+  auto arena = std::make_shared<kernels::CaseArena>(host_memory());
+  const DeviceInfo dev = s.dev;
+  s.runner = "arena";
+  s.run = [arena, dev](const kernels::KernelInfo& k, const AttnProblem& p, const AttnInputs& in) {
+    return kernels::run_in_arena(*arena, k, dev, p, kernels::ArenaInputs::of(in)).run;
+  };
+  s.run_case = [arena, dev](const kernels::KernelInfo& k, const Case& c) {
+    const AttnInputs want = c.make_inputs();
+    kernels::ArenaRun r = kernels::run_in_arena(*arena, k, dev, c.problem, kernels::ArenaInputs::filled([&](void* q, void* kk, void* v) {
+      std::memcpy(q, want.q.bytes.data(), want.q.bytes.size());
+      std::memcpy(kk, want.k.bytes.data(), want.k.bytes.size());
+      std::memcpy(v, want.v.bytes.data(), want.v.bytes.size());
+    }));
+    kernels::spot_check_counter_inputs(c.problem, c.seed, c.input_dist(), r.in);
+    return CaseRun{std::move(r.in), std::move(r.run)};
+  };
+}
+
 }  // namespace
 
 Subject host_subject(const std::string& name, const std::string& dtype) {
+  if (name == "arena-correct" || name == "arena-writes-once") {
+    Subject s = host_subject("correct", dtype);
+    s.kernel.name = "host-" + name;
+    s.kernel.description = "host stand-in on the case arena: " + name;
+    s.ref = name;
+    use_host_arena(s, name == "arena-writes-once");
+    return s;
+  }
   const bool scale = name == "scales-2-key-rows", slow = name == "slow", refuse_all = name == "refuses-all",
              refuse_batches = name == "refuses-batches", launch_fails = name == "launch-fails";
   if (!scale && !slow && !refuse_all && !refuse_batches && !launch_fails && name != "correct")
     throw UsageError("host stand-in '" + name +
-                     "': allowed correct, scales-2-key-rows, refuses-all, refuses-batches, slow, launch-fails");
+                     "': allowed correct, scales-2-key-rows, refuses-all, refuses-batches, slow, launch-fails, arena-correct, "
+                     "arena-writes-once");
   Subject s;
   s.kernel.name = "host-" + name;
   s.kernel.description = "host stand-in: " + name;

@@ -275,6 +275,26 @@ TEST(GateCommand, BadUsageNamesTheValueAndWhatIsAllowed) {
   EXPECT_NE(usage_error(a).find("not a RapidCheck reproduce string"), std::string::npos);
 }
 
+// The gate on the case arena (host memory standing in for the device): a correct kernel passes every
+// property it is given; a kernel that writes its outputs on its first launch only passes that case and
+// fails the next (its outputs are poison again, the oracle and the poison count see it), although the
+// previous case's correct outputs sat in the same buffers.
+TEST(GateCommand, OnTheCaseArenaAStaleOutputFailsFromTheSecondCase) {
+  const GateRun ok = run(args("arena-correct", {"AgreesWithOracle", "EveryOutputWritten", "GuardBandsIntact", "Deterministic"}));
+  EXPECT_EQ(ok.code, 0) << ok.out;
+  EXPECT_NE(ok.out.find("host-arena-correct / AgreesWithOracle: passed, 12 of 12 cases run"), std::string::npos) << ok.out;
+  EXPECT_NE(ok.out.find("host host-arena-correct: 4 run, 0 not exercised (0 allowed), 0 failed"), std::string::npos) << ok.out;
+  for (const char* prop : {"AgreesWithOracle", "EveryOutputWritten"}) {
+    GateArgs a = args("arena-writes-once", {prop});
+    a.json = temp("gate_arena_stale.json");
+    const GateRun bad = run(a);
+    EXPECT_EQ(bad.code, 1) << bad.out;
+    EXPECT_NE(bad.out.find(std::string("host-arena-writes-once / ") + prop + ": FAILED"), std::string::npos) << bad.out;
+    const auto row = read_json_file(a.json).at("rows").at(0);
+    EXPECT_EQ(row.at("status"), "failed") << row.dump();
+  }
+}
+
 // The device runner is chosen by $FLASHPROBE_CASE_ARENA (the per-case runner unless it is 1); making
 // an arena subject touches no GPU (the arena is made at its first run), and any other value is refused.
 TEST(GateSubject, CaseArenaIsChosenByTheEnvironment) {

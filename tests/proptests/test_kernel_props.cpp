@@ -3,8 +3,9 @@
 // invariant per test: Kernels/KernelProps.Holds/<kernel>_<property>). Budgets come from the
 // environment (FLASHPROBE_PROP_CASES / _MAX_SIZE / _SEED, or RC_PARAMS), so the same binary is a
 // 2-minute gate and an hour-long soak; FLASHPROBE_PROP_DTYPE runs one dtype (a soak's per-dtype
-// counts; scripts/gpu/soak). A failure prints the shrunk case (its id and JSON), the
-// `flashprobe gate --replay` line and RapidCheck's RC_PARAMS="reproduce=..." line. Each test prints
+// counts; scripts/gpu/soak); FLASHPROBE_CASE_ARENA=1 runs the cases on the case arena (gate/subject.h,
+// kernels/case_arena.h) instead of the per-case runner. A failure prints the shrunk case (its id and
+// JSON), the `flashprobe gate --replay` line and RapidCheck's RC_PARAMS="reproduce=..." line. Each test prints
 // "cases K/P: N run, <status>". Skips only without a GPU, when the kernel refuses this device (its
 // whole domain: wgmma off sm_90) or the property needs more of it, or when it takes no
 // FLASHPROBE_PROP_DTYPE inputs; a property not exercised otherwise fails (gate_verdict.h).

@@ -88,6 +88,19 @@ FP_DEV void visible_from_offsets32(int i, int keys, int lo_off, int hi_off, int&
   hi = i + hi_off < keys - 1 ? i + hi_off : keys - 1;
 }
 
+// The keys the query rows i0 .. i0 + rows - 1 (cut at sq) see together, [lo(first row), hi(last row)]
+// from the offsets of visible_offsets32 (lo > hi: none), for kernels that walk a row block's key tiles.
+FP_DEV void block_keys_from_offsets32(int i0, int rows, int sq, int keys, int lo_off, int hi_off, int& lo, int& hi) {
+  const int last = (i0 + rows < sq ? i0 + rows : sq) - 1;
+  lo = 1;
+  hi = 0;
+  if (i0 <= last) {
+    int t;
+    visible_from_offsets32(i0, keys, lo_off, hi_off, lo, t);
+    visible_from_offsets32(last, keys, lo_off, hi_off, t, hi);
+  }
+}
+
 template <Bug bug>
 FP_DEV int kv_head(const Params& p, int h) {
   if constexpr (bug == Bug::gqa_mod) return h % p.hkv;

@@ -30,6 +30,7 @@
 #include "flashprobe/atoms/sm75_ldmatrix.h"
 #include "flashprobe/core/device.cuh"
 #include "flashprobe/core/mask.h"
+#include "flashprobe/core/mask_hull.h"
 #include "src/attn_common.cuh"
 #include "src/bwd.cuh"
 #include "src/bwd_params.h"
@@ -265,18 +266,9 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_bwd_dkdv(BwdParams bp
   bwd_offsets32<bug>(p, b, lo_off, hi_off);
   const int diag = static_cast<int>(diag_of<Bug::none>(p, b));
 
-  // The query rows that see a key of this block: hi(i) >= kb and lo(i) <= kend (both bounds are
-  // non-decreasing in i), in whole tiles.
-  int t_first = 0, ntiles = 0;
-  if (kb < keys) {
-    const int kend = (kb + C::kBc < keys ? kb + C::kBc : keys) - 1;
-    const std::int64_t f0 = std::int64_t{kb} - hi_off, f1 = std::int64_t{kend} - lo_off;
-    const std::int64_t i0 = f0 > 0 ? f0 : 0, i1 = f1 < p.sq - 1 ? f1 : p.sq - 1;
-    if (i0 <= i1) {
-      t_first = static_cast<int>(i0 / Br);
-      ntiles = static_cast<int>(i1 / Br) - t_first + 1;
-    }
-  }
+  // The query tiles with a row that sees a key of this block.
+  int t_first, ntiles;
+  mask::query_tiles_seeing(kb, C::kBc, keys, p.sq, lo_off, hi_off, Br, t_first, ntiles);
   const int steps = ntiles * p.group;
 
   std::uint16_t* const k_s = fp_dev::dynamic_smem<std::uint16_t>();
@@ -511,14 +503,8 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_bwd_dq(BwdParams bp) 
   int lo_off, hi_off;
   bwd_offsets32<bug>(p, b, lo_off, hi_off);
   const int diag = static_cast<int>(diag_of<Bug::none>(p, b));
-  // The block's keys: [lo(first row), hi(last row)].
-  const int last = (i0 + C::kBm < p.sq ? i0 + C::kBm : p.sq) - 1;
-  int blo = 1, bhi = 0;
-  if (i0 <= last) {
-    int t;
-    visible_from_offsets32(i0, keys, lo_off, hi_off, blo, t);
-    visible_from_offsets32(last, keys, lo_off, hi_off, t, bhi);
-  }
+  int blo, bhi;  // the block's keys (blo > bhi: none)
+  block_keys_from_offsets32(i0, C::kBm, p.sq, keys, lo_off, hi_off, blo, bhi);
 
   std::uint16_t* const q_s = fp_dev::dynamic_smem<std::uint16_t>();
   std::uint16_t* const do_s = q_s + C::kQTile;

@@ -24,6 +24,7 @@
 #include "flashprobe/atoms/atom_layout.cuh"
 #include "flashprobe/core/device.cuh"
 #include "flashprobe/core/mask.h"
+#include "flashprobe/core/mask_hull.h"
 #include "src/attn_common.cuh"
 #include "src/bwd_params.h"
 #include "src/dtype.cuh"
@@ -162,18 +163,9 @@ __global__ __launch_bounds__(amd_bwd_threads<Atom>()) void amd_bwd_dkdv(BwdParam
   const int keys = keys_of(p, b), diag = static_cast<int>(diag_of<Bug::none>(p, b));
   int lo_off, hi_off;
   visible_offsets32(p, b, lo_off, hi_off);
-  // The query rows that see a key of this block: hi(i) >= kb and lo(i) <= kend (both bounds are
-  // non-decreasing in i), in whole tiles.
-  int t_first = 0, ntiles = 0;
-  if (kb < keys) {
-    const int kend = (kb + C::kBc < keys ? kb + C::kBc : keys) - 1;
-    const std::int64_t f0 = std::int64_t{kb} - hi_off, f1 = std::int64_t{kend} - lo_off;
-    const std::int64_t i0 = f0 > 0 ? f0 : 0, i1 = f1 < p.sq - 1 ? f1 : p.sq - 1;
-    if (i0 <= i1) {
-      t_first = static_cast<int>(i0 / T);
-      ntiles = static_cast<int>(i1 / T) - t_first + 1;
-    }
-  }
+  // The query tiles with a row that sees a key of this block.
+  int t_first, ntiles;
+  mask::query_tiles_seeing(kb, C::kBc, keys, p.sq, lo_off, hi_off, T, t_first, ntiles);
   const int wk = wave * M;  // the wave's first key in the block
   float dk[C::kDT][Atom::kC], dv[C::kDT][Atom::kC];
 #pragma unroll
@@ -252,13 +244,8 @@ __global__ __launch_bounds__(amd_bwd_threads<Atom>()) void amd_bwd_dq(BwdParams 
   const int wr = wave * M;  // the wave's first row in the block
   int lo_off, hi_off;
   visible_offsets32(p, b, lo_off, hi_off);
-  // The block's keys: [lo(first row), hi(last row)].
-  const int last = (i0 + C::kBc < p.sq ? i0 + C::kBc : p.sq) - 1;
-  int blo = 1, bhi = 0, t;
-  if (i0 <= last) {
-    visible_from_offsets32(i0, keys, lo_off, hi_off, blo, t);
-    visible_from_offsets32(last, keys, lo_off, hi_off, t, bhi);
-  }
+  int blo, bhi;  // the block's keys (blo > bhi: none)
+  block_keys_from_offsets32(i0, C::kBc, p.sq, keys, lo_off, hi_off, blo, bhi);
   float dq[C::kDT][Atom::kC];
 #pragma unroll
   for (int u = 0; u < C::kDT; ++u)

@@ -30,8 +30,10 @@ constexpr Grad kGrads[] = {Grad::dq, Grad::dk, Grad::dv};
 struct Sample {
   std::string kernel, case_id, dtype;
   bool correct = true, equivalent = false;
+  bool bounded = true;  // every gradient bounded (grad_check.h); a run that is not is left out of every count
   bool pattern_ok[3] = {true, true, true}, bias_ok[3] = {true, true, true};
   double err[3] = {}, emu[3] = {}, unit[3] = {};
+  double reach = 0;  // the largest bound / plausible gradient over dQ, dK, dV (1 and above: not bounded)
   std::string default_reason;
 };
 
@@ -75,6 +77,7 @@ std::vector<Sample> run_problem(int index, std::uint64_t seed, double max_macs) 
     s.dtype = std::string(dtype_name(p.dtype));
     s.correct = k.correct;
     s.equivalent = !k.correct && g.dq.bytes == base.dq.bytes && g.dk.bytes == base.dk.bytes && g.dv.bytes == base.dv.bytes;
+    s.bounded = r.bounded;
     for (int w = 0; w < 3; ++w) {
       const GradVerdict& v = r.verdict(kGrads[w]);
       s.pattern_ok[w] = v.got.nonfinite_pattern_ok && v.emulated.nonfinite_pattern_ok;
@@ -82,6 +85,7 @@ std::vector<Sample> run_problem(int index, std::uint64_t seed, double max_macs) 
       s.err[w] = v.got.max_abs;
       s.emu[w] = v.emulated.max_abs;
       s.unit[w] = v.unit;
+      if (v.plausible > 0) s.reach = std::max(s.reach, v.bound / v.plausible);
     }
     if (!r.pass) s.default_reason = r.reason.substr(0, 300);
     out.push_back(s);
@@ -103,8 +107,14 @@ int main(int argc, char** argv) {
   const double max_macs = args.max_macs;
   const std::string out_path = args.out;
 
-  const std::vector<Sample> all =
+  std::vector<Sample> all =
       bench::run_problems<Sample>(problems, [&](int i) { return run_problem(i, seed, max_macs); });
+  double reach = 0;
+  for (const auto& s : all) reach = std::max(reach, s.reach);
+  // A run whose gradients cannot all be bounded neither passes nor fails: counted apart.
+  const auto unbounded = std::stable_partition(all.begin(), all.end(), [](const Sample& s) { return s.bounded; });
+  const long long not_bounded = all.end() - unbounded;
+  all.erase(unbounded, all.end());
 
   const GradCheckOptions d;
   nlohmann::json rec = record_header("calibration_backward", false);
@@ -198,7 +208,10 @@ int main(int argc, char** argv) {
   rec["false_failure_cases"] = ffc;
   rec["defaults_false_failures"] = ff;
   rec["defaults_correct_runs"] = nc;
-  std::printf("\ndefaults k=%g floor=%g: %lld false failures in %lld correct runs (simulated)\n", d.k, d.floor, ff, nc);
+  rec["not_bounded_runs"] = not_bounded;
+  rec["bound_over_plausible_max"] = reach;
+  std::printf("\ndefaults k=%g floor=%g: %lld false failures in %lld correct runs (simulated); %lld runs not bounded "
+              "(largest bound / plausible gradient %.3g)\n", d.k, d.floor, ff, nc, not_bounded, reach);
   if (!out_path.empty()) write_json_file(out_path, rec);
   return 0;
 }

@@ -226,7 +226,7 @@ std::string check_footer() {
        "a.view(np.uint16); torch: t.view(torch.int16).numpy()). The header must be the one numpy writes and "
        "the data exactly the size it declares.\n"
        "\nExit codes: 0 the check passed; 1 the check failed (an element outside its bound, a NaN/Inf where "
-       "the reference has none, a bias, an LSE or gradient error); 2 anything else: bad usage, an unreadable or malformed "
+       "the reference has none, a bias, an LSE or gradient error, or a gradient it cannot bound: NOT BOUNDED); 2 anything else: bad usage, an unreadable or malformed "
        "file (named, with the field or value at fault), an invalid problem, an unwritable --json (checked "
        "before the work), or an internal error.\n";
   std::size_t start = 0;

@@ -53,6 +53,8 @@ class Engine {
       t.dq_terms = std::max(t.dq_terms, s.t.dq_terms);
       t.dk_terms = std::max(t.dk_terms, s.t.dk_terms);
       t.dv_terms = std::max(t.dv_terms, s.t.dv_terms);
+      t.dq_plausible = std::max(t.dq_plausible, s.t.dq_plausible);
+      t.dk_plausible = std::max(t.dk_plausible, s.t.dk_plausible);
       t.p_colsum = std::max(t.p_colsum, s.t.p_colsum);
       t.e_d = std::max(t.e_d, s.t.e_d);
       row_keys += s.row_keys;
@@ -65,6 +67,8 @@ class Engine {
     input_stats();
     t.dq_terms *= t.k_max;
     t.dk_terms *= t.q_max;
+    t.dq_plausible *= t.k_max;
+    t.dk_plausible *= t.q_max;
     t.dv_terms *= t.do_max;
     t.e_d *= t.v_max;
   }
@@ -112,7 +116,7 @@ class Engine {
     for (int i = 0; i < sq; ++i) p_.visible_range(b, i, lo[i], hi[i]);
     const std::int64_t diag0 = p_.diag_offset(b);
     std::vector<double> col_abs(static_cast<std::size_t>(n), 0.0), col_p(static_cast<std::size_t>(n), 0.0),
-        col_rows(static_cast<std::size_t>(n), 0.0);
+        col_rows(static_cast<std::size_t>(n), 0.0), col_plaus(static_cast<std::size_t>(n), 0.0);
     const T cap = static_cast<T>(p_.softcap);
 
     for (int hh = 0; hh < G; ++hh) {
@@ -164,10 +168,15 @@ class Engine {
           Pr(i, j) = rounded(S(i, j));
         }
         if (!emulate_) {
-          double row_abs = 0;
+          double row_abs = 0, row_plaus = 0;
           for (std::int64_t j = a; j < a + w; ++j) {
             const double ad = std::abs(static_cast<double>(dS(i, j)));
+            const double pl = static_cast<double>(S(i, j)) *
+                              (std::abs(static_cast<double>(dP(i, j))) + std::abs(static_cast<double>(D))) *
+                              static_cast<double>(F(i, j));
             row_abs += ad;
+            row_plaus += pl;
+            col_plaus[static_cast<std::size_t>(j)] += pl;
             col_abs[static_cast<std::size_t>(j)] += ad;
             col_p[static_cast<std::size_t>(j)] += static_cast<double>(S(i, j));
             col_rows[static_cast<std::size_t>(j)] += 1;
@@ -175,6 +184,7 @@ class Engine {
           double e = 0;
           for (int x = 0; x < p_.dv; ++x) e += std::abs(static_cast<double>(dO(i, x)));
           st.t.dq_terms = std::max(st.t.dq_terms, p_.effective_scale() * row_abs);
+          st.t.dq_plausible = std::max(st.t.dq_plausible, p_.effective_scale() * row_plaus);
           st.t.e_d = std::max(st.t.e_d, e);
           st.row_keys += static_cast<double>(w);
           st.rows_seeing += 1;
@@ -193,6 +203,7 @@ class Engine {
       for (int x = 0; x < p_.dv; ++x) g_.dv[Gradients::dv_index(p_, b, j, kvh, x)] = rounded(dV(j, x));
       if (!emulate_ && col_rows[static_cast<std::size_t>(j)] > 0) {
         st.t.dk_terms = std::max(st.t.dk_terms, p_.effective_scale() * col_abs[static_cast<std::size_t>(j)]);
+        st.t.dk_plausible = std::max(st.t.dk_plausible, p_.effective_scale() * col_plaus[static_cast<std::size_t>(j)]);
         st.t.dv_terms = std::max(st.t.dv_terms, col_p[static_cast<std::size_t>(j)]);
         st.t.p_colsum = std::max(st.t.p_colsum, col_p[static_cast<std::size_t>(j)]);
         st.key_rows += col_rows[static_cast<std::size_t>(j)];

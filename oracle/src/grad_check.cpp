@@ -128,6 +128,10 @@ double grad_atol_unit(const AttnProblem& p, Grad g, const GradTerms& t, double r
 
 double grad_score_bias_ulp(const GradTerms& t, double rel_ulp) { return dtype_eps(DType::f32) * t.s_max * rel_ulp; }
 
+double grad_plausible(Grad g, const GradTerms& t) {
+  return g == Grad::dq ? t.dq_plausible : g == Grad::dk ? t.dk_plausible : t.dv_terms;
+}
+
 double grad_mean_terms(Grad g, const GradTerms& t) { return g == Grad::dq ? t.dq_mean_terms : t.dk_mean_terms; }
 
 std::vector<double> gather_gradient(const AttnProblem& p, Grad g, const Tensor& t) {
@@ -177,6 +181,7 @@ static BackwardCheckResult check_impl(const AttnProblem& p, const AttnInputs& in
   if (!any) throw UsageError("check_backward needs at least one of dQ, dK, dV");
 
   BackwardCheckResult res;
+  res.failed = false;
   res.problem = p;
   res.case_id = p.id();
   res.options = opt;
@@ -187,6 +192,7 @@ static BackwardCheckResult check_impl(const AttnProblem& p, const AttnInputs& in
                              finite_tensor(bw.dout, p.batch, p.sq, p.hq, p.dv, p.o_strides());
   if (!inputs_finite) {
     res.reason = "Q, K, V or dO holds NaN/Inf: the gradients cannot be bounded";
+    res.failed = true;
     for (int w = 0; w < 3; ++w)
       if (!given[w]->bytes.empty()) {
         GradVerdict& v = w == 0 ? res.dq : w == 1 ? res.dk : res.dv;
@@ -200,6 +206,7 @@ static BackwardCheckResult check_impl(const AttnProblem& p, const AttnInputs& in
   if (!oracle) own = backward_oracle(p, in, bw);
   const Gradients& ref = oracle ? oracle->ref : own.ref;
   const Gradients& emu = oracle ? oracle->emulated : own.emulated;
+  std::vector<std::string> unbounded;
   for (int w = 0; w < 3; ++w) {
     if (given[w]->bytes.empty()) continue;
     const Grad g = static_cast<Grad>(w);
@@ -213,6 +220,12 @@ static BackwardCheckResult check_impl(const AttnProblem& p, const AttnInputs& in
     v.bound = opt.k * v.emulated.max_abs + v.atol;
     v.margin = v.bound > 0 ? v.got.max_abs / v.bound : (v.got.max_abs > 0 ? INFINITY : 0.0);
     v.mean_terms = grad_mean_terms(g, ref.terms);
+    v.plausible = grad_plausible(g, ref.terms);
+    v.bounded = std::isfinite(v.bound) && v.bound <= v.plausible;
+    if (!v.bounded)
+      unbounded.push_back("cannot bound " + name + ": its bound " + fmt(v.bound) + " admits every plausible " + name +
+                          " (" + fmt(v.plausible) + ", the largest any signs of its terms give); the fp32 scores (up to " +
+                          fmt(ref.terms.s_max) + ") leave P uncertain by " + fmt(dtype_eps(DType::f32) * ref.terms.s_max));
     std::vector<std::string> bad;
     if (!v.emulated.nonfinite_pattern_ok)
       bad.push_back("the emulated backward is not finite where the reference is (" + v.emulated.nonfinite_detail +
@@ -230,23 +243,27 @@ static BackwardCheckResult check_impl(const AttnProblem& p, const AttnInputs& in
         bad.push_back(name + " is biased by " + fmt(v.got.bias_ulp) + " ulp on average over " +
                       std::to_string(v.got.bias_count) + " elements (limit " + fmt(v.bias_limit) + "): rounding toward zero?");
     }
-    v.pass = bad.empty();
     for (std::size_t i = 0; i < bad.size(); ++i) v.reason += (i ? "; " : "") + bad[i];
-    if (!v.pass) why.push_back(v.reason);
+    if (!bad.empty()) why.push_back(v.reason);
+    if (!v.bounded) v.reason += (v.reason.empty() ? "" : "; ") + unbounded.back();
+    v.pass = bad.empty() && v.bounded;
   }
-  res.pass = why.empty();
+  res.failed = !why.empty();
+  res.bounded = unbounded.empty();
+  res.pass = !res.failed && res.bounded;
+  why.insert(why.end(), unbounded.begin(), unbounded.end());
   for (std::size_t i = 0; i < why.size(); ++i) res.reason += (i ? "; " : "") + why[i];
   return res;
 }
 
 std::string BackwardCheckResult::summary() const {
   std::ostringstream s;
-  s << "backward " << (pass ? "PASS " : "FAIL ") << case_id;
+  s << "backward " << (pass ? "PASS " : failed ? "FAIL " : "NOT BOUNDED ") << case_id;
   for (Grad g : {Grad::dq, Grad::dk, Grad::dv}) {
     const GradVerdict& v = verdict(g);
     if (!v.checked) continue;
     s << "  " << grad_name(g) << " max_abs " << fmt(v.got.max_abs) << " bound " << fmt(v.bound) << " (margin " << std::fixed
-      << std::setprecision(2) << v.margin << ")";
+      << std::setprecision(2) << v.margin << (v.bounded ? ")" : ", not bounded)");
     s.unsetf(std::ios::floatfield);
   }
   if (!pass) s << "  -- " << reason;
@@ -257,6 +274,8 @@ nlohmann::json BackwardCheckResult::to_json() const {
   nlohmann::json j;
   j["case_id"] = case_id;
   j["pass"] = pass;
+  j["failed"] = failed;
+  j["bounded"] = bounded;
   j["reason"] = reason;
   for (Grad g : {Grad::dq, Grad::dk, Grad::dv}) {
     const GradVerdict& v = verdict(g);
@@ -276,7 +295,8 @@ nlohmann::json BackwardCheckResult::to_json() const {
               {"emulated_metrics", metrics(v.emulated)},                 {"error", num(v.got.max_abs)},
               {"bound", num(v.bound)},   {"margin", num(v.margin)},      {"atol", num(v.atol)},
               {"unit", num(v.unit)},     {"mean_terms", v.mean_terms},   {"bias_tested", v.bias_tested},
-              {"bias_limit", num(v.bias_limit)}, {"bias_score_ulp", num(v.bias_score_ulp)}};
+              {"bias_limit", num(v.bias_limit)}, {"bias_score_ulp", num(v.bias_score_ulp)},
+              {"plausible", num(v.plausible)}, {"bounded", v.bounded}};
   }
   j["tolerance"] = {{"k", options.k},           {"floor", options.floor},
                     {"bias_floor_ulp", options.bias_floor_ulp}, {"bias_se", options.bias_se},

@@ -86,3 +86,59 @@ TEST(GradCheckLogits, ScoreBiasAllowanceIsNegligibleAtOrdinaryLogits) {
     EXPECT_FALSE(r.pass) << r.summary();
   }
 }
+
+// There the bounds of dQ and dK (order 1e4 for gradients the kernels give as 1e-4 around an exact
+// ~1e-305) exceed every plausible dQ and dK: δs = 2^-23 s_max ~ 0.1, and the model's term
+// u (1 + s_max) scale max|K| e_D is a tenth of what a gradient of that size could be. Such a bound
+// checks nothing, so the verdict is NOT BOUNDED: not a pass, not a failure of the kernel. dV stays
+// bounded and judged. (Before grad_plausible these cases passed silently, margin 0.00.)
+TEST(GradCheckLogits, DqAndDkAtLargeLogitsAreNotBoundedAndDoNotPass) {
+  for (const auto& [t, heads, sk] : {std::tuple{DType::f16, 1, 5}, {DType::bf16, 2, 3}}) {
+    const proptests::Case c = logits_case(t, heads, sk, 0);
+    const AttnInputs in = c.make_inputs();
+    const BackwardInputs bw = backward_inputs(c.problem, in, 100);
+    const BackwardCheckResult r =
+        check_backward(c.problem, in, bw, run_simulated_backward(simulated_backward_kernel("fa2_b64"), c.problem, in, bw));
+    EXPECT_FALSE(r.pass) << r.summary();
+    EXPECT_FALSE(r.failed) << r.summary();
+    EXPECT_FALSE(r.bounded);
+    EXPECT_FALSE(r.dq.bounded || r.dq.pass);
+    EXPECT_FALSE(r.dk.bounded || r.dk.pass);
+    EXPECT_TRUE(r.dv.bounded && r.dv.pass) << r.dv.reason;
+    EXPECT_GT(r.dq.bound, r.dq.plausible);
+    EXPECT_NE(r.summary().find("backward NOT BOUNDED"), std::string::npos) << r.summary();
+    EXPECT_NE(r.reason.find("cannot bound dQ"), std::string::npos) << r.reason;
+    EXPECT_EQ(r.to_json()["bounded"], false);
+    EXPECT_EQ(r.to_json()["dk"]["bounded"], false);
+  }
+}
+
+// A gradient that is both over its bound and unbounded elsewhere is a failure, named first.
+TEST(GradCheckLogits, AFailureStaysAFailureBesideAnUnboundedGradient) {
+  const proptests::Case c = logits_case(DType::f16, 1, 5, 0);
+  const AttnInputs in = c.make_inputs();
+  const BackwardInputs bw = backward_inputs(c.problem, in, 100);
+  KernelGradients g = run_simulated_backward(simulated_backward_kernel("fa2_b64"), c.problem, in, bw);
+  g.dv.set(7, g.dv.get(7) + 20.0);
+  const BackwardCheckResult r = check_backward(c.problem, in, bw, g);
+  EXPECT_TRUE(r.failed && !r.pass && !r.bounded) << r.summary();
+  EXPECT_EQ(r.reason.rfind("dV max_abs", 0), 0u) << r.reason;
+  EXPECT_NE(r.summary().find("backward FAIL"), std::string::npos);
+}
+
+// On ordinary inputs and the harness's large and rising ones (scores up to about 1e4), bounds stay far
+// below the plausible gradients (the calibration's largest ratio: 0.025): nothing there turns NOT BOUNDED.
+TEST(GradCheckLogits, OrdinaryAndLargeInputsStayBounded) {
+  for (auto kind : {proptests::InputKind::normal, proptests::InputKind::large_magnitude, proptests::InputKind::rising_keys})
+    for (DType t : {DType::f16, DType::bf16, DType::f32}) {
+      proptests::Case c = logits_case(t, 2, 40, 3);
+      c.inputs = kind;
+      const AttnInputs in = c.make_inputs();
+      const BackwardInputs bw = backward_inputs(c.problem, in, 101);
+      const BackwardCheckResult r = check_backward(c.problem, in, bw,
+                                                   run_simulated_backward(simulated_backward_kernel("fa2_b64"), c.problem, in, bw));
+      EXPECT_TRUE(r.pass) << r.summary();
+      for (Grad g : {Grad::dq, Grad::dk, Grad::dv})  // measured: at most 0.063 (f32, rising keys, dK)
+        EXPECT_LT(r.verdict(g).bound, 0.25 * r.verdict(g).plausible) << c.id() << " " << grad_name(g);
+    }
+}

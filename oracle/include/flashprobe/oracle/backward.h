@@ -37,6 +37,10 @@ struct GradTerms {
   double e_d = 0;       // max_i sum_x |dO_ix| max|V|: bounds |dP| and |D|
   double s_max = 0;     // scale max|q| max|k| (row norms): bounds the logits
   double q_max = 0, k_max = 0, v_max = 0, do_max = 0;  // largest |element|
+  // The largest gradient any signs of its terms could give, |dS_ij| <= P_ij (|dP_ij| + |D_i|) times the
+  // soft-cap factor: a bound above it admits every plausible gradient (grad_check.h: cannot bound).
+  double dq_plausible = 0;  // max_i scale sum_j P_ij (|dP_ij| + |D_i|) f_ij max|K|
+  double dk_plausible = 0;  // max_j scale sum_(i, h in group) P_ij (|dP_ij| + |D_i|) f_ij max|Q|
   double dq_mean_terms = 0;  // visible keys per (row, head) that sees a key, averaged
   double dk_mean_terms = 0;  // (row, head of the group) pairs per key some row sees, averaged
 };

@@ -5,7 +5,10 @@
 // T_ref exact (reference_backward), T_emulated FlashAttention-2's fp16/bf16 backward run on the O
 // and LSE the kernel was given (emulate_backward), unit_T = grad_atol_unit() (BACKWARD_TOLERANCE.md
 // derives it from the exact gradients' terms before cancellation). 16-bit gradients also pass a
-// rounding-bias test where enough elements with enough terms each are compared. NaN/Inf: the
+// rounding-bias test where enough elements with enough terms each are compared. A gradient whose
+// bound exceeds every plausible gradient (grad_plausible: the largest |T| any signs of its terms give)
+// cannot be bounded (at logits of order 1e5, where the fp32 scores leave P uncertain by percents):
+// it does not pass, and the verdict says NOT BOUNDED, not FAIL, unless a check failed too. NaN/Inf: the
 // kernel's pattern must match the reference rounded to the input type; Q, K, V or dO holding NaN/Inf
 // cannot be bounded and fail; so does an emulation that is not finite where the reference is (an O
 // or LSE the bound cannot be built from).
@@ -61,6 +64,8 @@ struct GradVerdict {
   bool checked = false, pass = true;
   GradMetrics got, emulated;
   double unit = 0, atol = 0, bound = 0, margin = 0;
+  double plausible = 0;       // grad_plausible(): a bound above it checks nothing
+  bool bounded = true;        // bound finite and <= plausible
   double mean_terms = 0;      // grad_mean_terms()
   bool bias_tested = false;
   double bias_score_ulp = 0;  // the part of bias_limit the fp32 scores allow (grad_score_bias_ulp)
@@ -69,15 +74,17 @@ struct GradVerdict {
 };
 
 struct BackwardCheckResult {
-  bool pass = false;
+  bool pass = false;     // every given gradient bounded and nothing failed
+  bool failed = false;   // a check failed (bound, bias, NaN/Inf): the kernel is wrong, or its inputs are
+  bool bounded = true;   // every given gradient could be bounded (pass = bounded && !failed)
   std::string case_id;
   AttnProblem problem;
   GradVerdict dq, dk, dv;
   GradCheckOptions options;
-  std::string reason;  // empty when passing
+  std::string reason;  // empty when passing; what failed, then what could not be bounded
 
   const GradVerdict& verdict(Grad g) const { return g == Grad::dq ? dq : g == Grad::dk ? dk : dv; }
-  std::string summary() const;     // one line: "backward PASS <id>  dQ max_abs ... bound ... (margin ...) ..."
+  std::string summary() const;     // one line: "backward PASS|FAIL|NOT BOUNDED <id>  dQ max_abs ... bound ... ..."
   nlohmann::json to_json() const;  // the "backward" object of a check record
 };
 
@@ -103,6 +110,9 @@ double grad_atol_unit(const AttnProblem& p, Grad g, const GradTerms& t, double r
 // gradients by that relative error: u * s_max * rel_ulp (GradMetrics::bias_rel_ulp). Negligible at
 // logits of order 1-100; tens of ulps at logits of order 1e5 (BACKWARD_TOLERANCE.md).
 double grad_score_bias_ulp(const GradTerms& t, double rel_ulp);
+// The largest |T| any signs of the gradient's terms could give (GradTerms::dq_plausible, dk_plausible;
+// dv_terms for dV): a bound at or above it admits every plausible gradient.
+double grad_plausible(Grad g, const GradTerms& t);
 // Terms summed per element, averaged: visible keys per row (dQ), rows of the group per key (dK, dV).
 double grad_mean_terms(Grad g, const GradTerms& t);
 // The kernel's gradient as dense BSHD doubles (the layout of Gradients).

@@ -108,6 +108,9 @@ class BackwardCheckResult:
 
     passed        every gradient given is right up to the rounding a correct FlashAttention-2 style
                   backward makes
+    failed        a check failed (a gradient outside its bound, a bias, a NaN/Inf where the oracle has none)
+    bounded       every gradient given could be bounded; False where a bound admits every plausible
+                  gradient (logits of order 1e5): then passed is False, and failed too only if a check failed
     dq_margin, dk_margin, dv_margin
                   each gradient's error / its bound (<= 1 passes); None for a gradient not given
     reason        what failed, with the numbers ('' when passed)
@@ -122,6 +125,8 @@ class BackwardCheckResult:
         self.record = r.record()
 
     passed = property(lambda self: self._r.passed)
+    failed = property(lambda self: self._r.failed)
+    bounded = property(lambda self: self._r.bounded)
     dq_margin = property(lambda self: self._r.dq_margin)
     dk_margin = property(lambda self: self._r.dk_margin)
     dv_margin = property(lambda self: self._r.dv_margin)
@@ -130,7 +135,7 @@ class BackwardCheckResult:
 
     @property
     def summary(self) -> str:
-        """One line: PASS/FAIL, the case, each gradient's error against its bound (the CLI's line)."""
+        """One line: PASS/FAIL/NOT BOUNDED, the case, each gradient's error against its bound (the CLI's line)."""
         return self._r.summary()
 
     def __repr__(self) -> str:

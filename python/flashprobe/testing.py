@@ -56,12 +56,15 @@ class KernelCheckFailed(AssertionError):
 
 @dataclass
 class KernelReport:
-    """What a check_kernel run did: cases checked (and passed), refused by supports or Unsupported."""
+    """What a check_kernel run did: cases checked (and passed), refused by supports or Unsupported, and
+    (backward) not bounded: judged, nothing found wrong, but a gradient's bound admitted every plausible
+    gradient, so neither passed nor failed."""
 
     name: str
     checked: int = 0
     refused: int = 0
     failed: int = 0
+    unbounded: int = 0
     seconds: float = 0.0
     seed: Optional[int] = None
     worst_margin: float = 0.0
@@ -72,7 +75,9 @@ class KernelReport:
     def __str__(self) -> str:
         verdict = "FAIL" if self.failed else "PASS"
         return (f"{verdict} {self.name}: {self.checked} cases checked, {self.checked - self.failed} passed, "
-                f"{self.failed} failed, {self.refused} refused (worst margin {self.worst_margin:.2f}) "
+                f"{self.failed} failed, {self.refused} refused"
+                + (f", {self.unbounded} not bounded" if self.unbounded else "")
+                + f" (worst margin {self.worst_margin:.2f}) "
                 f"in {self.seconds:.1f} s")
 
     def to_json(self) -> dict:
@@ -216,9 +221,10 @@ def _run_property(judge: Callable[[Case], tuple], report: KernelReport, max_exam
                   settings: Any, supports: Any, size: int, constraints: dict,
                   on_failure: Callable[["_Failed"], BaseException]) -> KernelReport:
     """Draws cases through Hypothesis from the C++ generator and judges each: judge(case) -> (the
-    verdict, its margin), raising Unsupported to refuse the case. Counts checked, refused and the worst
-    margin in `report`; a failing verdict or an exception is shrunk, then on_failure(the failure) is
-    raised. No case checked is a failure too."""
+    verdict, its margin), raising Unsupported to refuse the case. Counts checked, refused, not bounded
+    (a verdict with bounded False and failed False: neither passed nor failed) and the worst margin in
+    `report`; a failing verdict or an exception is shrunk, then on_failure(the failure) is raised. No
+    case checked is a failure too."""
     from hypothesis import HealthCheck, given, reject
     from hypothesis import seed as hyp_seed
     from hypothesis import settings as hyp_settings
@@ -239,6 +245,9 @@ def _run_property(judge: Callable[[Case], tuple], report: KernelReport, max_exam
             reject()
         except Exception as e:  # the kernel, or its output's shape/dtype: a failure of this case
             raise _Failed(case, None, e) from e
+        if getattr(result, "bounded", True) is False and not result.failed:
+            report.unbounded += 1  # judged, nothing wrong found, nothing proved: not counted as checked
+            return
         report.checked += 1
         dt = case.problem.dtype
         report.by_dtype[dt] = report.by_dtype.get(dt, 0) + 1
@@ -269,7 +278,8 @@ def _run_property(judge: Callable[[Case], tuple], report: KernelReport, max_exam
 
 
 def _nothing_checked(report: KernelReport) -> KernelCheckFailed:
-    return KernelCheckFailed(f"{report.name}: no case was checked ({report.refused} refused by the kernel, the rest "
+    return KernelCheckFailed(f"{report.name}: no case was checked ({report.refused} refused by the kernel, "
+                             f"{report.unbounded} not bounded, the rest "
                              "by supports): the kernel takes none of the generated problems; widen the constraints",
                              None, None, None)
 

@@ -92,6 +92,8 @@ void bind_oracle(nb::module_& m) {
 
   nb::class_<oracle::BackwardCheckResult>(m, "BackwardCheckResult")
       .def_ro("passed", &oracle::BackwardCheckResult::pass)
+      .def_ro("failed", &oracle::BackwardCheckResult::failed)
+      .def_ro("bounded", &oracle::BackwardCheckResult::bounded)
       .def_ro("case_id", &oracle::BackwardCheckResult::case_id)
       .def_ro("reason", &oracle::BackwardCheckResult::reason)
       .def_prop_ro("dq_margin", [](const oracle::BackwardCheckResult& r) { return grad_margin(r.dq); })

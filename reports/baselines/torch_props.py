@@ -429,6 +429,7 @@ def run_one(name, kernel, dtype, constraints, check_lse, target, budget, out_dir
 
     tag = tag or f"{name}-{dtype}"
     row = {"subject": name, "backward": is_backward(name), "dtype": dtype, "target": target, "checked": 0, "refused": 0, "failed": 0,
+           "unbounded": 0,  # backward: cases judged NOT BOUNDED (neither passed nor failed; BACKWARD_TOLERANCE.md)
            "seconds": 0.0, "chunks": 0, "worst_margin": 0.0, "worst_case": None, "lse_checked": check_lse,
            "empty_rows": empty_rows, "stopped_by": None, "failure": None, "failures": []}
     supports = (lambda p: p.empty_rows > 0) if empty_rows else (lambda p: p.empty_rows == 0)
@@ -504,6 +505,7 @@ def run_one(name, kernel, dtype, constraints, check_lse, target, budget, out_dir
             rep = getattr(e, "report", None)
             if rep is not None:
                 row["checked"] += rep.checked
+                row["unbounded"] += rep.unbounded
                 # check_kernel counted crashes (and the cases not run after the stop) as refusals
                 row["refused"] += rep.refused - in_chunk["crashed"] - in_chunk["stopped"]
             if e.case is None:  # every case of the chunk refused or crashed: nothing judged, nothing passed
@@ -534,6 +536,7 @@ def run_one(name, kernel, dtype, constraints, check_lse, target, budget, out_dir
                 progress(dict(row, stopped_by="in progress"))
             continue
         row["checked"] += r.checked
+        row["unbounded"] += r.unbounded
         row["refused"] += r.refused - in_chunk["crashed"] - in_chunk["stopped"]
         if r.worst_margin >= row["worst_margin"]:
             row["worst_margin"], row["worst_case"] = r.worst_margin, r.worst_case
@@ -555,6 +558,7 @@ def row_line(row):
     return (f"{row['subject']:15s} {row['dtype']:5s} {'empty-rows' if row.get('empty_rows') else 'main':10s} "
             f"checked {row.get('checked', 0):5d}  refused {row.get('refused', 0):5d}  failed {row.get('failed', 0)}  "
             f"crashed {row.get('crashed', 0)}" + (f" (then {row['skipped_after_crash']} skipped)" if row.get("skipped_after_crash") else "")
+            + (f"  not bounded {row['unbounded']}" if row.get("unbounded") else "")
             + f"  worst margin {row.get('worst_margin', 0.0):.2f}  "
             f"{row.get('seconds', 0.0):.0f} s  compiled graphs {row.get('compiled_graphs')}  ({row.get('stopped_by')})"
             + (f"  [{row['shards']} shards]" if row.get("shards", 1) > 1 else ""))
@@ -719,7 +723,7 @@ def merge(rows):
     if len(rows) == 1:
         return rows[0]
     out = dict(rows[0])
-    for k in ("target", "checked", "refused", "crashed", "skipped_after_crash", "chunks"):
+    for k in ("target", "checked", "refused", "crashed", "skipped_after_crash", "chunks", "unbounded"):
         out[k] = sum(r.get(k) or 0 for r in rows)
     out["failed"] = max(r.get("failed") or 0 for r in rows)
     out["seconds"] = max(r.get("seconds") or 0 for r in rows)

@@ -5,10 +5,12 @@
 #include "flashprobe/oracle/grad_check.h"
 #include "flashprobe/oracle/reference.h"
 #include "flashprobe/oracle/simulated_backward.h"
+#include "backward_inputs.h"
 #include "flashprobe/proptests/cases.h"
 
 using namespace flashprobe;
 using namespace flashprobe::oracle;
+using flashprobe::oracle::testing::backward_inputs;
 
 namespace {
 
@@ -25,19 +27,6 @@ proptests::Case logits_case(DType t, int heads, int sk, std::uint64_t seed) {
   c.seed = seed;
   c.inputs = proptests::InputKind::large_logits;
   return c;
-}
-
-// The forward's outputs a backward kernel reads: the emulated forward's O and LSE.
-BackwardInputs backward_inputs(const AttnProblem& p, const AttnInputs& in, std::uint64_t seed) {
-  const Reference f = emulate_low_precision(p, in);
-  BackwardInputs bw{random_normal(p.out_dtype, p.o_span(), seed), Tensor(p.out_dtype, p.o_span()), {}};
-  const Strides os = p.o_strides();
-  for (int b = 0; b < p.batch; ++b)
-    for (int i = 0; i < p.sq; ++i)
-      for (int h = 0; h < p.hq; ++h)
-        for (int x = 0; x < p.dv; ++x) bw.o.set(offset(os, b, i, h, x), f.o[f.o_index(p, b, i, h, x)]);
-  bw.lse.assign(f.lse.begin(), f.lse.end());
-  return bw;
 }
 
 }  // namespace

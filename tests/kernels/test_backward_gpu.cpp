@@ -23,6 +23,8 @@
 #include <map>
 #include <random>
 
+#include "../common/backward_inputs.h"
+#include "../common/backward_large_logits.h"
 #include "../common/backward_random.h"
 #include "../common/gpu_skip.h"
 #include "../common/gqa_as_mha.h"
@@ -37,6 +39,8 @@
 
 namespace flashprobe::kernels {
 namespace {
+
+using oracle::testing::backward_inputs;
 
 struct Case {
   AttnProblem p;
@@ -78,17 +82,6 @@ std::vector<Case> grid(DType t) {
       add(p);
     }
   return v;
-}
-
-oracle::BackwardInputs backward_inputs(const AttnProblem& p, const AttnInputs& in, std::uint64_t seed) {
-  const oracle::Reference f = oracle::emulate_low_precision(p, in);
-  oracle::BackwardInputs bw{random_normal(p.out_dtype, p.o_span(), seed), Tensor(p.out_dtype, p.o_span()), {}};
-  for (int b = 0; b < p.batch; ++b)
-    for (int i = 0; i < p.sq; ++i)
-      for (int h = 0; h < p.hq; ++h)
-        for (int x = 0; x < p.dv; ++x) bw.o.set(offset(p.o_strides(), b, i, h, x), f.o[f.o_index(p, b, i, h, x)]);
-  bw.lse.assign(f.lse.begin(), f.lse.end());
-  return bw;
 }
 
 struct Outcome {
@@ -272,15 +265,10 @@ TEST(BackwardGpu, FiniteWhereTheOracleIsWithLargeLogits) {
     int failed = 0;
     std::string why;
     for (DType t : {DType::f16, DType::bf16}) {
-      AttnProblem p;
-      p.batch = 1; p.hq = 2; p.hkv = 1; p.sq = 40; p.sk = 90; p.d = p.dv = 64;
-      p.dtype = p.out_dtype = t;
-      p.causal = Causal::bottom_right;
-      InputDist dist;
-      dist.magnitude = 4.0;  // logits in the hundreds: exp(s - LSE) must not overflow
+      const AttnProblem p = flashprobe::testing::large_logit_backward_problem(t);  // logits in the hundreds
       ASSERT_TRUE(k.supports(require_device(), p)) << k.name << " " << p.id();
-      const AttnInputs in = random_inputs(p, 5, dist);
-      const Outcome o = judge(k, p, in, backward_inputs(p, in, 6));
+      const AttnInputs in = flashprobe::testing::large_logit_backward_inputs(p);
+      const Outcome o = judge(k, p, in, backward_inputs(p, in, flashprobe::testing::kLargeLogitGradsSeed));
       EXPECT_TRUE(o.pass) << k.name << " " << p.id() << ": " << o.why;
       if (!o.pass) ++failed, why = p.id() + ": " + o.why.substr(0, 200);
     }

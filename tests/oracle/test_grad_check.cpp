@@ -9,7 +9,7 @@
 #include "flashprobe/oracle/grad_check.h"
 #include "flashprobe/oracle/reference.h"
 #include "flashprobe/oracle/simulated_backward.h"
-#include "backward_inputs.h"
+#include "../common/backward_inputs.h"
 
 using namespace flashprobe;
 using namespace flashprobe::oracle;

@@ -5,7 +5,8 @@
 #include "flashprobe/oracle/grad_check.h"
 #include "flashprobe/oracle/reference.h"
 #include "flashprobe/oracle/simulated_backward.h"
-#include "backward_inputs.h"
+#include "../common/backward_inputs.h"
+#include "../common/backward_large_logits.h"
 #include "flashprobe/proptests/cases.h"
 
 using namespace flashprobe;
@@ -130,4 +131,27 @@ TEST(GradCheckLogits, OrdinaryAndLargeInputsStayBounded) {
       for (Grad g : {Grad::dq, Grad::dk, Grad::dv})  // measured: at most 0.063 (f32, rising keys, dK)
         EXPECT_LT(r.verdict(g).bound, 0.25 * r.verdict(g).plausible) << c.id() << " " << grad_name(g);
     }
+}
+
+// The problem test_backward_gpu gives every backward kernel on the GPU (FiniteWhereTheOracleIsWithLargeLogits,
+// logits in the hundreds) must stay bounded: were it NOT BOUNDED, that GPU test would fail every kernel
+// with no fault of theirs. Every correct simulated kernel passes it, each gradient's bound far below
+// the plausible one.
+TEST(GradCheckLogits, TheGpuLargeLogitProblemIsBounded) {
+  for (DType t : {DType::f16, DType::bf16}) {
+    const AttnProblem p = flashprobe::testing::large_logit_backward_problem(t);
+    const AttnInputs in = flashprobe::testing::large_logit_backward_inputs(p);
+    const BackwardInputs bw = backward_inputs(p, in, flashprobe::testing::kLargeLogitGradsSeed);
+    const BackwardOracle o = backward_oracle(p, in, bw);
+    int kernels = 0;
+    for (const auto& k : simulated_backward_kernels()) {
+      if (!k.correct) continue;
+      ++kernels;
+      const BackwardCheckResult r = check_backward(p, in, bw, run_simulated_backward(k, p, in, bw), o);
+      EXPECT_TRUE(r.pass && r.bounded) << k.name << " " << p.id() << ": " << r.summary();
+      for (Grad g : {Grad::dq, Grad::dk, Grad::dv})
+        EXPECT_LT(r.verdict(g).bound, 0.25 * r.verdict(g).plausible) << k.name << " " << p.id() << " " << grad_name(g);
+    }
+    EXPECT_GE(kernels, 2);
+  }
 }

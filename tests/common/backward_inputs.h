@@ -1,6 +1,6 @@
 #pragma once
 // What a backward kernel reads besides Q, K, V in the gradient-check tests: a random dO and the
-// emulated forward's O and LSE (test_grad_check.cpp, test_grad_check_logits.cpp).
+// emulated forward's O and LSE (tests/oracle's gradient-check tests and test_backward_gpu).
 #include <cstdint>
 
 #include "flashprobe/oracle/backward.h"

@@ -10,7 +10,7 @@ namespace flashprobe {
 
 #ifdef FP_HAVE_GPU_RUNTIME
 DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
-  FP_CHECK(fp_rt::malloc(&base_, bytes + 2 * kGuardBytes));
+  base_ = fp_rt::device_malloc(bytes + 2 * kGuardBytes, "a guard-banded device buffer of " + std::to_string(bytes) + " bytes");
   std::vector<std::uint8_t> band(kGuardBytes);
   fill_guard(band);
   auto* b = static_cast<std::uint8_t*>(base_);

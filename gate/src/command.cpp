@@ -81,7 +81,10 @@ std::string status_word(const Outcome& o, const Allowance& allowed) {
   switch (o.verdict.status) {
     case GateStatus::passed: return "passed";
     case GateStatus::failed: return "FAILED";
-    case GateStatus::not_exercised: return fails_gate(o.verdict, o.property, allowed) ? "NOT EXERCISED (not allowed)" : "not exercised (allowed)";
+    case GateStatus::not_exercised: {
+      const std::string what = o.verdict.cause == Unexercised::memory ? "NOT RUN, the harness is short of device memory" : "NOT EXERCISED";
+      return fails_gate(o.verdict, o.property, allowed) ? what + " (not allowed)" : "not exercised (allowed)";
+    }
   }
   return "?";
 }
@@ -100,7 +103,7 @@ void print_outcome(std::ostream& out, const Outcome& o, const Allowance& allowed
 // run / not exercised / failed per subject and in total; true when the gate holds.
 bool print_summary(std::ostream& out, const std::vector<Outcome>& outs, const Allowance& allowed) {
   struct Count {
-    long run = 0, nx = 0, nx_allowed = 0, failed = 0;
+    long run = 0, nx = 0, nx_allowed = 0, failed = 0, memory = 0;
   };
   std::vector<std::string> order;
   std::map<std::string, Count> per;
@@ -113,6 +116,7 @@ bool print_summary(std::ostream& out, const std::vector<Outcome>& outs, const Al
       if (o.verdict.status == GateStatus::not_exercised) {
         ++c->nx;
         c->nx_allowed += !f;
+        c->memory += o.verdict.cause == Unexercised::memory;
       } else {
         ++c->run;
       }
@@ -121,7 +125,8 @@ bool print_summary(std::ostream& out, const std::vector<Outcome>& outs, const Al
   }
   const auto line = [](const Count& c) {
     return std::to_string(c.run) + " run, " + std::to_string(c.nx) + " not exercised (" + std::to_string(c.nx_allowed) +
-           " allowed), " + std::to_string(c.failed) + " failed";
+           " allowed" + (c.memory ? ", " + std::to_string(c.memory) + " for lack of device memory" : "") + "), " +
+           std::to_string(c.failed) + " failed";
   };
   out << "summary (subject x property: run / not exercised / failed):\n";
   for (const auto& k : order) out << "  " << k << ": " << line(per[k]) << "\n";

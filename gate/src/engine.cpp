@@ -29,11 +29,13 @@ using Clock = std::chrono::steady_clock;
 struct Context {
   std::optional<Case> current, failing;
   bool shrinking = false, budget_spent = false;
+  std::string memory;  // the first DeviceMemoryShortage of a case: no case starts after it
   long long discards = 0, budget_discards = 0, refusals = 0;
   std::map<std::string, long long> refusal_reasons;
 };
 thread_local Context* g_ctx = nullptr;
 constexpr const char* kBudgetSpent = "the time budget is spent";  // the discards the budget made
+constexpr const char* kMemoryShort = "the harness is short of device memory";  // the discards a shortage made
 
 class Listener final : public rc::detail::TestListener {
  public:
@@ -45,6 +47,7 @@ class Listener final : public rc::detail::TestListener {
       c_.failing = c_.current;
       progress_failure();
     } else if (d.result.type == T::Discard) {
+      if (d.result.description.find(kMemoryShort) != std::string::npos) return;
       ++(d.result.description.find(kBudgetSpent) != std::string::npos ? c_.budget_discards : c_.discards);
     }
   }
@@ -149,10 +152,28 @@ Outcome run_property(const Subject& s, const std::string& property, const RunOpt
   params.maxSize = o.max_size;
   Listener listener(ctx);
 
+  // What the property holds for its run (its device memory), before its first case: a shortage is
+  // the harness's, reported as such (not exercised, cause memory), never the kernel's failure.
+  // The wait for it (another gate holding the device's lock) is not taken from the run's share of
+  // the time budget: its deadline moves by the wait.
+  std::shared_ptr<void> held;
+  auto deadline = o.deadline;
+  if (prop.hold) {
+    const auto h0 = Clock::now();
+    try {
+      held = prop.hold(s);
+      if (deadline) *deadline += Clock::now() - h0;
+    } catch (const DeviceMemoryShortage& e) {
+      out.facts.device_memory = e.what();
+      finish();
+      ledger_skip(out.subject, property, out.verdict.why);
+      return out;
+    }
+  }
+
   g_ctx = &ctx;
   if (o.progress) progress_start(s.kernel.name + "/" + property, o.cases);
   ledger_start(s.kernel.name, property, s.runner);
-  const auto deadline = o.deadline;
   const Property body = prop.run;
   const auto result = rc::detail::checkProperty(
       rc::detail::toProperty([&] {
@@ -161,12 +182,20 @@ Outcome run_property(const Subject& s, const std::string& property, const RunOpt
           ctx.budget_spent = true;
           RC_DISCARD(kBudgetSpent);
         }
+        // After a shortage no case starts (the device is short; the run is the harness's failure).
+        if (!ctx.memory.empty()) RC_DISCARD(kMemoryShort);
         if (o.progress) progress_case();
         ledger_case();
-        body(run);
+        try {
+          body(run);
+        } catch (const DeviceMemoryShortage& e) {
+          ctx.memory = e.what();
+          RC_DISCARD(kMemoryShort);
+        }
       }),
       md, params, listener, reproduce);
   g_ctx = nullptr;
+  held.reset();
   if (o.progress) progress_end();
 
   std::ostringstream msg;
@@ -177,6 +206,7 @@ Outcome run_property(const Subject& s, const std::string& property, const RunOpt
   f.refusal_reasons = most_frequent(ctx.refusal_reasons);
   f.discarded = ctx.discards;
   f.budget_spent = ctx.budget_spent;
+  f.device_memory = ctx.memory;
   if (result.template is<rc::detail::SuccessResult>()) {
     f.cases_run = result.template get<rc::detail::SuccessResult>().numSuccess;
   } else if (result.template is<rc::detail::FailureResult>()) {
@@ -195,7 +225,8 @@ Outcome run_property(const Subject& s, const std::string& property, const RunOpt
     const auto* r = &result.template get<rc::detail::GaveUpResult>();
     f.cases_run = r->numSuccess;
     // Giving up because the budget discarded every case after it is the budget's cut, not a failure.
-    if (!ctx.budget_spent && r->numSuccess > 0) f.failure = out.message;
+    // So is giving up after a shortage of device memory (reported as such by the verdict).
+    if (!ctx.budget_spent && ctx.memory.empty() && r->numSuccess > 0) f.failure = out.message;
   } else if (out.replayed && result.template get<rc::detail::Error>().description.find("not a failure") != std::string::npos) {
     f.cases_run = 1;  // the replayed case ran and held: the failure did not reproduce
   } else {

@@ -14,7 +14,7 @@ nlohmann::json gate_record(const std::vector<Outcome>& outcomes, const Allowance
   if (!info.replay.empty()) rec["replay"] = info.replay;
   rec["budget_spent"] = info.budget_spent;
   nlohmann::json rows = nlohmann::json::array();
-  long run = 0, nx = 0, nx_allowed = 0, failed = 0;
+  long run = 0, nx = 0, nx_allowed = 0, failed = 0, memory = 0;
   for (const auto& o : outcomes) {
     const bool fails = fails_gate(o.verdict, o.property, allowed);
     const bool not_ex = o.verdict.status == GateStatus::not_exercised;
@@ -34,13 +34,15 @@ nlohmann::json gate_record(const std::vector<Outcome>& outcomes, const Allowance
     if (not_ex) {
       ++nx;
       nx_allowed += !fails;
+      memory += o.verdict.cause == Unexercised::memory;
     } else {
       ++run;
     }
     failed += fails;
   }
   rec["rows"] = std::move(rows);
-  rec["totals"] = {{"run", run}, {"not_exercised", nx}, {"not_exercised_allowed", nx_allowed}, {"failed", failed}};
+  rec["totals"] = {{"run", run}, {"not_exercised", nx}, {"not_exercised_allowed", nx_allowed}, {"failed", failed},
+                     {"device_memory", memory}};
   return rec;
 }
 

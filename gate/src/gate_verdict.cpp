@@ -21,6 +21,7 @@ std::string_view unexercised_name(Unexercised c) {
     case Unexercised::refused: return "refused";
     case Unexercised::discarded: return "discarded";
     case Unexercised::budget: return "budget";
+    case Unexercised::memory: return "memory";
   }
   return "?";
 }
@@ -48,6 +49,10 @@ GateVerdict gate_verdict(const RunFacts& f) {
   if (!f.device_refusal.empty()) return {S::not_exercised, U::device, "refuses this device: " + f.device_refusal};
   if (!f.dtype_refusal.empty()) return {S::not_exercised, U::dtype, f.dtype_refusal};
   if (!f.failure.empty()) return {S::failed, U::none, f.failure};
+  if (!f.device_memory.empty())
+    return {S::not_exercised, U::memory,
+            "the harness could not allocate device memory, not the kernel's failure: " + f.device_memory +
+                (f.cases_run > 0 ? "; " + std::to_string(f.cases_run) + " case(s) had held before it, not counted as a pass" : "")};
   if (f.cases_run > 0) return {S::passed, U::none, ""};
   if (f.budget_spent && f.refusals == 0 && f.discarded == 0)
     return {S::not_exercised, U::budget, "the time budget was spent before its first case"};

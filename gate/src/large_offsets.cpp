@@ -3,7 +3,10 @@
 #include <rapidcheck.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <memory>
+#include <stdexcept>
 
 #include "flashprobe/core/buffer.h"
 #include "flashprobe/core/vendor.h"
@@ -12,6 +15,7 @@
 #include "flashprobe/oracle/check.h"
 #include "flashprobe/gate/properties.h"
 #include "flashprobe/gate/engine.h"
+#include "flashprobe/gate/device_hold.h"
 #include "flashprobe/gate/time_ledger.h"
 
 namespace flashprobe::gate {
@@ -28,31 +32,9 @@ std::size_t widest(const Domain& d) {
 
 std::int64_t tensor_bytes(std::size_t elem) { return (kLargeBatchStride + kLargeBatchElems) * static_cast<std::int64_t>(elem); }
 
-#ifdef FP_HAVE_GPU_RUNTIME
-// Four raw device buffers (Q, K, V, O) kept for the process: allocating 17-34 GB per case would
-// cost more than the case. Uninitialised outside the rows a case writes (a correct kernel never
-// reads there).
-struct BigBuffers {
-  void* t[4] = {nullptr, nullptr, nullptr, nullptr};
-  std::int64_t bytes = 0;
-  void ensure(std::int64_t want) {
-    if (want <= bytes) return;
-    release();
-    for (void*& p : t) FP_CHECK(fp_rt::malloc(&p, static_cast<std::size_t>(want)));
-    bytes = want;
-  }
-  void release() {
-    for (void*& p : t)
-      if (p) (void)fp_rt::free(p), p = nullptr;
-    bytes = 0;
-  }
-  ~BigBuffers() { release(); }
-};
-BigBuffers& big_buffers() {
-  static BigBuffers b;
-  return b;
-}
-#endif
+// The four tensors (Q, K, V, O) of the run under way, held by hold_large_offsets for the whole run;
+// uninitialised outside the rows a case writes (a correct kernel never reads there).
+DeviceHold* g_held = nullptr;
 
 }  // namespace
 
@@ -63,6 +45,23 @@ std::string large_offsets_refusal(const Subject& s) {
   if (s.dev.global_mem_bytes >= need + slack) return {};
   return "device memory " + std::to_string(s.dev.global_mem_bytes >> 20) + " MiB: LargeOffsetsAgree needs " +
          std::to_string((need + slack) >> 20) + " MiB (four tensors of 2^31 elements and a margin)";
+}
+
+std::shared_ptr<void> hold_large_offsets(const Subject& s) {
+  if (g_held) throw std::logic_error("LargeOffsetsAgree: a second run while one holds the buffers");
+  const std::size_t bytes = static_cast<std::size_t>(tensor_bytes(widest(s.domain)));
+  HoldRequest r;
+  for (const char* t : {"Q", "K", "V", "O"}) r.buffers.push_back({std::string("LargeOffsetsAgree's ") + t + " tensor", bytes});
+  r.lock_path = device_lock_path(s.dev.index);
+  r.wait_s = device_wait_seconds();
+  std::unique_ptr<DeviceHold> h = hold_device_buffers(s.memory ? *s.memory : runtime_device_memory(), r);
+  if (h->waited_s >= 1)
+    std::fprintf(stderr, "LargeOffsetsAgree: waited %.1f s for the device's lock and memory (%s)\n", h->waited_s, r.lock_path.c_str());
+  g_held = h.get();
+  return std::shared_ptr<void>(h.release(), [](void* p) {
+    g_held = nullptr;
+    delete static_cast<DeviceHold*>(p);
+  });
 }
 
 void prop_large_offsets_agree(const Subject& s) {
@@ -98,9 +97,9 @@ void prop_large_offsets_agree(const Subject& s) {
   AttnOutputs out{Tensor(small.out_dtype, small.o_span()), std::vector<float>(static_cast<std::size_t>(small.lse_size()))};
   {
     const Timed timed(Phase::kernel);
-    BigBuffers& bb = big_buffers();
-    bb.ensure(tensor_bytes(widest(d)));
-    const auto base = [&](int i) { return static_cast<std::uint8_t*>(bb.t[i]); };
+    if (!g_held) throw std::logic_error("LargeOffsetsAgree ran without its buffers (the engine holds them: hold_large_offsets)");
+    const std::vector<void*>& big_t = g_held->buffers;
+    const auto base = [&](int i) { return static_cast<std::uint8_t*>(big_t[static_cast<std::size_t>(i)]); };
     // Batch element b of a compact tensor (per elements each) goes to element b * kLargeBatchStride.
     const auto put = [&](int i, const Tensor& src, std::int64_t per) {
       for (int b = 0; b < 2; ++b)
@@ -118,7 +117,7 @@ void prop_large_offsets_agree(const Subject& s) {
     const std::size_t ws_bytes = kc.workspace_bytes(big);
     DeviceBuffer ws(ws_bytes);
     const kernels::MaskInputs masks = kernels::upload_mask_inputs(big);
-    const kernels::DeviceTensors t{bb.t[0], bb.t[1], bb.t[2], bb.t[3], lse.as<float>(), masks.alibi.as<const float>(),
+    const kernels::DeviceTensors t{big_t[0], big_t[1], big_t[2], big_t[3], lse.as<float>(), masks.alibi.as<const float>(),
                                    masks.seqlens.as<const int>()};
     FP_CHECK(fp_rt::device_synchronize());
     kc.launch(big, t, ws_bytes ? ws.data() : nullptr, nullptr);

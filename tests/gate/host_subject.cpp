@@ -12,6 +12,7 @@
 #include "flashprobe/core/error.h"
 #include "flashprobe/kernels/case_arena.h"
 #include "flashprobe/kernels/input_fill.h"
+#include "flashprobe/gate/stand_in_device.h"
 #include "flashprobe/oracle/reference.h"
 
 namespace flashprobe::gate::testing {
@@ -85,11 +86,12 @@ Subject host_subject(const std::string& name, const std::string& dtype) {
     return s;
   }
   const bool scale = name == "scales-2-key-rows", slow = name == "slow", refuse_all = name == "refuses-all",
-             refuse_batches = name == "refuses-batches", launch_fails = name == "launch-fails";
-  if (!scale && !slow && !refuse_all && !refuse_batches && !launch_fails && name != "correct")
+             refuse_batches = name == "refuses-batches", launch_fails = name == "launch-fails",
+             short_hold = name == "short-of-memory", short_runner = name == "runner-short-of-memory";
+  if (!scale && !slow && !refuse_all && !refuse_batches && !launch_fails && !short_hold && !short_runner && name != "correct")
     throw UsageError("host stand-in '" + name +
                      "': allowed correct, scales-2-key-rows, refuses-all, refuses-batches, slow, launch-fails, arena-correct, "
-                     "arena-writes-once");
+                     "arena-writes-once, short-of-memory, runner-short-of-memory");
   Subject s;
   s.kernel.name = "host-" + name;
   s.kernel.description = "host stand-in: " + name;
@@ -115,13 +117,25 @@ Subject host_subject(const std::string& name, const std::string& dtype) {
   const kernels::KernelInfo k = s.kernel;
   d.supports = [k](const AttnProblem& p) { return static_cast<bool>(k.supports(DeviceInfo{}, p)); };
   restrict_dtypes(d, dtype);
-  s.run = [scale, slow, launch_fails](const kernels::KernelInfo& kk, const AttnProblem& p, const AttnInputs& in) {
+  s.run = [scale, slow, launch_fails, short_runner](const kernels::KernelInfo& kk, const AttnProblem& p, const AttnInputs& in) {
     if (auto v = kk.supports(DeviceInfo{}, p); !v) throw UsageError(kk.name + " does not support " + p.id() + ": " + v.reason);
     // As a plug-in whose launch returns an error (Plugin::launch throws it): the cuDNN plug-in's
     // failed execute, for one.
     if (launch_fails) throw std::runtime_error("plug-in host-launch-fails launch failed: cudnnBackendExecute: CUDNN_STATUS_EXECUTION_FAILED");
+    // As the runner's own guard-banded buffer when the device is full (fp_rt::device_malloc).
+    if (short_runner) throw DeviceMemoryShortage("a guard-banded device buffer of 4096 bytes", 4096 + 2 * 4096, 0, 80ULL << 30);
     return run_on_host(p, in, scale, slow);
   };
+  if (short_hold) {
+    // Its device is a stand-in H100 (stand_in_device.h: 80 GiB, so LargeOffsetsAgree is asked) whose
+    // device memory has 1 GiB free: the property's hold cannot have its tensors.
+    s.dev = stand_in_h100();
+    auto m = std::make_shared<DeviceMemory>();
+    m->alloc = [](std::size_t n) -> void* { return n <= (std::size_t{1} << 30) ? ::operator new(n) : nullptr; };
+    m->release = [](void* p) { ::operator delete(p); };
+    m->info = [] { return std::pair<std::size_t, std::size_t>{std::size_t{1} << 30, std::size_t{80} << 30}; };
+    s.memory = m;
+  }
   return s;
 }
 

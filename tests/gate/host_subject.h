@@ -9,11 +9,15 @@
 //   refuses-all      supports() refuses every problem ("d=...: refuses everything")
 //   refuses-batches  supports() refuses batch > 1 (BatchInvariant, which needs two, is not exercised)
 //   slow             correct, 20 ms per run (time-budget tests)
+//   launch-fails     its launch returns an error (as a plug-in's failed execute)
 //   arena-correct    correct, run on a case arena over host memory (kernels/case_arena.h): its kernel
 //                    reads the inputs and writes the outputs through the pointers, the inputs filled
 //                    in place by the host generator
 //   arena-writes-once the same, but its kernel writes O and LSE on its first launch only (a planted
 //                    stale-output bug that a runner keeping buffers across cases must not hide)
+//   short-of-memory  correct, on a stand-in H100 (stand_in_device.h) whose device memory has 1 GiB
+//                    free: LargeOffsetsAgree's tensors cannot be held (device_hold.h)
+//   runner-short-of-memory  its runner's device buffer does not fit (DeviceMemoryShortage) every time
 #include <string>
 
 #include "flashprobe/gate/command.h"

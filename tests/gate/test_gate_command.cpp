@@ -204,6 +204,64 @@ TEST(GateCommand, ALaunchThatFailsFailsTheProperty) {
   EXPECT_NE(r.out.find("cudnnBackendExecute: CUDNN_STATUS_EXECUTION_FAILED"), std::string::npos) << r.out;
 }
 
+// The harness short of device memory (LargeOffsetsAgree's tensors do not fit on a stand-in H100 with
+// 1 GiB free) is told apart from the kernel failing: the property is not run, naming the tensor, the
+// bytes and the runtime's free / total; the gate exits 1; JUnit has an error (not a failure); the
+// summary and the record count it. Allowed by name, it is a skip, never a pass.
+TEST(GateCommand, AShortageOfDeviceMemoryIsTheHarnessesNotTheKernels) {
+  setenv("FLASHPROBE_GATE_LOCK_DIR", ::testing::TempDir().c_str(), 1);
+  setenv("FLASHPROBE_GATE_LOCK_WAIT_S", "0.2", 1);
+  GateArgs a = args("short-of-memory", {"AgreesWithOracle", "LargeOffsetsAgree"});
+  a.junit = temp("gate_oom.xml");
+  a.json = temp("gate_oom.json");
+  GateRun r = run(a);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("host-short-of-memory / AgreesWithOracle: passed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("host-short-of-memory / LargeOffsetsAgree: NOT RUN, the harness is short of device memory (not allowed), 0 of 12"),
+            std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("LargeOffsetsAgree: FAILED"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not the kernel's failure: device memory: LargeOffsetsAgree's Q tensor: 8606712064 bytes wanted, the runtime "
+                       "has 1024 MiB free of 81920 MiB"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("host host-short-of-memory: 1 run, 1 not exercised (0 allowed, 1 for lack of device memory), 1 failed"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("-> FAILED"), std::string::npos) << r.out;
+  std::string xml = slurp(a.junit);
+  expect_well_formed(a.junit);
+  EXPECT_NE(xml.find("tests=\"2\" failures=\"0\" errors=\"1\" skipped=\"0\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<error type=\"device_memory\" message=\"not exercised: the harness could not allocate device memory"),
+            std::string::npos) << xml;
+  EXPECT_EQ(xml.find("<failure"), std::string::npos) << xml;
+  const auto rec = read_json_file(a.json);
+  const auto& row = rec.at("rows").at(1);
+  EXPECT_EQ(row.at("status"), "not_exercised");
+  EXPECT_EQ(row.at("cause"), "memory");
+  EXPECT_EQ(row.at("fails_gate"), true);
+  EXPECT_EQ(rec.at("totals").at("device_memory"), 1);
+
+  a.allow_not_exercised = {"LargeOffsetsAgree"};
+  r = run(a);
+  unsetenv("FLASHPROBE_GATE_LOCK_DIR");
+  unsetenv("FLASHPROBE_GATE_LOCK_WAIT_S");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("LargeOffsetsAgree: not exercised (allowed)"), std::string::npos) << r.out;
+  xml = slurp(a.junit);
+  EXPECT_NE(xml.find("errors=\"0\" skipped=\"1\""), std::string::npos) << xml;
+}
+
+// A buffer of the runner that does not fit (in any property, in any case) ends the run as the
+// harness's shortage too: no case starts after it, and the kernel is not blamed.
+TEST(GateCommand, AShortageInACaseEndsTheRunAsTheHarnesses) {
+  GateArgs a = args("runner-short-of-memory", {"AgreesWithOracle"});
+  a.junit = temp("gate_oom_case.xml");
+  const GateRun r = run(a);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("AgreesWithOracle: NOT RUN, the harness is short of device memory (not allowed), 0 of 12 cases run (0 discarded"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("device memory: a guard-banded device buffer of 4096 bytes: 12288 bytes wanted"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("shrunk case"), std::string::npos) << r.out;
+  EXPECT_NE(slurp(a.junit).find("errors=\"1\""), std::string::npos);
+}
+
 // A gate that exercised nothing does not pass, even with every property allowed.
 TEST(GateCommand, NothingExercisedNeverPasses) {
   GateArgs a = args("refuses-all", {"AgreesWithOracle"});

@@ -54,6 +54,25 @@ TEST(GateVerdict, ZeroCasesIsNotExercisedWithItsCause) {
   EXPECT_EQ(gate_status_name(GateStatus::not_exercised), "not_exercised");
 }
 
+// The harness short of device memory: not exercised (cause memory) even after cases held - never a
+// pass - and never the kernel's failure; a real failure before it still wins.
+TEST(GateVerdict, AShortageOfDeviceMemoryIsNotExercisedNeverPassedNorFailed) {
+  RunFacts f;
+  f.device_memory = "device memory: LargeOffsetsAgree's Q tensor: 8606712064 bytes wanted";
+  GateVerdict v = gate_verdict(f);
+  EXPECT_EQ(v.status, GateStatus::not_exercised);
+  EXPECT_EQ(v.cause, Unexercised::memory);
+  EXPECT_EQ(unexercised_name(v.cause), "memory");
+  EXPECT_NE(v.why.find("not the kernel's failure: device memory: LargeOffsetsAgree's Q tensor"), std::string::npos) << v.why;
+  EXPECT_TRUE(fails_gate(v, "LargeOffsetsAgree", Allowance{}));
+  f.cases_run = 40;
+  v = gate_verdict(f);
+  EXPECT_EQ(v.status, GateStatus::not_exercised);
+  EXPECT_NE(v.why.find("40 case(s) had held before it, not counted as a pass"), std::string::npos) << v.why;
+  f.failure = "Falsifiable after 12 tests";
+  EXPECT_EQ(gate_verdict(f).status, GateStatus::failed);
+}
+
 TEST(GateVerdict, NotExercisedFailsTheGateUnlessAllowedByName) {
   RunFacts f;
   f.refusals = 5;

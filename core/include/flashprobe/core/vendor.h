@@ -12,6 +12,7 @@
 //   kernel<<<grid, block, smem, stream>>>(args);
 //   FP_CHECK_LAUNCH("kernel");
 #include <cstddef>
+#include <string>
 
 #include "flashprobe/core/error.h"
 
@@ -56,6 +57,12 @@ inline constexpr const char* kVendor =
 
 inline Error malloc(void** p, std::size_t n) { return FP_RT_NAME(Malloc)(p, n); }
 inline Error free(void* p) { return FP_RT_NAME(Free)(p); }
+inline Error mem_get_info(std::size_t* free, std::size_t* total) { return FP_RT_NAME(MemGetInfo)(free, total); }
+#if defined(FP_VENDOR_HIP)
+inline constexpr Error kErrorMemoryAllocation = hipErrorOutOfMemory;
+#else
+inline constexpr Error kErrorMemoryAllocation = cudaErrorMemoryAllocation;
+#endif
 inline Error memcpy_h2d(void* dst, const void* src, std::size_t n) {
   return FP_RT_NAME(Memcpy)(dst, src, n, FP_RT_NAME(MemcpyHostToDevice));
 }
@@ -117,6 +124,24 @@ inline Error set_max_dynamic_smem(F* kernel, int bytes) {
                                    ::fp_rt::error_name(fp_check_err_), __FILE__, __LINE__);         \
     }                                                                                               \
   } while (0)
+
+// Allocates n device bytes for `what`; out of memory throws flashprobe::DeviceMemoryShortage naming
+// `what`, n and the runtime's free / total bytes (the harness's shortage, not a kernel's failure);
+// another error throws GpuError.
+namespace fp_rt {
+inline void* device_malloc(std::size_t n, const std::string& what) {
+  void* p = nullptr;
+  const Error e = malloc(&p, n);
+  if (e == kErrorMemoryAllocation) {
+    (void)get_last_error();
+    std::size_t free_b = 0, total_b = 0;
+    if (mem_get_info(&free_b, &total_b) != kSuccess) free_b = total_b = 0, (void)get_last_error();
+    throw ::flashprobe::DeviceMemoryShortage(what, n, free_b, total_b, error_name(e));
+  }
+  FP_CHECK(e);
+  return p;
+}
+}  // namespace fp_rt
 
 // Check a kernel launch (configuration errors surface through the last error).
 #define FP_CHECK_LAUNCH(what) FP_CHECK((::fp_rt::get_last_error()))

@@ -5,7 +5,9 @@
 // asked dtypes, refused every generated problem, every case was discarded, or the time budget was
 // spent before its first case. A property that was not exercised proved nothing: it fails the gate
 // unless the user allowed it by name (`flashprobe gate --allow-not-exercised NAME`); it is never
-// counted as passed.
+// counted as passed. A run the harness could not carry out for lack of device memory (an allocation
+// of its own failed: DeviceMemoryShortage) is not exercised too, cause "memory", whatever number of
+// cases had run before it: the kernel is not blamed, and the property is not counted as held.
 #include <map>
 #include <set>
 #include <string>
@@ -19,8 +21,9 @@ enum class GateStatus { passed, failed, not_exercised };
 std::string_view gate_status_name(GateStatus s);  // "passed", "failed", "not_exercised"
 
 // Why zero cases ran (none: some did).
-enum class Unexercised { none, device, dtype, refused, discarded, budget };
-std::string_view unexercised_name(Unexercised c);  // "", "device", "dtype", "refused", "discarded", "budget"
+enum class Unexercised { none, device, dtype, refused, discarded, budget, memory };
+// "", "device", "dtype", "refused", "discarded", "budget", "memory"
+std::string_view unexercised_name(Unexercised c);
 
 struct GateVerdict {
   GateStatus status = GateStatus::failed;
@@ -33,6 +36,7 @@ struct RunFacts {
   std::string device_refusal;  // the subject (or the property) refuses this device: nothing was drawn
   std::string dtype_refusal;   // the asked dtypes leave the subject's domain without one
   std::string failure;         // the property's failure message (empty when no case failed)
+  std::string device_memory;   // the harness's shortage of device memory (DeviceMemoryShortage's message), "" none
   long long cases_run = 0;     // cases that ran to the end (RapidCheck's successes)
   long long discarded = 0;     // cases given up on (generation found no accepted problem, a precondition)
   long long refusals = 0;      // problems the subject's supports() refused while drawing

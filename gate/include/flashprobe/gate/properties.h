@@ -5,6 +5,7 @@
 // (draw_case, so that the engine knows the case a failure shrank to) and fails through
 // RC_ASSERT/RC_FAIL with the case id and the numbers, so RapidCheck shrinks to a minimal problem.
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,9 +19,15 @@ namespace flashprobe::gate {
 oracle::CheckOptions check_options(const AttnProblem& p);
 
 using Property = std::function<void(const Subject& s)>;
+// What a property holds for its whole run (LargeOffsetsAgree: its device tensors under a lock shared
+// by the gates on one machine): taken by the engine before the first case, released when the run
+// ends. Throws DeviceMemoryShortage (core/error.h) when it cannot be had: the property is then not
+// exercised for lack of memory, which the kernel is not blamed for.
+using Hold = std::function<std::shared_ptr<void>(const Subject& s)>;
 struct NamedProperty {
   std::string name;
   Property run;
+  Hold hold = nullptr;
 };
 
 // A case of d, drawn through RapidCheck (shrinkable), and noted as the run's current case.

@@ -14,11 +14,13 @@
 //   Subject s = plugin_subject(Plugin::load("./libmykernel.so"), dev, "path", "f16");
 //   Outcome o = run_property(s, "AgreesWithOracle", options);   // engine.h
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "flashprobe/core/device_info.h"
+#include "flashprobe/gate/device_hold.h"
 #include "flashprobe/kernels/registry.h"
 #include "flashprobe/kernels/runner.h"
 #include "flashprobe/plugin/loader.h"
@@ -61,6 +63,10 @@ struct Subject {
   std::optional<kernels::KernelInfo> decoder;
   // Runs on the host (a test's stand-in): properties that need device memory are not exercised.
   bool host = false;
+  // The device memory properties hold for a whole run (device_hold.h): null, the GPU runtime's; a
+  // CPU test's stand-in that fails, to test the shortage (a host subject with one is asked for
+  // LargeOffsetsAgree as a device subject is, so that its hold is tried).
+  std::shared_ptr<const DeviceMemory> memory;
   std::string display() const;  // "mma", "plugin naive (/abs/libx.so)"
 };
 

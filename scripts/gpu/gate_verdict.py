@@ -8,7 +8,8 @@ Expectations:
   pass   the subject must hold every property: exit 0 and a JUnit file with a testcase that ran.
   killed a planted bug: exit 1 with at least one property failure that carries a shrunk case and a
          reproduction line (<failure type="failed">). A bug the gate let pass is SURVIVED; one that
-         failed only as "not exercised" did not kill the bug either.
+         failed only as "not exercised" did not kill the bug either, nor did a run the harness could
+         not carry out (<error type="device_memory">: `flashprobe gate` short of device memory).
   any    a subject under study (a vendor kernel): exit 0 or 1 is a result, reported with the failing
          properties; a crash, a usage error (exit 2) or a run where nothing was exercised is not.
   missing  the subject's library was not there (the stage writes it): always a failure.
@@ -24,8 +25,9 @@ import xml.etree.ElementTree as ET
 
 
 def read_junit(path):
-    """(testcases run, failures with a shrunk case, not-exercised failures) - property names each."""
-    ran, failed, not_exercised = [], [], []
+    """(testcases run, failures with a shrunk case, not-exercised failures, harness errors) - property
+    names each; a harness error (<error>, e.g. device_memory) is the gate's, not the kernel's."""
+    ran, failed, not_exercised, errors = [], [], [], []
     try:
         root = ET.parse(path).getroot()
     except (OSError, ET.ParseError) as e:
@@ -33,9 +35,11 @@ def read_junit(path):
     for case in root.iter("testcase"):
         name = f'{case.get("classname", "")}.{case.get("name", "")}'.strip(".")
         kinds = [(f.get("type", ""), f.text or "") for f in case.findall("failure")]
-        if case.find("skipped") is not None and not kinds:
+        errs = [e.get("type", "error") for e in case.findall("error")]
+        if case.find("skipped") is not None and not kinds and not errs:
             continue
         ran.append(name)
+        errors.extend(f"{name} ({kind})" for kind in errs)
         for kind, text in kinds:
             if kind == "not_exercised":
                 not_exercised.append(name)
@@ -43,7 +47,7 @@ def read_junit(path):
                 failed.append(name)
             else:
                 failed.append(name + " (no shrunk case)")
-    return (ran, failed, not_exercised), ""
+    return (ran, failed, not_exercised, errors), ""
 
 
 def judge(name, expect, rc, junit):
@@ -53,23 +57,26 @@ def judge(name, expect, rc, junit):
     facts, err = read_junit(junit) if junit else (None, "no JUnit file named")
     if facts is None:
         return False, f"{name}: FAILED, exit {rc} and no readable JUnit ({err})"
-    ran, failed, not_exercised = facts
+    ran, failed, not_exercised, errors = facts
     shrunk = [f for f in failed if not f.endswith("(no shrunk case)")]
     detail = (f"{len(ran)} properties reported, failed: {', '.join(failed) or 'none'}"
-              + (f"; not exercised: {', '.join(not_exercised)}" if not_exercised else ""))
+              + (f"; not exercised: {', '.join(not_exercised)}" if not_exercised else "")
+              + (f"; not run, the harness's error: {', '.join(errors)}" if errors else ""))
     if expect == "pass":
-        ok = rc == 0 and bool(ran) and not failed and not not_exercised
+        ok = rc == 0 and bool(ran) and not failed and not not_exercised and not errors
         return ok, f"{name}: {'held' if ok else 'FAILED'} (expected to hold; exit {rc}; {detail})"
     if expect == "killed":
         if rc == 1 and shrunk:
             return True, f"{name}: KILLED (exit 1; {detail})"
         if rc == 0:
             return False, f"{name}: SURVIVED, the planted bug passed the gate ({detail})"
-        why = (f"exit {rc}" if rc != 1 else "failed only as not exercised" if not failed
+        why = (f"exit {rc}" if rc != 1
+               else "the harness could not run its failing properties" if errors and not failed and not not_exercised
+               else "failed only as not exercised" if not failed
                else "failed without a shrunk case and reproduction line")
         return False, f"{name}: NOT KILLED, {why} ({detail})"
     if expect == "any":
-        if rc in (0, 1) and ran and len(not_exercised) < len(ran):
+        if rc in (0, 1) and ran and len(not_exercised) + len(errors) < len(ran):
             return True, f"{name}: {'held' if rc == 0 else 'properties failed'} (exit {rc}; {detail})"
         return False, f"{name}: FAILED to run (exit {rc}; {detail})"
     return False, f"{name}: unknown expectation '{expect}' (one of pass, killed, any, missing)"

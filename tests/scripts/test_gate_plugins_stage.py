@@ -29,6 +29,9 @@ NO_SHRINK = KILLED.replace("shrunk case:", "case:")
 NOT_EXERCISED = """<?xml version="1.0"?><testsuites><testsuite name="s">
 <testcase classname="s" name="WindowsAgreeWithOracle"><failure type="not_exercised" message="not exercised">refused</failure></testcase>
 <testcase classname="s" name="AgreesWithOracle"/></testsuite></testsuites>"""
+HARNESS_ERROR = """<?xml version="1.0"?><testsuites><testsuite name="s">
+<testcase classname="s" name="LargeOffsetsAgree"><error type="device_memory" message="not exercised: device memory">short</error></testcase>
+<testcase classname="s" name="AgreesWithOracle"/></testsuite></testsuites>"""
 
 # The stand-in gate: the JUnit it writes and its exit code follow the plug-in's file name.
 STAND_IN = """#!/usr/bin/env bash
@@ -111,6 +114,13 @@ class GatePluginsStage(unittest.TestCase):
             self.assertFalse(gate_verdict.judge("a", "any", 1, junit(NOT_EXERCISED.replace(
                 '<testcase classname="s" name="AgreesWithOracle"/>', "")))[0])  # nothing exercised
             self.assertFalse(gate_verdict.judge("a", "surely", 0, junit(PASSED))[0])
+            # The harness short of device memory: no hold, no kill, and said so.
+            ok, line = gate_verdict.judge("a", "pass", 1, junit(HARNESS_ERROR))
+            self.assertFalse(ok)
+            self.assertIn("not run, the harness's error: s.LargeOffsetsAgree (device_memory)", line)
+            ok, line = gate_verdict.judge("a", "killed", 1, junit(HARNESS_ERROR))
+            self.assertFalse(ok)
+            self.assertIn("NOT KILLED, the harness could not run its failing properties", line)
 
 
 if __name__ == "__main__":

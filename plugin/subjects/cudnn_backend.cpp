@@ -64,6 +64,7 @@ std::string status_name(cudnnStatus_t s) {
 
 namespace {
 thread_local Trace* g_trace = nullptr;
+thread_local std::FILE* g_echo = nullptr;
 }  // namespace
 
 std::string last_error() {
@@ -72,10 +73,21 @@ std::string last_error() {
   return last;
 }
 
-TraceScope::TraceScope(Trace* t) : prev_(g_trace) { g_trace = t; }
-TraceScope::~TraceScope() { g_trace = prev_; }
+TraceScope::TraceScope(Trace* t, std::FILE* echo) : prev_(g_trace), prev_echo_(g_echo) {
+  g_trace = t;
+  g_echo = echo;
+}
+TraceScope::~TraceScope() {
+  g_trace = prev_;
+  g_echo = prev_echo_;
+}
 void trace(const std::string& line) {
-  if (g_trace) g_trace->push_back(line);
+  if (!g_trace) return;
+  g_trace->push_back(line);
+  if (g_echo) {
+    std::fprintf(g_echo, "  %s\n", line.c_str());
+    std::fflush(g_echo);
+  }
 }
 
 void check(cudnnStatus_t s, const std::string& step) {

@@ -7,6 +7,7 @@
 #include <cudnn_graph.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -44,17 +45,20 @@ std::string status_name(cudnnStatus_t s);
 // a trace active (TraceScope) every call also appends "<step>: <status name>" to it.
 void check(cudnnStatus_t s, const std::string& step);
 
-// The steps of one build, as lines, while a TraceScope is alive on this thread.
+// The steps of one build, as lines, while a TraceScope is alive on this thread; with `echo`, each line
+// is also written there ("  <line>") and flushed as it happens, so that a crash inside cuDNN leaves
+// the last step it reached on the page (the diagnostic).
 using Trace = std::vector<std::string>;
 class TraceScope {
  public:
-  explicit TraceScope(Trace* t);
+  explicit TraceScope(Trace* t, std::FILE* echo = nullptr);
   ~TraceScope();
   TraceScope(const TraceScope&) = delete;
   TraceScope& operator=(const TraceScope&) = delete;
 
  private:
   Trace* prev_;
+  std::FILE* prev_echo_;
 };
 void trace(const std::string& line);  // appends when a trace is active
 // cuDNN's message for its last failure, cut to 200 characters (the plug-in ABI's reasons are 512).

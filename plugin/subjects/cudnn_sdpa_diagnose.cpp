@@ -1,16 +1,27 @@
-// The cuDNN plug-in's diagnostic, exported beside the plug-in ABI (scripts/gpu/cudnn_diagnose.py calls
-// it; run-all's cudnn-diagnose stage runs that on a GPU):
+// The cuDNN plug-in's diagnostic, exported beside the plug-in ABI (cudnn_sdpa_diagnose.h;
+// scripts/gpu/cudnn_diagnose.py calls it; run-all's cudnn-diagnose stage runs that on a GPU):
 //
 //     int fp_cudnn_sdpa_diagnose(void);
 //
-// prints to stdout which cuDNN was loaded (its file, version, the CUDA runtime it was built for, which of
-// its sub-libraries and NVRTC load), then for a handful of fixed problems (d 64/128, d != dv, causal
-// none / top-left / bottom-right, f16/bf16, GQA, one query, a shape next to the first) every step of
-// the graph's build with cuDNN's status (each plan's finalize timed), the configurations heuristics mode A and FALLBACK give, the engines (by global index)
-// that take the graph and the plan made (the unified SDPA operation first where it applies, then the
-// composite graph); last the first problem in the composite form, with P in f16 and in f32 (the graph
-// this plug-in had first). Returns how many of the fixed problems got no plan (0 is the expectation), -1 when cuDNN
-// did not load.
+// prints to stdout the CUDA context it made (the gate's process has one before cuDNN is opened; a
+// Python process has none), which cuDNN was loaded (its file, version, the CUDA runtime it was built
+// for, which of its sub-libraries and NVRTC are loaded or load), then for a handful of fixed problems
+// (d 64/128, d != dv, causal none / top-left / bottom-right, f16/bf16, GQA, one query, a shape next to
+// the first) every step of the graph's build with cuDNN's status as it happens (flushed line by line,
+// so that a crash inside cuDNN leaves the step it reached), each plan's finalize timed, the
+// configurations heuristics mode A and FALLBACK give, the engines (by global index) that take the
+// graph and the plan made (the unified SDPA operation first where it applies, then the composite
+// graph); last the first problem in the composite form, with P in f16 and in f32 (the graph this
+// plug-in had first). Returns how many of the fixed problems got no plan (0 is the expectation), -1
+// when cuDNN did not load.
+//
+// A cuDNN sub-library is never unloaded here: the first version of this file dlopen()ed and dlclose()d
+// libcudnn_engines_*.so and libcudnn_heuristic.so to say whether they load, before cuDNN had loaded
+// them itself; unloading a library cuDNN's engine registry may point into is the likeliest cause of
+// the diagnostic's segmentation fault on an H100 (2026-11-26) right after the first problem's header,
+// where the gate, which never does that, held with the same cuDNN (inferred from reading; not yet run
+// on a GPU with the fix). Libraries already loaded are reported from the loader (RTLD_NOLOAD); the
+// others are loaded to stay (RTLD_NODELETE).
 #include <dlfcn.h>
 #include <link.h>
 
@@ -18,6 +29,9 @@
 #include <string>
 #include <vector>
 
+#include <cuda_runtime.h>
+
+#include "cudnn_sdpa_diagnose.h"
 #include "cudnn_sdpa_graph.h"
 
 namespace {
@@ -60,18 +74,23 @@ std::vector<Fixed> fixed_problems() {
   };
 }
 
-// Whether `name` loads (through the loader's search path), and from where.
+// Whether `name` is loaded or loads (through the loader's search path), and from where. Never
+// unloaded: RTLD_NODELETE keeps a library this call loads (see the top of this file).
 void library(const char* name) {
-  void* h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+  void* h = dlopen(name, RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+  const bool was_loaded = h != nullptr;
+  if (!h) h = dlopen(name, RTLD_LAZY | RTLD_LOCAL | RTLD_NODELETE);
   if (!h) {
     const char* e = dlerror();
     std::printf("  %-40s does not load: %s\n", name, e ? e : "?");
+    std::fflush(stdout);
     return;
   }
   link_map* map = nullptr;
   const bool where = dlinfo(h, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name;
-  std::printf("  %-40s loads%s%s\n", name, where ? " from " : "", where ? map->l_name : "");
-  dlclose(h);
+  std::printf("  %-40s %s%s%s\n", name, was_loaded ? "loaded" : "loads", where ? " from " : "", where ? map->l_name : "");
+  std::fflush(stdout);
+  dlclose(h);  // a reference count only: NOLOAD's was cuDNN's library, NODELETE's stays mapped
 }
 
 // One problem: its refusal or its build, step by step.
@@ -79,6 +98,7 @@ bool diagnose(const char* what, const fp_problem_v1& p, const BuildOptions& o) {
   std::printf("\n== %s: batch %d, hq %d, hkv %d, sq %d, sk %d, d %d, dv %d%s%s\n", what, p.batch, p.hq, p.hkv, p.sq, p.sk,
               p.d, p.dv, o.form == Form::automatic ? "" : (std::string(", ") + form_name(o.form) + " only").c_str(),
               o.p_in_io_type ? "" : ", P in f32");
+  std::fflush(stdout);
   if (const std::string r = refusal(p); !r.empty()) {
     std::printf("  refused: %s\n", r.c_str());
     return false;
@@ -87,7 +107,7 @@ bool diagnose(const char* what, const fp_problem_v1& p, const BuildOptions& o) {
   bool ok = false;
   std::string result;
   {
-    TraceScope scope(&t);
+    TraceScope scope(&t, stdout);  // each step printed as it happens
     try {
       const auto plan = build(p, o);
       ok = true;
@@ -96,7 +116,6 @@ bool diagnose(const char* what, const fp_problem_v1& p, const BuildOptions& o) {
       result = std::string("NO PLAN: ") + e.what();
     }
   }
-  for (const auto& line : t) std::printf("  %s\n", line.c_str());
   std::printf("  => %s\n", result.c_str());
   std::fflush(stdout);
   return ok;
@@ -104,18 +123,26 @@ bool diagnose(const char* what, const fp_problem_v1& p, const BuildOptions& o) {
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) int fp_cudnn_sdpa_diagnose(void) {
+extern "C" int fp_cudnn_sdpa_diagnose(void) {
+  // The CUDA context first, as the gate's process has it before it opens a plug-in (cudnnCreate would
+  // make one itself; this says which device, or why there is none).
+  int device = -1;
+  const cudaError_t ce = cudaFree(nullptr);
+  if (ce == cudaSuccess && cudaGetDevice(&device) == cudaSuccess) std::printf("CUDA context: device %d\n", device);
+  else std::printf("CUDA context: none (%s)\n", cudaGetErrorName(ce));
+  std::fflush(stdout);
   const Cudnn& c = cudnn();
   std::printf("cuDNN plug-in diagnostic: FLASHPROBE_CUDNN_LIB=%s\n", c.path.c_str());
   if (!c.error.empty()) {
     std::printf("  %s\n", c.error.c_str());
+    std::fflush(stdout);
     return -1;
   }
   Dl_info info{};
   std::printf("  loaded %s: version %zu, built for CUDA runtime %zu\n",
               dladdr(reinterpret_cast<void*>(c.GetVersion), &info) && info.dli_fname ? info.dli_fname : c.path.c_str(),
               c.version, c.GetCudartVersion());
-  std::printf("what cuDNN's engines need (its sub-libraries, NVRTC for the runtime-compiled ones):\n");
+  std::printf("what cuDNN's engines need (its sub-libraries, NVRTC for the runtime-compiled ones; none is unloaded here):\n");
   for (const char* lib : {"libcudnn_graph.so.9", "libcudnn_heuristic.so.9", "libcudnn_engines_precompiled.so.9",
                           "libcudnn_engines_runtime_compiled.so.9", "libnvrtc.so.12", "libnvrtc.so.13", "libnvrtc-builtins.so.12.8",
                           "libnvrtc-builtins.so.13.0"})

@@ -7,11 +7,13 @@
 // the plug-in's first graph on an H200. The unified form (one SDPA forward operation) is taken when
 // its six tensors are set, unless FAKE_CUDNN_NO_UNIFIED is set. FAKE_CUDNN_PLAN_STATUS=<n> makes every execution plan's
 // finalize return status n. FAKE_CUDNN_LOG=<file> appends every descriptor call to the file (create,
-// set with its values, finalize), to set one program's graph beside another's. No GPU is touched;
+// set with its values, finalize), to set one program's graph beside another's. FAKE_CUDNN_CRASH=heuristics
+// raises SIGSEGV in the heuristics' finalize (a crash inside cuDNN). No GPU is touched;
 // cudnnBackendExecute is not supported.
 #include <cudnn_graph.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -209,6 +211,11 @@ cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t d, cudnnBackendA
 }
 
 cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t d) {
+  // FAKE_CUDNN_CRASH=heuristics: a segmentation fault in the heuristics' finalize, as a real cuDNN's
+  // crash inside a call (the diagnostic script must say so loudly, with the step it had reached).
+  if (const char* c = std::getenv("FAKE_CUDNN_CRASH"); c && std::strcmp(c, "heuristics") == 0 &&
+                                                         fake(d)->type == CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR)
+    std::raise(SIGSEGV);
   const cudnnStatus_t s = finalize(fake(d));
   if (FILE* l = log_file()) std::fprintf(l, "finalize %d status %d\n", fake(d)->id, static_cast<int>(s));
   return s;

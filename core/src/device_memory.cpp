@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string>
 
 #include "flashprobe/core/error.h"
 #include "flashprobe/core/vendor_async.h"
@@ -33,10 +34,9 @@ class HostMemory final : public DeviceMemory {
 #ifdef FP_HAVE_GPU_RUNTIME
 class GpuMemory final : public DeviceMemory {
  public:
+  // Out of memory: DeviceMemoryShortage (the harness's shortage, with the runtime's free / total).
   void* allocate(std::size_t bytes) override {
-    void* p = nullptr;
-    FP_CHECK(fp_rt::malloc(&p, bytes ? bytes : 1));
-    return p;
+    return fp_rt::device_malloc(bytes ? bytes : 1, "a device allocation of " + std::to_string(bytes) + " bytes");
   }
   void release(void* p) noexcept override { (void)fp_rt::free(p); }
   void* allocate_host(std::size_t bytes) override {

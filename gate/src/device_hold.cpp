@@ -11,9 +11,9 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "flashprobe/core/error.h"
-#include "flashprobe/core/vendor.h"
 
 namespace flashprobe::gate {
 namespace {
@@ -31,33 +31,6 @@ std::string seconds_text(double s) {
 }
 
 }  // namespace
-
-DeviceMemory runtime_device_memory() {
-  DeviceMemory m;
-#ifdef FP_HAVE_GPU_RUNTIME
-  m.alloc = [](std::size_t n) -> void* {
-    void* p = nullptr;
-    const fp_rt::Error e = fp_rt::malloc(&p, n);
-    if (e == fp_rt::kErrorMemoryAllocation) {
-      (void)fp_rt::get_last_error();
-      return nullptr;
-    }
-    FP_CHECK(e);
-    return p;
-  };
-  m.release = [](void* p) { (void)fp_rt::free(p); };
-  m.info = [] {
-    std::size_t f = 0, t = 0;
-    if (fp_rt::mem_get_info(&f, &t) != fp_rt::kSuccess) (void)fp_rt::get_last_error(), f = t = 0;
-    return std::pair<std::size_t, std::size_t>{f, t};
-  };
-#else
-  m.alloc = [](std::size_t) -> void* { throw NoDevice("no GPU device: this build has no GPU backend"); };
-  m.release = [](void*) {};
-  m.info = [] { return std::pair<std::size_t, std::size_t>{0, 0}; };
-#endif
-  return m;
-}
 
 std::unique_ptr<FileLock> FileLock::acquire(const std::string& path, double wait_s, double poll_s) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
@@ -110,40 +83,42 @@ double device_wait_seconds() {
 
 DeviceHold::~DeviceHold() {
   for (void* p : buffers)
-    if (p) memory_.release(p);
+    if (p) memory_->release(p);
   buffers.clear();
   lock_.reset();  // after the memory is back
 }
 
-std::unique_ptr<DeviceHold> hold_device_buffers(const DeviceMemory& m, const HoldRequest& r) {
+std::unique_ptr<DeviceHold> hold_device_buffers(std::shared_ptr<DeviceMemory> m, const HoldRequest& r) {
   const auto t0 = Clock::now();
   std::unique_ptr<DeviceHold> h(new DeviceHold());
-  h->memory_ = m;
+  h->memory_ = std::move(m);
+  DeviceMemory* const mem = h->memory_.get();
   std::size_t all = 0;
   for (const auto& b : r.buffers) all += b.second;
   if (!r.lock_path.empty()) {
     h->lock_ = FileLock::acquire(r.lock_path, r.wait_s);
-    if (!h->lock_) {
-      const auto [f, t] = m.info();
-      throw DeviceMemoryShortage("the lock " + r.lock_path + " for " + std::to_string(r.buffers.size()) + " buffers", all, f, t,
+    if (!h->lock_)
+      throw DeviceMemoryShortage("the lock " + r.lock_path + " for " + std::to_string(r.buffers.size()) + " buffers", all, 0, 0,
                                  "another process held it for " + seconds_text(since(t0)) +
                                      " (FLASHPROBE_GATE_LOCK_WAIT_S=" + seconds_text(r.wait_s) + ")");
-    }
   }
   for (int attempt = 1;; ++attempt) {
     std::size_t i = 0;
+    unsigned long long f = 0, t = 0;  // the runtime's free / total when one did not fit
     for (; i < r.buffers.size(); ++i) {
-      void* p = m.alloc(r.buffers[i].second);
-      if (!p) break;
-      h->buffers.push_back(p);
+      try {
+        h->buffers.push_back(mem->allocate(r.buffers[i].second));
+      } catch (const DeviceMemoryShortage& e) {
+        f = e.free, t = e.total;
+        break;
+      }
     }
     if (i == r.buffers.size()) {
       h->waited_s = since(t0);
       return h;
     }
-    // What did not fit, then everything back, so that another process (or the next attempt) can.
-    const auto [f, t] = m.info();
-    for (void* p : h->buffers) m.release(p);
+    // Everything back, so that another process (or the next attempt) can have it.
+    for (void* p : h->buffers) mem->release(p);
     h->buffers.clear();
     if (since(t0) + r.retry_s > r.wait_s)
       throw DeviceMemoryShortage(r.buffers[i].first, r.buffers[i].second, f, t,

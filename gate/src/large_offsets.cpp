@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "flashprobe/core/buffer.h"
+#include "flashprobe/core/device_memory.h"
 #include "flashprobe/core/vendor.h"
 #include "flashprobe/kernels/input_fill.h"
 #include "flashprobe/kernels/runner.h"
@@ -54,7 +55,7 @@ std::shared_ptr<void> hold_large_offsets(const Subject& s) {
   for (const char* t : {"Q", "K", "V", "O"}) r.buffers.push_back({std::string("LargeOffsetsAgree's ") + t + " tensor", bytes});
   r.lock_path = device_lock_path(s.dev.index);
   r.wait_s = device_wait_seconds();
-  std::unique_ptr<DeviceHold> h = hold_device_buffers(s.memory ? *s.memory : runtime_device_memory(), r);
+  std::unique_ptr<DeviceHold> h = hold_device_buffers(s.memory ? s.memory : std::shared_ptr<DeviceMemory>(gpu_memory()), r);
   if (h->waited_s >= 1)
     std::fprintf(stderr, "LargeOffsetsAgree: waited %.1f s for the device's lock and memory (%s)\n", h->waited_s, r.lock_path.c_str());
   g_held = h.get();

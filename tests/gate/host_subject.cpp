@@ -74,6 +74,26 @@ void use_host_arena(Subject& s, bool writes_once) {
   };
 }
 
+// Host memory whose "device" has 1 GiB free of 80: an allocation above that is the runtime's shortage.
+class ShortMemory final : public DeviceMemory {
+ public:
+  void* allocate(std::size_t n) override {
+    if (n > (std::size_t{1} << 30)) throw DeviceMemoryShortage("a device allocation of " + std::to_string(n) + " bytes", n, 1ULL << 30, 80ULL << 30);
+    return host_->allocate(n);
+  }
+  void release(void* p) noexcept override { host_->release(p); }
+  void* allocate_host(std::size_t n) override { return host_->allocate_host(n); }
+  void release_host(void* p) noexcept override { host_->release_host(p); }
+  void fill(void* d, std::uint8_t b, std::size_t n) override { host_->fill(d, b, n); }
+  void to_device(void* d, const void* h, std::size_t n) override { host_->to_device(d, h, n); }
+  void to_host(void* h, const void* d, std::size_t n) override { host_->to_host(h, d, n); }
+  void synchronize() override {}
+  bool on_gpu() const override { return false; }
+
+ private:
+  std::unique_ptr<DeviceMemory> host_ = host_memory();
+};
+
 }  // namespace
 
 Subject host_subject(const std::string& name, const std::string& dtype) {
@@ -130,10 +150,7 @@ Subject host_subject(const std::string& name, const std::string& dtype) {
     // Its device is a stand-in H100 (stand_in_device.h: 80 GiB, so LargeOffsetsAgree is asked) whose
     // device memory has 1 GiB free: the property's hold cannot have its tensors.
     s.dev = stand_in_h100();
-    auto m = std::make_shared<DeviceMemory>();
-    m->alloc = [](std::size_t n) -> void* { return n <= (std::size_t{1} << 30) ? ::operator new(n) : nullptr; };
-    m->release = [](void* p) { ::operator delete(p); };
-    m->info = [] { return std::pair<std::size_t, std::size_t>{std::size_t{1} << 30, std::size_t{80} << 30}; };
+    auto m = std::make_shared<ShortMemory>();
     s.memory = m;
   }
   return s;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <memory>
 #include <new>
 #include <string>
 
@@ -15,31 +16,34 @@ using namespace flashprobe::gate;
 
 namespace {
 
-// A device of `capacity` bytes that refuses the first `refusals` allocations: counts what is live.
-struct StandInMemory {
+// A device of `capacity` bytes that refuses the first `refusals` allocations (as the GPU runtime's
+// memory does when full: DeviceMemoryShortage with free / total); counts what is live.
+struct StandInMemory final : DeviceMemory {
   std::size_t capacity = 0, used = 0;
   int refusals = 0, live = 0, attempts = 0;
-  DeviceMemory memory() {
-    DeviceMemory m;
-    m.alloc = [this](std::size_t n) -> void* {
-      ++attempts;
-      if (refusals > 0 || used + n > capacity) {
-        --refusals;
-        return nullptr;
-      }
-      used += n;
-      ++live;
-      return new std::size_t(n);
-    };
-    m.release = [this](void* p) {
-      auto* n = static_cast<std::size_t*>(p);
-      used -= *n;
-      --live;
-      delete n;
-    };
-    m.info = [this] { return std::pair<std::size_t, std::size_t>{capacity - used, capacity}; };
-    return m;
+  void* allocate(std::size_t n) override {
+    ++attempts;
+    if (refusals > 0 || used + n > capacity) {
+      --refusals;
+      throw DeviceMemoryShortage("a device allocation of " + std::to_string(n) + " bytes", n, capacity - used, capacity);
+    }
+    used += n;
+    ++live;
+    return new std::size_t(n);
   }
+  void release(void* p) noexcept override {
+    auto* n = static_cast<std::size_t*>(p);
+    used -= *n;
+    --live;
+    delete n;
+  }
+  void* allocate_host(std::size_t) override { return nullptr; }
+  void release_host(void*) noexcept override {}
+  void fill(void*, std::uint8_t, std::size_t) override {}
+  void to_device(void*, const void*, std::size_t) override {}
+  void to_host(void*, const void*, std::size_t) override {}
+  void synchronize() override {}
+  bool on_gpu() const override { return false; }
 };
 
 std::string lock_file(const std::string& name) { return ::testing::TempDir() + "fp_hold_" + name + ".lock"; }
@@ -75,35 +79,35 @@ TEST(FileLock, AFolderThatIsNotThereIsAUsageErrorNamingIt) {
 }
 
 TEST(DeviceHold, HoldsItsBuffersUnderTheLockAndGivesBothBack) {
-  StandInMemory dev;
-  dev.capacity = 1000;
+  auto dev = std::make_shared<StandInMemory>();
+  dev->capacity = 1000;
   const std::string path = lock_file("hold");
   {
-    auto h = hold_device_buffers(dev.memory(), request(path, 1));
+    auto h = hold_device_buffers(dev, request(path, 1));
     ASSERT_EQ(h->buffers.size(), 3u);
-    EXPECT_EQ(dev.used, 600u);
+    EXPECT_EQ(dev->used, 600u);
     EXPECT_EQ(FileLock::acquire(path, 0), nullptr);  // held while the buffers are
   }
-  EXPECT_EQ(dev.live, 0);
+  EXPECT_EQ(dev->live, 0);
   EXPECT_NE(FileLock::acquire(path, 0), nullptr);
 }
 
 TEST(DeviceHold, RetriesWhileMemoryIsShortThenHolds) {
-  StandInMemory dev;
-  dev.capacity = 1000;
-  dev.refusals = 2;
-  auto h = hold_device_buffers(dev.memory(), request(lock_file("retry"), 5));
+  auto dev = std::make_shared<StandInMemory>();
+  dev->capacity = 1000;
+  dev->refusals = 2;
+  auto h = hold_device_buffers(dev, request(lock_file("retry"), 5));
   EXPECT_EQ(h->buffers.size(), 3u);
-  EXPECT_EQ(dev.attempts, 2 + 3);
+  EXPECT_EQ(dev->attempts, 2 + 3);
   EXPECT_GT(h->waited_s, 0.0);
 }
 
 TEST(DeviceHold, AShortageNamesTheBufferTheBytesAndFreeOfTotalAndLeaksNothing) {
-  StandInMemory dev;
-  dev.capacity = 250;  // Q fits, K does not
+  auto dev = std::make_shared<StandInMemory>();
+  dev->capacity = 250;  // Q fits, K does not
   const std::string path = lock_file("short");
   try {
-    hold_device_buffers(dev.memory(), request(path, 0.05));
+    hold_device_buffers(dev, request(path, 0.05));
     FAIL() << "no shortage";
   } catch (const DeviceMemoryShortage& e) {
     EXPECT_EQ(e.allocation, "K");
@@ -113,24 +117,24 @@ TEST(DeviceHold, AShortageNamesTheBufferTheBytesAndFreeOfTotalAndLeaksNothing) {
     EXPECT_NE(std::string(e.what()).find("device memory: K: 200 bytes wanted"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("600 bytes in all"), std::string::npos) << e.what();
   }
-  EXPECT_EQ(dev.live, 0);
+  EXPECT_EQ(dev->live, 0);
   EXPECT_NE(FileLock::acquire(path, 0), nullptr);  // the lock went with the failed hold
 }
 
 TEST(DeviceHold, ALockHeldTooLongIsAShortageNamingTheLock) {
-  StandInMemory dev;
-  dev.capacity = 1000;
+  auto dev = std::make_shared<StandInMemory>();
+  dev->capacity = 1000;
   const std::string path = lock_file("busy");
   auto other = FileLock::acquire(path, 0);
   ASSERT_NE(other, nullptr);
   try {
-    hold_device_buffers(dev.memory(), request(path, 0.1));
+    hold_device_buffers(dev, request(path, 0.1));
     FAIL() << "no shortage";
   } catch (const DeviceMemoryShortage& e) {
     EXPECT_NE(std::string(e.what()).find("the lock " + path), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("another process held it"), std::string::npos) << e.what();
   }
-  EXPECT_EQ(dev.attempts, 0);
+  EXPECT_EQ(dev->attempts, 0);
 }
 
 TEST(DeviceHold, TheLockFolderAndTheWaitComeFromTheEnvironment) {

@@ -22,6 +22,7 @@ namespace flashprobe {
 class DeviceMemory {
  public:
   virtual ~DeviceMemory() = default;
+  // @throws DeviceMemoryShortage (core/error.h) when the device is out of memory.
   virtual void* allocate(std::size_t bytes) = 0;
   virtual void release(void* device) noexcept = 0;
   // Host memory the copies may use asynchronously (pinned on a GPU).

@@ -15,12 +15,13 @@
 //      DeviceMemoryShortage naming the buffer (or the lock), the bytes and the runtime's free / total.
 // Destroying the hold frees the buffers, then releases the lock.
 //
-// The device memory is an interface, so that the lock, the retry and the shortage are tested on the
-// CPU with a stand-in that fails (tests/gate/test_device_hold.cpp).
+// The memory is core's DeviceMemory (core/device_memory.h: the GPU runtime's allocations throw
+// DeviceMemoryShortage when the device is full), so that the lock, the retry and the shortage are
+// tested on the CPU with a stand-in that fails (tests/gate/test_device_hold.cpp).
 //
 // Example:
 //   HoldRequest r{{{"Q", q_bytes}, {"K", k_bytes}}, device_lock_path(dev.index), device_wait_seconds()};
-//   const auto held = hold_device_buffers(runtime_device_memory(), r);   // throws DeviceMemoryShortage
+//   const auto held = hold_device_buffers(std::shared_ptr<DeviceMemory>(gpu_memory()), r);  // or DeviceMemoryShortage
 //   void* q = held->buffers[0];
 #include <cstddef>
 #include <functional>
@@ -29,17 +30,9 @@
 #include <utility>
 #include <vector>
 
-namespace flashprobe::gate {
+#include "flashprobe/core/device_memory.h"
 
-struct DeviceMemory {
-  // n bytes, or nullptr when the device is out of memory (another error throws).
-  std::function<void*(std::size_t n)> alloc;
-  std::function<void(void* p)> release;
-  // The runtime's free and total bytes now ({0, 0} when it cannot say).
-  std::function<std::pair<std::size_t, std::size_t>()> info;
-};
-// The GPU runtime's memory; a build without a GPU backend throws NoDevice when it is used.
-DeviceMemory runtime_device_memory();
+namespace flashprobe::gate {
 
 // An exclusive lock on a file across processes (flock), held until destroyed.
 class FileLock {
@@ -77,14 +70,14 @@ struct DeviceHold {
   DeviceHold& operator=(const DeviceHold&) = delete;
 
  private:
-  friend std::unique_ptr<DeviceHold> hold_device_buffers(const DeviceMemory& m, const HoldRequest& r);
+  friend std::unique_ptr<DeviceHold> hold_device_buffers(std::shared_ptr<DeviceMemory> m, const HoldRequest& r);
   DeviceHold() = default;
-  DeviceMemory memory_;
+  std::shared_ptr<DeviceMemory> memory_;
   std::unique_ptr<FileLock> lock_;
 };
 
 // The request's buffers under its lock. @throws DeviceMemoryShortage (core/error.h) naming the buffer
 // that did not fit (or the lock that was not had), its bytes, the runtime's free / total and the wait.
-std::unique_ptr<DeviceHold> hold_device_buffers(const DeviceMemory& m, const HoldRequest& r);
+std::unique_ptr<DeviceHold> hold_device_buffers(std::shared_ptr<DeviceMemory> m, const HoldRequest& r);
 
 }  // namespace flashprobe::gate

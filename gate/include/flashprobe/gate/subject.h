@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "flashprobe/core/device_info.h"
-#include "flashprobe/gate/device_hold.h"
+#include "flashprobe/core/device_memory.h"
 #include "flashprobe/kernels/registry.h"
 #include "flashprobe/kernels/runner.h"
 #include "flashprobe/plugin/loader.h"
@@ -63,10 +63,11 @@ struct Subject {
   std::optional<kernels::KernelInfo> decoder;
   // Runs on the host (a test's stand-in): properties that need device memory are not exercised.
   bool host = false;
-  // The device memory properties hold for a whole run (device_hold.h): null, the GPU runtime's; a
-  // CPU test's stand-in that fails, to test the shortage (a host subject with one is asked for
-  // LargeOffsetsAgree as a device subject is, so that its hold is tried).
-  std::shared_ptr<const DeviceMemory> memory;
+  // The device memory properties hold for a whole run (device_hold.h): null, the GPU runtime's
+  // (core/device_memory.h gpu_memory()); a CPU test's stand-in that fails, to test the shortage (a
+  // host subject with one is asked for LargeOffsetsAgree as a device subject is, so that its hold is
+  // tried).
+  std::shared_ptr<DeviceMemory> memory;
   std::string display() const;  // "mma", "plugin naive (/abs/libx.so)"
 };
 

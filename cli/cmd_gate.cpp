@@ -47,6 +47,12 @@ CommandRegistration reg("gate", [](CLI::App& app) -> RunFn {
   sub->add_option("--allow-not-exercised", a->allow_not_exercised,
                   "Accept that this property ran zero cases (supports() refused every problem, ...); repeatable, or 'all'");
   sub->add_flag("--no-progress", [a](std::int64_t) { a->progress = false; }, "No progress line on a terminal");
+  sub->footer(
+      "A property the gate itself could not run for lack of device memory is reported as such (the allocation, the bytes, "
+      "the runtime's free/total; JUnit <error>), never as the kernel failing and never as passed.\n"
+      "Environment: FLASHPROBE_GATE_LOCK_DIR (default $TMPDIR, else /tmp) holds the lock file through which gates sharing "
+      "a GPU take turns for LargeOffsetsAgree's tensors; FLASHPROBE_GATE_LOCK_WAIT_S (default 120) bounds the wait for "
+      "the lock and the memory (gate/README.md).");
   return [a, seed, budget, seed_opt, budget_opt] {
     if (seed_opt->count()) a->seed = *seed;
     if (budget_opt->count()) a->time_budget_s = *budget;

@@ -3,6 +3,10 @@
 // the shortage naming the buffer, the bytes and free / total, and nothing leaked on any path.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
 #include <cstdlib>
 #include <memory>
 #include <new>
@@ -66,6 +70,33 @@ TEST(FileLock, IsExclusiveAndTheWaitIsBounded) {
   EXPECT_EQ(FileLock::acquire(path, 0.1), nullptr);  // another open file: as another process
   first.reset();
   EXPECT_NE(FileLock::acquire(path, 0), nullptr);
+}
+
+// Across processes, as the gates sharing a GPU use it: a holder in another process makes us wait,
+// and its death (killed mid-run) frees the lock (flock is released with the process's files).
+TEST(FileLock, AnotherProcessHoldsItUntilItDies) {
+  const std::string path = lock_file("process");
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto held = FileLock::acquire(path, 5);
+    const char c = held ? 'y' : 'n';
+    (void)!::write(ready[1], &c, 1);
+    ::sleep(30);
+    ::_exit(0);
+  }
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  ASSERT_EQ(c, 'y');
+  EXPECT_EQ(FileLock::acquire(path, 0.2), nullptr);
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  EXPECT_NE(FileLock::acquire(path, 1), nullptr);
+  ::close(ready[0]);
+  ::close(ready[1]);
 }
 
 TEST(FileLock, AFolderThatIsNotThereIsAUsageErrorNamingIt) {

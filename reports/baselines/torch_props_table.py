@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """A torch_props.json record (torch_props.py) as the Markdown table a record's README shows: per subject
-and dtype the cases checked, refused, failed and crashed, the target and what stopped the run, with the
+and dtype the cases checked, refused, not bounded (backward cases judged NOT BOUNDED: neither passed nor
+failed, oracle/BACKWARD_TOLERANCE.md), failed and crashed, the target and what stopped the run, with the
 totals, every failure (each shard's) and the crashes' shrunk cases. Reads the replay record (replay/replay.json) beside it if there.
 
   python3 reports/baselines/torch_props_table.py DIR/torch_props.json
@@ -15,15 +16,16 @@ def table(rec):
     out = [f"PyTorch {env.get('torch', '?')}, CUDA {env.get('cuda', '?')}, cuDNN {env.get('cudnn', '?')}, "
            f"Triton {env.get('triton', '?')}, Hypothesis {env.get('hypothesis', '?')} on {env.get('gpu') or env.get('device')}; "
            f"{rec.get('jobs', 1)} processes, budget {rec.get('budget_s')} s, {rec.get('seconds')} s.", "",
-           "| subject | dtype | checked | target | refused | failed | crashed | stopped by | s |",
-           "|---|---|---|---|---|---|---|---|---|"]
+           "| subject | dtype | checked | target | refused | not bounded | failed | crashed | stopped by | s |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rec.get("runs") or []:
         name = r.get("subject", "?") + (" (empty rows)" if r.get("empty_rows") else "")
         out.append(f"| {name} | {r.get('dtype')} | {r.get('checked', 0)} | {r.get('target', '')} | {r.get('refused', 0)} | "
-                   f"{r.get('failed', 0)} | {r.get('crashed', 0)} | {r.get('stopped_by')} | {r.get('seconds', '')} |")
+                   f"{r.get('unbounded', 0)} | {r.get('failed', 0)} | {r.get('crashed', 0)} | {r.get('stopped_by')} | {r.get('seconds', '')} |")
     main = [r for r in rec.get("runs") or [] if not r.get("empty_rows")]
     out += ["", f"Main runs: {len(main)}, {sum(r.get('checked', 0) for r in main)} cases checked, "
                 f"{sum(r.get('stopped_by') == 'target' for r in main)} at their target, "
+                f"{sum(r.get('unbounded', 0) for r in main)} not bounded, "
                 f"{sum(bool(r.get('failed')) for r in main)} failed."]
     for r in rec.get("runs") or []:
         # A merged row keeps every shard's failure in "failures" (older records: the first one in "failure").

@@ -37,11 +37,15 @@ def test_shape_classes(tp):
     assert tp.flex_shape(P(batch=2, hq=4, hkv=4, sq=128, sk=256, d=64)) == (2, 4, 1, 128, 256)  # MHA stays MHA
     assert tp.flex_shape(P(batch=1, hq=9, hkv=1, sq=7, sk=7, d=64)) == (2, 2, 16, 128, 128)
     assert tp.flex_shape(P(batch=1, hq=3, hkv=1, sq=7, sk=9, d=64), bucket=False) == (1, 1, 3, 7, 9)
-    # A crash's key: what the compiled graph is specialised on (the shapes too when they are not padded).
-    assert tp.Flex(bucket=True, lse=False).crash_key(P(batch=3, hq=12, hkv=2, sq=129, sk=600, d=128, dtype="bf16")) == \
-        ("bf16", 128, 128, 8)
-    assert tp.Flex(bucket=False, lse=False).crash_key(P(batch=1, hq=3, hkv=1, sq=7, sk=9, d=64)) == \
-        ("f16", 64, 64, 3, 1, 1, 7, 9)
+    # A crash's key is the problem's graph class (the shapes too when they are not padded): two problems of
+    # one dtype, head dims and GQA group but other padded batch or one-block sequences are two classes.
+    padded, exact = tp.Flex(bucket=True, lse=False), tp.Flex(bucket=False, lse=False)
+    a = P(batch=3, hq=12, hkv=2, sq=129, sk=600, d=128, dtype="bf16")
+    b = P(batch=4, hq=12, hkv=2, sq=129, sk=600, d=128, dtype="bf16")
+    c = P(batch=3, hq=12, hkv=2, sq=100, sk=600, d=128, dtype="bf16")
+    assert padded.crash_key(a) == padded.graph_class(a) == ("bf16", 128, 128, 3, 2, 8, False, False)
+    assert len({padded.crash_key(x) for x in (a, b, c)}) == 3
+    assert exact.crash_key(P(batch=1, hq=3, hkv=1, sq=7, sk=9, d=64)) == ("f16", 64, 64, 1, 1, 3, 7, 9)
 
 
 def test_padded_flex_passes_the_oracle_with_few_graphs(tp):
@@ -274,3 +278,32 @@ def test_problems_of_a_graph_class_that_crashed_are_not_run_again(tp, tmp_path):
     assert Subject.calls == 31, Subject.calls  # the 30 checked and the one crash: the skipped ones never called
     assert tp.merge([dict(row, seed=3), dict(row, seed=4)])["skipped_after_crash"] == 2 * row["skipped_after_crash"]
     assert "then" in tp.row_line(row)
+
+
+def test_a_flex_crash_skips_only_its_own_graph_class(tp, tmp_path):
+    """Flex's crash_key through run_one: a subject that crashes on every problem of the first problem's graph
+    class (Flex.graph_class) skips later problems of that class only; problems of the same dtype, head dims
+    and GQA group but another class (padded batch or kv heads) are still called and checked."""
+    flex = tp.Flex(bucket=True, lse=False)
+    state = {"bad": None, "called": [], "skipped": 0}
+
+    class Subject:
+        crash_key = staticmethod(flex.crash_key)
+
+        def __call__(self, p, q, k, v):
+            cls = flex.graph_class(p)
+            state["bad"] = state["bad"] or cls
+            state["called"].append(cls)
+            if cls == state["bad"]:
+                raise RuntimeError("compile failure stand-in (one graph class)")
+            o, lse = flashprobe.reference(p, q, k, v)
+            return torch.from_numpy(o.astype("float32")), torch.from_numpy(lse.astype("float32"))
+
+    row = tp.run_one("flex", Subject(), "f32", dict(head_dims=[64], max_sq=8, max_sk=16), False, 40, 120,
+                     str(tmp_path), False, 7)
+    bad = state["bad"]
+    assert row["crashed"] == 1 and row["checked"] == 40, row  # the crashed class is never called again
+    assert state["called"].count(bad) == 1, state
+    # The coarser key (dtype, head dims, group) would have skipped these: they were run and checked.
+    coarse = lambda cls: (cls[0], cls[1], cls[2], cls[5])  # noqa: E731
+    assert any(c != bad and coarse(c) == coarse(bad) for c in state["called"]), state

@@ -256,11 +256,10 @@ class Flex:
         return (p.dtype, p.d, p.dv, B, hkv, g) + ((sq <= 128, sk <= 128) if self.bucket else (sq, sk))
 
     def crash_key(self, p):
-        """What a compiled graph is specialised on for problem p (dtype, head dims, GQA group class, and the
-        exact shapes when not padded): once FlexAttention has crashed compiling one problem, the others with
-        the same key would each cost the same failed compilation (run_one skips them)."""
-        B, hkv, g, sq, sk = flex_shape(p, self.bucket)
-        return (p.dtype, p.d, p.dv, g) + (() if self.bucket else (B, hkv, sq, sk))
+        """Which problems run_one skips once FlexAttention has crashed on p: those of p's graph class
+        (graph_class, the one statement of what a compiled graph is specialised on), each of which would
+        cost the same failed compilation; a problem of another class gets its own graph and is run."""
+        return self.graph_class(p)
 
     def __call__(self, p, q, k, v):
         if p.sk == 0:

@@ -312,8 +312,9 @@ MUTANT_PREFIX = "mutant/"  # test_mutation's ledger rows (tests/proptests/test_m
 def ledger_items(rec):
     """The property gate's ledger: one row per kernel x property with its status (passed, failed,
     skipped). Ledgers written before rows had a status are left to GoogleTest's JSON of the same run,
-    which records the skipped tests. Rows of mutant builds (test_mutation writes the same ledger, and
-    in a call with both stages its ledger is the one left) are the mutants check's, never the gate's."""
+    which records the skipped tests. Rows of mutant builds (test_mutation writes the same ledger: run-all's
+    mutation stage puts it in its own results/mutation/ folder; records before that have it in place of
+    the gate's) are the mutants check's, never the gate's."""
     rows = rec.data.get("rows") or []
     if not rows or any("status" not in r for r in rows):
         return

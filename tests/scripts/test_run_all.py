@@ -46,6 +46,46 @@ class RunAllTests(unittest.TestCase):
             self.assertEqual([(i.check, i.subject, i.run, i.skipped, i.failed) for i in items],
                              [("tests", "test_dies", 1, 0, 1)])
 
+    def test_mutation_stage_keeps_the_gate_ledger_of_the_props_stage(self):
+        """props then mutation in one call: both binaries write prop_throughput.json (and test_mutation its
+        mutants.json) into $FLASHPROBE_RECORD_DIR. The gate's ledger must survive in results/ (the mutation
+        stage writes under results/mutation/), and the report reads the gate from it and the kills from
+        mutants.json (2026-11-26-gate-ada6362 lost the gate's ledger to the mutants' one)."""
+        ledger = """#!/usr/bin/env bash
+printf '{"schema": "flashprobe.prop_throughput/1", "rows": [{"kernel": "%s", "property": "A", "status": "%s", "cases": 9}]}' \
+  KERNEL STATUS > "$FLASHPROBE_RECORD_DIR/prop_throughput.json"
+EXTRA
+echo '[  PASSED  ] 1 test.'
+"""
+        mutants = """printf '{"schema": "flashprobe.mutants/1", "mutants": [{"name": "causal_top_left", "killed": true}]}' \
+  > "$FLASHPROBE_RECORD_DIR/mutants.json"
+"""
+        with tempfile.TemporaryDirectory() as d:
+            tests = os.path.join(d, ".device-carry", "tests")
+            os.makedirs(tests)
+            for name, kernel, status, extra in (("test_kernel_props", "mma", "passed", ""),
+                                                ("test_mutation", "mutant/causal_top_left/A", "failed", mutants)):
+                with open(os.path.join(tests, name), "w") as f:
+                    f.write(ledger.replace("KERNEL", kernel).replace("STATUS", status).replace("EXTRA", extra))
+                os.chmod(os.path.join(tests, name), 0o755)
+            out = os.path.join(d, "out")
+            p = subprocess.run([os.path.join(ROOT, "scripts", "gpu", "run-all"), "props", "mutation"], cwd=d,
+                               env=dict(os.environ, OUT=out), capture_output=True, text=True, timeout=120)
+            self.assertIn("test_mutation: rc=0 run 1", p.stdout)
+            res = os.path.join(d, "res", "h100", "run")
+            with tarfile.open(os.path.join(out, "results.tgz")) as t:
+                t.extractall(res)
+            with open(os.path.join(res, "results", "prop_throughput.json")) as f:
+                self.assertEqual(json.load(f)["rows"][0]["kernel"], "mma")  # the gate's, not overwritten
+            with open(os.path.join(res, "results", "mutation", "prop_throughput.json")) as f:
+                self.assertEqual(json.load(f)["rows"][0]["kernel"], "mutant/causal_top_left/A")
+            recs = records.load([os.path.join(d, "res")])
+            items = [(i.check, i.subject, i.run, i.skipped, i.failed) for rs in recs.by_kind.values() for r in rs
+                     for i in checks.items_of(r)]
+            self.assertIn(("gate", "mma", 1, 0, 0), items)
+            self.assertIn(("mutants", "causal_top_left", 1, 0, 0), items)
+            self.assertEqual([i for i in items if i[0] == "gate"], [("gate", "mma", 1, 0, 0)])
+
     def test_gate_stage_gates_every_forward_kernel_and_the_example_plugin(self):
         """The gate stage: one `flashprobe gate` over the forward kernels `list kernels` names (not the
         backward ones) and the example plug-in, its JUnit and record in the results."""

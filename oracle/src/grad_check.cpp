@@ -60,6 +60,9 @@ std::string where(const AttnProblem& p, Grad g, std::size_t i) {
          std::to_string(x);
 }
 
+// The smallest normal number of t: ulp(t, 0) (the subnormal step) times 2^mantissa bits.
+double smallest_normal(DType t) { return ulp(t, 0.0) / dtype_eps(t); }
+
 GradMetrics measure(const AttnProblem& p, Grad g, const std::vector<double>& ref, const std::vector<double>& x) {
   GradMetrics m;
   double se2 = 0, sr2 = 0;
@@ -87,12 +90,18 @@ GradMetrics measure(const AttnProblem& p, Grad g, const std::vector<double>& ref
     ++m.compared;
   }
   m.nmse = sr2 > 0 ? se2 / sr2 : (se2 > 0 ? INFINITY : 0.0);
-  // Rounding bias where |ref| >= rms / 2 (near zero, unbiased noise inflates |x|; see check.h).
+  // Rounding bias where |ref| >= rms / 2 (near zero, unbiased noise inflates |x|; see check.h), and
+  // only where ref is a normal number of the gradient's type (ulp(ref) a real ulp of it): below the
+  // smallest normal, ulp(ref) stops shrinking with ref, and an exact gradient that underflows (~1e-305
+  // at logits of order 1e5) would count the kernel's absolute error in subnormal steps (1e34 ulps).
   const double rms = m.compared ? std::sqrt(sr2 / static_cast<double>(m.compared)) : 0;
+  const double min_normal = smallest_normal(p.dtype);
   double sum = 0, sum2 = 0, scale_sum = 0;
   for (std::size_t i = 0; i < ref.size(); ++i) {
     const double rv = ref[i], xv = x[i];
-    if (!std::isfinite(xv) || !std::isfinite(rv) || std::abs(rv) < 0.5 * rms || rv == 0) continue;
+    if (!std::isfinite(xv) || !std::isfinite(rv) || std::abs(rv) < 0.5 * rms || std::abs(rv) < min_normal ||
+        !std::isfinite(round_to(p.dtype, rv)))
+      continue;
     const double u = (xv - rv) * (rv > 0 ? 1.0 : -1.0) / ulp(p.dtype, std::abs(rv));
     sum += u;
     sum2 += u * u;

@@ -52,7 +52,8 @@ struct GradMetrics {
   double max_abs = 0;      // max |x - ref| where both are finite
   double ref_max_abs = 0;
   double nmse = 0;
-  double bias_ulp = 0;     // mean (x - ref) sign(ref) / ulp(ref) where |ref| >= rms / 2
+  double bias_ulp = 0;     // mean (x - ref) sign(ref) / ulp(ref) where |ref| >= rms / 2 and ref is a
+                           // normal number of the type (an exact gradient that underflows is left out)
   double bias_se = 0;      // its standard error
   double bias_rel_ulp = 0; // mean |ref| / ulp(ref) over the same elements: ulps per unit of relative error
   long long compared = 0, bias_count = 0, nan_count = 0, inf_count = 0;

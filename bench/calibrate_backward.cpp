@@ -4,7 +4,12 @@
 // writes a record with the false-failure rate and kill rates for a grid of (k, floor) and for the
 // defaults. Everything here is simulated (CPU stand-ins), not a GPU kernel.
 //
-//   calibrate_backward [--problems 600] [--seed 1] [--max-macs 3e5] [--out calibration_backward.json]
+// --inputs normal: Q, K ~ N(0, σ²) with σ in {0.5, 1, 2, 3} (logits up to about 100); --inputs logits:
+// the property harness's large_logits inputs (proptests::InputKind::large_logits, scores of order 1e5),
+// where dQ and dK are mostly NOT BOUNDED: the record then also counts every run's default verdict
+// (pass / not bounded / fail), since the grid and kill tables leave not-bounded runs out.
+//
+//   calibrate_backward [--problems 600] [--seed 1] [--max-macs 3e5] [--inputs normal|logits] [--out calibration_backward.json]
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -17,6 +22,7 @@
 #include "flashprobe/oracle/grad_check.h"
 #include "flashprobe/oracle/reference.h"
 #include "flashprobe/oracle/simulated_backward.h"
+#include "flashprobe/proptests/cases.h"
 #include "calibration_util.h"
 #include "problem_sampler.h"
 
@@ -31,6 +37,7 @@ struct Sample {
   std::string kernel, case_id, dtype;
   bool correct = true, equivalent = false;
   bool bounded = true;  // every gradient bounded (grad_check.h); a run that is not is left out of every count
+  bool failed = false;  // the default verdict: FAIL (a check failed; with bounded, pass = !failed && bounded)
   bool pattern_ok[3] = {true, true, true}, bias_ok[3] = {true, true, true};
   double err[3] = {}, emu[3] = {}, unit[3] = {};
   double reach = 0;  // the largest bound / plausible gradient over dQ, dK, dV (1 and above: not bounded)
@@ -47,13 +54,19 @@ double margin(const Sample& s, int g, double k, double fl) {
   return b > 0 ? s.err[g] / b : (s.err[g] > 0 ? INFINITY : 0.0);
 }
 
-std::vector<Sample> run_problem(int index, std::uint64_t seed, double max_macs) {
+std::vector<Sample> run_problem(int index, std::uint64_t seed, double max_macs, bool logits) {
   std::mt19937_64 rng(seed * 1000003u + static_cast<std::uint64_t>(index));
   AttnProblem p = bench::sample_problem(rng, max_macs);
   p.out_dtype = p.dtype;  // a backward reads dO and O in the forward's output type; kept equal here
   InputDist dist;
   const double mags[] = {0.5, 1.0, 1.0, 2.0, 3.0};
   dist.magnitude = mags[std::uniform_int_distribution<int>(0, 4)(rng)];
+  if (logits) {  // the harness's large_logits distribution (its definition, not a copy of its numbers)
+    proptests::Case c;
+    c.problem = p;
+    c.inputs = proptests::InputKind::large_logits;
+    dist = c.input_dist();
+  }
   const AttnInputs in = random_inputs(p, rng(), dist);
   const Reference fwd = emulate_low_precision(p, in);
   BackwardInputs bw{random_normal(p.out_dtype, p.o_span(), rng()), Tensor(p.out_dtype, p.o_span()), {}};
@@ -78,6 +91,7 @@ std::vector<Sample> run_problem(int index, std::uint64_t seed, double max_macs) 
     s.correct = k.correct;
     s.equivalent = !k.correct && g.dq.bytes == base.dq.bytes && g.dk.bytes == base.dk.bytes && g.dv.bytes == base.dv.bytes;
     s.bounded = r.bounded;
+    s.failed = r.failed;
     for (int w = 0; w < 3; ++w) {
       const GradVerdict& v = r.verdict(kGrads[w]);
       s.pattern_ok[w] = v.got.nonfinite_pattern_ok && v.emulated.nonfinite_pattern_ok;
@@ -97,7 +111,7 @@ std::vector<Sample> run_problem(int index, std::uint64_t seed, double max_macs) 
 }  // namespace
 
 int main(int argc, char** argv) {
-  bench::CalibrationArgs args{600, 1, 3e5, ""};
+  bench::CalibrationArgs args{600, 1, 3e5, "", {"normal", "logits"}, ""};
   if (const std::string err = bench::parse_calibration_args(argc, argv, args); !err.empty()) {
     std::cerr << "calibrate_backward: " << err << "\n";
     return 2;
@@ -106,11 +120,32 @@ int main(int argc, char** argv) {
   const std::uint64_t seed = args.seed;
   const double max_macs = args.max_macs;
   const std::string out_path = args.out;
+  const bool logits = args.inputs == "logits";
 
   std::vector<Sample> all =
-      bench::run_problems<Sample>(problems, [&](int i) { return run_problem(i, seed, max_macs); });
+      bench::run_problems<Sample>(problems, [&](int i) { return run_problem(i, seed, max_macs, logits); });
   double reach = 0;
   for (const auto& s : all) reach = std::max(reach, s.reach);
+
+  // Every run's default verdict, not-bounded runs included: a correct kernel's FAIL is a false failure,
+  // a planted bug's FAIL a kill; NOT BOUNDED is neither (the bug survives it, unseen).
+  nlohmann::json verdicts = nlohmann::json::array();
+  std::printf("default verdicts, every run (not-bounded runs included)\n%-28s %7s %6s %6s %12s %6s\n", "kernel",
+              "correct", "runs", "pass", "not bounded", "fail");
+  for (const auto& k : simulated_backward_kernels()) {
+    long long runs = 0, pass = 0, nb = 0, fail = 0;
+    for (const auto& s : all) {
+      if (s.kernel != k.name || s.equivalent) continue;
+      ++runs;
+      if (s.failed) ++fail;
+      else if (!s.bounded) ++nb;
+      else ++pass;
+    }
+    std::printf("%-28s %7s %6lld %6lld %12lld %6lld\n", k.name.c_str(), k.correct ? "yes" : "no", runs, pass, nb, fail);
+    verdicts.push_back({{"name", k.name}, {"correct", k.correct}, {"runs", runs}, {"pass", pass}, {"not_bounded", nb},
+                        {"fail", fail}});
+  }
+  std::printf("\n");
   // A run whose gradients cannot all be bounded neither passes nor fails: counted apart.
   const auto unbounded = std::stable_partition(all.begin(), all.end(), [](const Sample& s) { return s.bounded; });
   const long long not_bounded = all.end() - unbounded;
@@ -119,7 +154,7 @@ int main(int argc, char** argv) {
   const GradCheckOptions d;
   nlohmann::json rec = record_header("calibration_backward", false);
   rec["evidence"] = "simulated (CPU stand-ins of backward kernels, oracle/simulated_backward.h)";
-  rec["config"] = {{"problems", problems}, {"seed", seed}, {"max_macs", max_macs},
+  rec["config"] = {{"problems", problems}, {"seed", seed}, {"max_macs", max_macs}, {"inputs", args.inputs},
                    {"defaults", {{"k", d.k}, {"floor", d.floor}, {"bias_floor_ulp", d.bias_floor_ulp},
                                  {"bias_se", d.bias_se}, {"bias_min_terms", d.bias_min_terms}}}};
 
@@ -209,6 +244,7 @@ int main(int argc, char** argv) {
   rec["defaults_false_failures"] = ff;
   rec["defaults_correct_runs"] = nc;
   rec["not_bounded_runs"] = not_bounded;
+  rec["default_verdicts"] = verdicts;  // per kernel, observable runs only for planted bugs
   rec["bound_over_plausible_max"] = reach;
   std::printf("\ndefaults k=%g floor=%g: %lld false failures in %lld correct runs (simulated); %lld runs not bounded "
               "(largest bound / plausible gradient %.3g)\n", d.k, d.floor, ff, nc, not_bounded, reach);

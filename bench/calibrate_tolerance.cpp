@@ -150,7 +150,7 @@ std::vector<Sample> run_problem(int index, std::uint64_t seed, double max_macs) 
 }  // namespace
 
 int main(int argc, char** argv) {
-  bench::CalibrationArgs args{3000, 1, 2e6, ""};
+  bench::CalibrationArgs args{3000, 1, 2e6, "", {}, ""};
   if (const std::string err = bench::parse_calibration_args(argc, argv, args); !err.empty()) {
     std::cerr << "calibrate_tolerance: " << err << "\n";
     return 2;

@@ -35,22 +35,27 @@ std::vector<Sample> run_problems(int n, Run run) {
   return all;
 }
 
-// The options of both calibration programs: --problems N --seed S --max-macs M --out FILE.
+// The options of both calibration programs: --problems N --seed S --max-macs M --out FILE, and
+// --inputs MODE for a program that lists its input modes (the first is the default).
 struct CalibrationArgs {
   int problems = 0;
   std::uint64_t seed = 1;
   double max_macs = 0;
   std::string out;
+  std::vector<std::string> input_modes;  // empty: no --inputs option
+  std::string inputs;                    // one of input_modes (input_modes[0] unless given)
 };
 
 // Reads argv[1..] into `a`, which holds the program's defaults. Returns "" or the message to print
 // before exiting with code 2: an unknown option, a missing value, a value that is not a number of the
-// option's kind, --problems < 1 or --max-macs not a finite number > 0.
+// option's kind, --problems < 1, --max-macs not a finite number > 0 or --inputs not one of input_modes.
 inline std::string parse_calibration_args(int argc, char** argv, CalibrationArgs& a) {
-  const std::string known = "(known: --problems --seed --max-macs --out)";
+  const bool has_inputs = !a.input_modes.empty();
+  const std::string known = std::string("(known: --problems --seed --max-macs --out") + (has_inputs ? " --inputs)" : ")");
+  if (has_inputs && a.inputs.empty()) a.inputs = a.input_modes.front();
   for (int i = 1; i < argc; i += 2) {
     const std::string opt = argv[i];
-    if (opt != "--problems" && opt != "--seed" && opt != "--max-macs" && opt != "--out")
+    if (opt != "--problems" && opt != "--seed" && opt != "--max-macs" && opt != "--out" && !(has_inputs && opt == "--inputs"))
       return "unknown option " + opt + " " + known;
     if (i + 1 >= argc) return opt + " needs a value";
     const std::string v = argv[i + 1];
@@ -67,6 +72,13 @@ inline std::string parse_calibration_args(int argc, char** argv, CalibrationArgs
       char* end = nullptr;
       a.max_macs = v.empty() ? 0 : std::strtod(b, &end);
       if (v.empty() || end != e || !std::isfinite(a.max_macs) || a.max_macs <= 0) return bad("a number > 0 (e.g. 3e5)");
+    } else if (opt == "--inputs") {
+      if (std::find(a.input_modes.begin(), a.input_modes.end(), v) == a.input_modes.end()) {
+        std::string modes;
+        for (const auto& m : a.input_modes) modes += (modes.empty() ? "" : ", ") + m;
+        return bad("one of " + modes);
+      }
+      a.inputs = v;
     } else {
       a.out = v;
     }

@@ -58,13 +58,17 @@ class KernelCheckFailed(AssertionError):
 class KernelReport:
     """What a check_kernel run did: cases checked (and passed), refused by supports or Unsupported, and
     (backward) not bounded: judged, nothing found wrong, but a gradient's bound admitted every plausible
-    gradient, so neither passed nor failed."""
+    gradient, so neither passed nor failed. These count the generated cases, each once, up to and
+    including the first failure; the kernel's calls after it (Hypothesis shrinking the failure, looking
+    for other failures and replaying the shrunk case) are calls_after_failure, never cases checked,
+    refused or not bounded."""
 
     name: str
     checked: int = 0
     refused: int = 0
     failed: int = 0
     unbounded: int = 0
+    calls_after_failure: int = 0
     seconds: float = 0.0
     seed: Optional[int] = None
     worst_margin: float = 0.0
@@ -77,11 +81,22 @@ class KernelReport:
         return (f"{verdict} {self.name}: {self.checked} cases checked, {self.checked - self.failed} passed, "
                 f"{self.failed} failed, {self.refused} refused"
                 + (f", {self.unbounded} not bounded" if self.unbounded else "")
+                + (f" ({self.calls_after_failure} calls after the failure, shrinking it)" if self.calls_after_failure else "")
                 + f" (worst margin {self.worst_margin:.2f}) "
                 f"in {self.seconds:.1f} s")
 
     def to_json(self) -> dict:
         return {k: v for k, v in self.__dict__.items()}
+
+
+_AFTER_FAILURE = [False]
+
+
+def after_failure() -> bool:
+    """True while check_kernel or check_backward_kernel is past its first failure: the kernel's calls then
+    are Hypothesis shrinking it (KernelReport.calls_after_failure), not counted as cases. For a harness
+    that wraps the kernel and keeps counts of its own (reports/baselines/torch_props.py)."""
+    return _AFTER_FAILURE[0]
 
 
 class _Failed(Exception):
@@ -238,39 +253,49 @@ def _run_property(judge: Callable[[Case], tuple], report: KernelReport, max_exam
                                 suppress_health_check=list(suppressed))
 
     def prop(case: Case) -> None:
+        # Counted: the cases generated up to the first failure, each once. After it Hypothesis shrinks the
+        # failure (and, before that, may look for other failures a while): no call then is counted as a case.
+        counted = not _AFTER_FAILURE[0]
+        report.calls_after_failure += not counted
         try:
             result, margin = judge(case)
         except Unsupported:
-            report.refused += 1
+            report.refused += counted
             reject()
         except Exception as e:  # the kernel, or its output's shape/dtype: a failure of this case
+            _AFTER_FAILURE[0] = True
             raise _Failed(case, None, e) from e
         if getattr(result, "bounded", True) is False and not result.failed:
-            report.unbounded += 1  # judged, nothing wrong found, nothing proved: not counted as checked
+            report.unbounded += counted  # judged, nothing wrong found, nothing proved: not counted as checked
             return
-        report.checked += 1
-        dt = case.problem.dtype
-        report.by_dtype[dt] = report.by_dtype.get(dt, 0) + 1
-        if margin > report.worst_margin or report.worst_case is None:
-            report.worst_margin, report.worst_case = margin, case.id
+        if counted:
+            report.checked += 1
+            dt = case.problem.dtype
+            report.by_dtype[dt] = report.by_dtype.get(dt, 0) + 1
+            if margin > report.worst_margin or report.worst_case is None:
+                report.worst_margin, report.worst_case = margin, case.id
         if not result.passed:
+            _AFTER_FAILURE[0] = True
             raise _Failed(case, result, None)
 
     test = run_settings(given(cases(supports=supports, size=size, **constraints))(prop))
     if seed is not None:
         test = hyp_seed(seed)(test)
     t0 = time.perf_counter()
+    _AFTER_FAILURE[0] = False
     try:
         test()
     except _Failed as f:
         report.seconds = time.perf_counter() - t0
         report.failed = 1
-        raise on_failure(f) from None
+        raise on_failure(f) from None  # (its call of the kernel to save the case is no generated case either)
     except (FailedHealthCheck, Unsatisfiable) as e:
         # Hypothesis gave up drawing: the kernel (or supports) refused nearly everything.
         if report.checked == 0:
             raise _nothing_checked(report) from e
         raise
+    finally:
+        _AFTER_FAILURE[0] = False
     report.seconds = time.perf_counter() - t0
     if report.checked == 0:
         raise _nothing_checked(report)

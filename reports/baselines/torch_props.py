@@ -14,7 +14,8 @@ runs leave them out, a short run per subject ("empty-rows") checks them on their
 
 Runs in chunks of cases with their own seeds until the target (default 1000 cases per forward subject
 and dtype, 300 per backward one) or the run's time budget is reached; the record says which, with run
-/ refused / failed. --jobs N runs every subject and dtype in its own process, N at once (the CPU side:
+/ refused / failed (each generated case counted once: the subject's calls while Hypothesis shrinks a failure
+are the row's calls_after_failure, never cases checked or refused). --jobs N runs every subject and dtype in its own process, N at once (the CPU side:
 the oracle, Hypothesis, cuDNN's graph building and torch.compile are the cost, not the GPU), each until
 the common deadline; --shards splits a slow subject's dtype over several processes (default: cuDNN,
 Flex and Flex's backward in two each, one head dim each: Flex compiles per head dim); the shards of a
@@ -65,7 +66,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 import flashprobe
 from flashprobe import Case, Problem
 from flashprobe.testing import (KernelCheckFailed, Unsupported, check_backward_kernel, check_kernel, run_backward_case,
-                                run_case, save_backward_case, save_case, upstream_gradient)
+                                run_case, save_backward_case, save_case, after_failure, upstream_gradient)
 
 try:
     from torch.nn.attention.bias import causal_lower_right
@@ -429,6 +430,7 @@ def run_one(name, kernel, dtype, constraints, check_lse, target, budget, out_dir
     tag = tag or f"{name}-{dtype}"
     row = {"subject": name, "backward": is_backward(name), "dtype": dtype, "target": target, "checked": 0, "refused": 0, "failed": 0,
            "unbounded": 0,  # backward: cases judged NOT BOUNDED (neither passed nor failed; BACKWARD_TOLERANCE.md)
+           "calls_after_failure": 0,  # the subject's calls shrinking a failure: not cases (KernelReport's)
            "seconds": 0.0, "chunks": 0, "worst_margin": 0.0, "worst_case": None, "lse_checked": check_lse,
            "empty_rows": empty_rows, "stopped_by": None, "failure": None, "failures": []}
     supports = (lambda p: p.empty_rows > 0) if empty_rows else (lambda p: p.empty_rows == 0)
@@ -444,14 +446,17 @@ def run_one(name, kernel, dtype, constraints, check_lse, target, budget, out_dir
     row["skipped_after_crash"] = 0
 
     def kernel(p, q, k, v, *do):  # noqa: F811 - the subject, with its refusals tallied by reason
+        # Past a chunk's first failure the calls are Hypothesis shrinking it: check_kernel counts none of
+        # them as a case (its calls_after_failure), so neither do the tallies here (a crash is still recorded).
+        generated = not after_failure()
         if row["crashed"] >= CRASHES_BEFORE_STOP and returned["n"] == 0:
-            in_chunk["stopped"] += 1  # not called: the run stops after this chunk (refused, not counted)
+            in_chunk["stopped"] += generated  # not called: the run stops after this chunk (refused, not counted)
             raise Unsupported("stopped: the subject crashed on every case")
         if crash_key is not None and crash_key(p) in crashed_keys:
             # Its compiled graph crashed on an earlier problem (recorded): neither called nor counted as
             # checked or refused, counted apart.
-            in_chunk["stopped"] += 1
-            row["skipped_after_crash"] += 1
+            in_chunk["stopped"] += generated
+            row["skipped_after_crash"] += generated
             raise Unsupported("its graph crashed on an earlier problem")
         try:
             out = inner(p, q, k, v, *do)
@@ -459,14 +464,15 @@ def run_one(name, kernel, dtype, constraints, check_lse, target, budget, out_dir
             return out
         except Unsupported as e:
             key = str(e)[:160]
-            reasons[key] = reasons.get(key, 0) + 1
+            if generated:
+                reasons[key] = reasons.get(key, 0) + 1
             raise
         except Exception as e:  # noqa: BLE001
             if not crash_is_finding:
                 raise  # a failure of the case: shrunk and reported by check_kernel
             # A finding about the subject on this problem, recorded; the case is neither passed nor refused.
             row["crashed"] += 1
-            in_chunk["crashed"] += 1
+            in_chunk["crashed"] += generated
             if crash_key is not None:
                 crashed_keys.add(crash_key(p))
             if len(row["crashes"]) < MAX_SAVED_CRASHES:
@@ -505,6 +511,7 @@ def run_one(name, kernel, dtype, constraints, check_lse, target, budget, out_dir
             if rep is not None:
                 row["checked"] += rep.checked
                 row["unbounded"] += rep.unbounded
+                row["calls_after_failure"] += rep.calls_after_failure
                 # check_kernel counted crashes (and the cases not run after the stop) as refusals
                 row["refused"] += rep.refused - in_chunk["crashed"] - in_chunk["stopped"]
             if e.case is None:  # every case of the chunk refused or crashed: nothing judged, nothing passed
@@ -558,6 +565,7 @@ def row_line(row):
             f"checked {row.get('checked', 0):5d}  refused {row.get('refused', 0):5d}  failed {row.get('failed', 0)}  "
             f"crashed {row.get('crashed', 0)}" + (f" (then {row['skipped_after_crash']} skipped)" if row.get("skipped_after_crash") else "")
             + (f"  not bounded {row['unbounded']}" if row.get("unbounded") else "")
+            + (f"  calls after the failure {row['calls_after_failure']}" if row.get("calls_after_failure") else "")
             + f"  worst margin {row.get('worst_margin', 0.0):.2f}  "
             f"{row.get('seconds', 0.0):.0f} s  compiled graphs {row.get('compiled_graphs')}  ({row.get('stopped_by')})"
             + (f"  [{row['shards']} shards]" if row.get("shards", 1) > 1 else ""))
@@ -722,7 +730,8 @@ def merge(rows):
     if len(rows) == 1:
         return rows[0]
     out = dict(rows[0])
-    for k in ("target", "checked", "refused", "crashed", "skipped_after_crash", "chunks", "unbounded"):
+    for k in ("target", "checked", "refused", "crashed", "skipped_after_crash", "chunks", "unbounded",
+              "calls_after_failure"):
         out[k] = sum(r.get(k) or 0 for r in rows)
     out["failed"] = max(r.get("failed") or 0 for r in rows)
     out["seconds"] = max(r.get("seconds") or 0 for r in rows)

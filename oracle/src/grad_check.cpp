@@ -60,9 +60,6 @@ std::string where(const AttnProblem& p, Grad g, std::size_t i) {
          std::to_string(x);
 }
 
-// The smallest normal number of t: ulp(t, 0) (the subnormal step) times 2^mantissa bits.
-double smallest_normal(DType t) { return ulp(t, 0.0) / dtype_eps(t); }
-
 GradMetrics measure(const AttnProblem& p, Grad g, const std::vector<double>& ref, const std::vector<double>& x) {
   GradMetrics m;
   double se2 = 0, sr2 = 0;

@@ -29,6 +29,8 @@ double ulp(DType t, double x) {
   return v;
 }
 
+double smallest_normal(DType t) { return ulp(t, 0.0) / dtype_eps(t); }  // the subnormal step times 2^mantissa
+
 namespace {
 
 // 1 / ulp(t, x), exactly: a power of two between 2^-1016 and 2^149, so y * inv_ulp(t, x) and

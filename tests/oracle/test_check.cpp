@@ -196,6 +196,9 @@ TEST(Metrics, UlpOfTheOutputType) {
   EXPECT_EQ(ulp(DType::bf16, 3.0), std::ldexp(1.0, -6));
   EXPECT_EQ(ulp(DType::f32, 0.0), std::ldexp(1.0, -149));
   EXPECT_EQ(ulp(DType::f16, 1e-7), std::ldexp(1.0, -24));  // subnormal spacing
+  EXPECT_EQ(smallest_normal(DType::f16), std::ldexp(1.0, -14));
+  EXPECT_EQ(smallest_normal(DType::bf16), std::ldexp(1.0, -126));
+  EXPECT_EQ(smallest_normal(DType::f32), std::ldexp(1.0, -126));
 }
 
 // ulp() reads the exponent field; the definition is 2^(max(ilogb(x), emin) - mant), emin for zero,

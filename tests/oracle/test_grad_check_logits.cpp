@@ -171,7 +171,7 @@ TEST(GradCheckLogits, UnderflowingExactGradientsAreLeftOutOfTheBias) {
       const AttnInputs in = c.make_inputs();
       const BackwardInputs bw = backward_inputs(c.problem, in, seed + 100);
       const BackwardOracle o = backward_oracle(c.problem, in, bw);
-      const double min_normal = ulp(t, 0.0) / dtype_eps(t);
+      const double min_normal = smallest_normal(t);
       for (double v : o.ref.dk) underflowing += v != 0 && std::abs(v) < min_normal;
       const BackwardCheckResult r =
           check_backward(c.problem, in, bw, run_simulated_backward(simulated_backward_kernel("fa2_b64"), c.problem, in, bw), o);

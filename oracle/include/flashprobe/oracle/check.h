@@ -150,6 +150,9 @@ double o_atol_unit(const AttnProblem& p, const Reference& ref, std::size_t e, do
 double lse_atol(double lse_ref_max_abs, const CheckOptions& opt);
 // The output type's ulp at x (the spacing of representable values around |x|; subnormal spacing near 0).
 double ulp(DType t, double x);
+// The smallest normal number of t (2^-14 for f16, 2^-126 for bf16 and f32): below it ulp(t, x) is the
+// subnormal step and no longer a relative unit of x.
+double smallest_normal(DType t);
 
 void to_json(nlohmann::json& j, const Metrics& m);
 

@@ -74,7 +74,7 @@ for n in files():
                 continue
             for p in expand(tok):
                 checked += 1
-                candidates = [os.path.join(here, p), os.path.join(root, p.lstrip("./"))]
+                candidates = [os.path.join(here, p), os.path.join(root, re.sub(r"^(?:\.\.?/)+", "", p))]  # keeps .ci/
                 if any(os.path.exists(os.path.normpath(c)) for c in candidates):
                     continue
                 name = os.path.basename(p)

@@ -8,23 +8,15 @@
 #include <random>
 
 #include "../common/backward_random.h"
+#include "flashprobe/gate/stand_in_device.h"
 #include "flashprobe/kernels/backward.h"
 
 namespace flashprobe::kernels {
 namespace {
 
-DeviceInfo h100() {  // as the H100's records name it (reports/data/h100-80gb-hbm3/*/backward-random.json)
-  DeviceInfo d;
-  d.name = "NVIDIA H100 80GB HBM3";
-  d.vendor = "nvidia";
-  d.arch = "sm_90";
-  d.wave_size = 32;
-  d.multiprocessors = 132;
-  d.smem_per_block = 49152;
-  d.smem_per_block_optin = 232448;
-  d.smem_per_multiprocessor = 233472;
-  return d;
-}
+// The H100's sizes as its records state them (reports/data/h100-80gb-hbm3/*/backward-random.json:
+// 48 KiB per block, 227 KiB opt-in, 228 KiB per SM, 132 SMs), which the backward kernels' supports() read.
+const DeviceInfo kH100 = gate::stand_in_h100();
 
 TEST(BackwardRandom, AOneKernelDrawStaysInItsDomain) {
   const BackwardKernelInfo* k = find_backward_kernel("mma_bwd");
@@ -32,8 +24,8 @@ TEST(BackwardRandom, AOneKernelDrawStaysInItsDomain) {
   std::mt19937_64 rng(101);
   std::map<DType, int> dtypes;
   for (int c = 0; c < 300; ++c) {
-    const testing::BackwardDraw d = testing::next_backward_draw(rng, h100(), k);
-    ASSERT_TRUE(k->supports(h100(), d.p)) << d.p.id();
+    const testing::BackwardDraw d = testing::next_backward_draw(rng, kH100, k);
+    ASSERT_TRUE(k->supports(kH100, d.p)) << d.p.id();
     ++dtypes[d.p.dtype];
   }
   EXPECT_EQ(dtypes.count(DType::f32), 0u);
@@ -47,9 +39,9 @@ TEST(BackwardRandom, SeedOneDrawsWhatTheH100Ran) {
   std::mt19937_64 rng(1);
   int mma = 0, tiled = 0;
   for (int c = 0; c < 100; ++c) {
-    const testing::BackwardDraw d = testing::next_backward_draw(rng, h100(), nullptr);
-    mma += static_cast<bool>(find_backward_kernel("mma_bwd")->supports(h100(), d.p));
-    tiled += static_cast<bool>(find_backward_kernel("tiled_bwd")->supports(h100(), d.p));
+    const testing::BackwardDraw d = testing::next_backward_draw(rng, kH100, nullptr);
+    mma += static_cast<bool>(find_backward_kernel("mma_bwd")->supports(kH100, d.p));
+    tiled += static_cast<bool>(find_backward_kernel("tiled_bwd")->supports(kH100, d.p));
   }
   EXPECT_EQ(mma, 41);
   EXPECT_EQ(tiled, 100);

@@ -9,6 +9,7 @@
 #include "flashprobe/core/buffer.h"
 #include "flashprobe/core/error.h"
 #include "flashprobe/core/guard.h"
+#include "modified_inputs.h"
 
 namespace flashprobe::kernels {
 namespace {
@@ -58,15 +59,7 @@ void note_damage(RunResult& r, const Slot& s, const std::uint8_t* image) {
 
 void note_modified(RunResult& r, const char* name, const std::uint8_t* now, const std::uint8_t* was, std::size_t bytes,
                    std::size_t es) {
-  if (std::memcmp(now, was, bytes) == 0) return;
-  std::int64_t changed = 0, first = -1;
-  for (std::size_t i = 0; i < bytes; i += es)
-    if (std::memcmp(now + i, was + i, es) != 0) {
-      if (first < 0) first = static_cast<std::int64_t>(i / es);
-      ++changed;
-    }
-  r.inputs_modified.push_back(std::string(name) + ": " + std::to_string(changed) + " element(s) changed, first at element " +
-                              std::to_string(first));
+  if (auto m = describe_modified(name, {now, bytes}, {was, bytes}, es)) r.inputs_modified.push_back(*m);
 }
 
 }  // namespace

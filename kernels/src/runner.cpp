@@ -7,6 +7,7 @@
 #include "flashprobe/core/buffer.h"
 #include "flashprobe/core/error.h"
 #include "flashprobe/core/vendor.h"
+#include "modified_inputs.h"
 
 namespace flashprobe::kernels {
 namespace {
@@ -19,16 +20,7 @@ void note_damage(RunResult& r, const char* name, const DeviceBuffer& b) {
 
 void note_modified(RunResult& r, const char* name, const DeviceBuffer& b, const Tensor& host) {
   const auto now = b.download();
-  std::int64_t changed = 0, first = -1;
-  const std::size_t es = dtype_size(host.dtype);
-  for (std::size_t i = 0; i < host.bytes.size(); i += es)
-    if (std::memcmp(now.data() + i, host.bytes.data() + i, es) != 0) {
-      if (first < 0) first = static_cast<std::int64_t>(i / es);
-      ++changed;
-    }
-  if (changed)
-    r.inputs_modified.push_back(std::string(name) + ": " + std::to_string(changed) + " element(s) changed, first at element " +
-                                std::to_string(first));
+  if (auto m = describe_modified(name, now, host.bytes, dtype_size(host.dtype))) r.inputs_modified.push_back(*m);
 }
 
 DeviceBuffer upload(const std::vector<std::uint8_t>& bytes) {

@@ -210,10 +210,13 @@ def soak_items(rec):
             short = f"ran {row['cases']} of {row['asked']} asked"
         if skipped and row.get("skip_reasons"):
             short = "; ".join([short] * bool(short) + row["skip_reasons"])
-        # The case arena's soak (run-all's soak-arena, beside the per-case soak of the same call) is its own row.
-        arena = " (case arena)" if rec.data.get("runner") == "arena" else ""
-        yield Item("soak", f"{row.get('kernel')} {row.get('dtype')} {row.get('property')}{arena}", row.get("cases"), skipped,
-                   row.get("failures"), rec, short)
+        # The runner (the case arena, the soak's default, or the per-case runner) is how the cases reached the
+        # GPU, not what was checked: a kernel x dtype x property is one subject whichever ran it, so the
+        # newest soak of each pair is the one the summary counts, and the runner is in the note.
+        runner = rec.data.get("runner")
+        how = {"arena": "case arena", "per-case": "per-case runner"}.get(runner, f"{runner} runner" if runner else "")
+        yield Item("soak", f"{row.get('kernel')} {row.get('dtype')} {row.get('property')}", row.get("cases"), skipped,
+                   row.get("failures"), rec, "; ".join(x for x in (short, how) if x))
 
 
 @reader("mutants")

@@ -158,12 +158,14 @@ class Readers(unittest.TestCase):
         self.assertEqual(got["decode f16 P"][1], 1)
         self.assertIsNone(got["tiled f16 P"][1])  # skips not recorded
 
-    def test_a_case_arena_soak_is_its_own_row(self):
+    def test_the_runner_is_in_the_note_not_the_subject(self):
+        # A pair soaked on the case arena and on the per-case runner is one subject (the summary counts the
+        # newest soak of it); each item says which runner ran it, and the short count stays first.
         row = {"kernel": "mma", "dtype": "f16", "property": "P", "cases": 100, "asked": 100, "failures": 0}
         self.put("prop_soak.json", header("prop_soak", rows=[row], runner="per-case"))
         self.put("arena/prop_soak.json", header("prop_soak", rows=[dict(row, cases=90)], runner="arena"))
-        got = {i.subject: i.run for i in self.items()}
-        self.assertEqual(got, {"mma f16 P": 100, "mma f16 P (case arena)": 90})
+        got = sorted((i.subject, i.run, i.note) for i in self.items())
+        self.assertEqual(got, [("mma f16 P", 90, "ran 90 of 100 asked; case arena"), ("mma f16 P", 100, "per-case runner")])
 
     def test_soak_rows_count_skipped_shards_with_their_reasons(self):
         rows = [{"kernel": "wgmma", "dtype": "f16", "property": "P", "cases": 0, "asked": 100, "skipped": True,

@@ -5,8 +5,9 @@ baselines timed beside it). Numbers of different runs are never divided by each 
 draws one run: every kernel that ran in it, its baselines, its ceilings.
 
 A flashprobe result is a shipped kernel unless its record marks it "variant": true or its name has a
-suffix (scripts/gpu/rename_kernel.py names other builds and knobs <kernel>-<what>): variants are
-drawn in their run's figures, dashed, and never enter the summary.
+suffix (scripts/gpu/rename_kernel.py names other builds and knobs <kernel>-<what>; `flashprobe bench
+--kernel` names the variants of kernels/include/flashprobe/kernels/variants.h <kernel>/<option>=<value>):
+variants are drawn in their run's figures, dashed, and never enter the summary.
 
 A run is complete for a group (prefill D64, prefill D64 causal, ..., Whisper, decode) when it timed
 the kernel the dispatcher picks for every case of it (bench records since it is recorded as
@@ -51,7 +52,8 @@ def group_order(g):
 
 
 def is_variant(x):
-    return bool(x.get("variant")) or "-" in str(x.get("kernel", ""))
+    k = str(x.get("kernel", ""))
+    return bool(x.get("variant")) or "-" in k or "/" in k
 
 
 def impl_label(x):

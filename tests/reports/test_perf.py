@@ -46,6 +46,14 @@ class Ratios(unittest.TestCase):
         self.assertEqual(b.times[("flash", CASE.format(s=2048))], 1.4)  # the median of three rounds
         self.assertEqual(b.rounds[("flash", CASE.format(s=2048))], 3)
 
+    def test_a_variant_by_name_is_never_a_shipped_kernel(self):
+        # flashprobe bench --kernel wgmma/carry=on records the variant under that name (vs-cudnn of
+        # 2026-11-27): read as shipped, it took a column of the summary's performance table.
+        [r] = perf.bench_runs([bench("2026-11-27-v", "2026-11-27T10:00:00Z",
+                                     [result("flashprobe", k, 2048, 1.0) for k in ("wgmma", "wgmma/carry=on", "decode/splits=4")]
+                                     + [result("torch-cudnn", "cudnn", 2048, 0.8)])])
+        self.assertEqual((r.shipped, r.variants), ({"wgmma"}, {"wgmma/carry=on", "decode/splits=4"}))
+
     def test_best_from_the_complete_run_each_kernel_from_its_newest(self):
         runs = perf.bench_runs(run_a() + run_b())
         t = perf.ratio_table(runs, "h100")

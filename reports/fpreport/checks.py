@@ -309,6 +309,7 @@ def calibration_items(rec):
 
 
 MUTANT_PREFIX = "mutant/"  # test_mutation's ledger rows (tests/proptests/test_mutation.cpp)
+THROUGHPUT_DIR = re.compile(r"throughput-\d+")  # scripts/gpu/run-all's throughput stage, one folder per size
 
 
 @reader("prop_throughput")
@@ -317,9 +318,14 @@ def ledger_items(rec):
     skipped). Ledgers written before rows had a status are left to GoogleTest's JSON of the same run,
     which records the skipped tests. Rows of mutant builds (test_mutation writes the same ledger: run-all's
     mutation stage puts it in its own results/mutation/ folder; records before that have it in place of
-    the gate's) are the mutants check's, never the gate's."""
+    the gate's) are the mutants check's, never the gate's. The ledgers of run-all's throughput stage
+    (its throughput-<size>/ folders: AgreesWithOracle alone, 200 cases per kernel, to time the gate)
+    measure speed, not the gate: newest per kernel, their one property would stand for the gate's
+    ten in the summary."""
     rows = rec.data.get("rows") or []
     if not rows or any("status" not in r for r in rows):
+        return
+    if any(THROUGHPUT_DIR.fullmatch(part) for part in rec.path.split("/")[:-1]):
         return
     per = {}
     for r in rows:

@@ -101,6 +101,16 @@ class Readers(unittest.TestCase):
         got = {i.subject: (i.check, i.run, i.skipped, i.failed) for i in self.items()}
         self.assertEqual(got, {"mma": ("gate", 1, 0, 0)})
 
+    def test_throughput_ledgers_are_not_the_gate(self):
+        # run-all's throughput stage times AgreesWithOracle alone (throughput-100/, throughput-400/ of
+        # 2026-11-27-throughput-ec0c125): newest per kernel, its one property stood for the gate's ten.
+        rows = [{"kernel": "mma", "property": "AgreesWithOracle", "status": "passed", "cases": 200}]
+        self.put("throughput-100/prop_throughput.json", header("prop_throughput", rows=rows))
+        self.put("throughput-400/prop_throughput.json", header("prop_throughput", rows=rows))
+        self.assertEqual(self.items(), [])
+        self.put("throughput-of-a-kind/prop_throughput.json", header("prop_throughput", rows=rows))
+        self.assertEqual([(i.check, i.subject, i.run) for i in self.items()], [("gate", "mma", 1)])
+
     def test_gate_ledger_without_status_leaves_it_to_gtest(self):
         self.put("prop_throughput.json", header("prop_throughput", rows=[{"kernel": "mma", "property": "A", "cases": 150}]))
         self.assertEqual(self.items(), [])

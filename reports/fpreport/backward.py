@@ -37,10 +37,39 @@ def _summed_random(rs):
             for (check, subject), c in sums.items()]
 
 
+def _kernels_of(subject):
+    """The kernels a random row speaks for: "mma_bwd_k128 f16" -> {mma_bwd_k128}; an all-kernel run's
+    "mma_bwd, tiled_bwd" -> both."""
+    return {part.split(" ")[0] for part in str(subject).split(", ") if part}
+
+
+def _random_rows(dev, rs):
+    """The random problems of a device, newest run first: each run's rows (summed over its records, a
+    soak in shards), then an older run's rows only for kernels no newer run has (a soak of two
+    kernels does not hide the others' larger runs)."""
+    by_run = {}
+    for r in rs:
+        by_run.setdefault(r.run, []).append(r)
+    out, covered = [], set()
+    for run in sorted(by_run, key=lambda k: max((x.date, x.path) for x in by_run[k]), reverse=True):
+        same_run = by_run[run]
+        r = _newest(same_run)
+        if len(same_run) > 1:
+            src = f"{r.run}: {len(same_run)} records ({r.day}, {r.commit}, {r.evidence})"
+            got = [[dev, check, subject, n, failed, note, src] for check, subject, n, failed, note in _summed_random(same_run)]
+        else:
+            got = [[dev, s.get("check"), s.get("subject"), s.get("run"), s.get("failed"), s.get("note", ""), _src(r)]
+                   for s in r.data.get("rows") or []]
+        out += [g for g in got if not _kernels_of(g[2]) <= covered]
+        for g in got:
+            covered |= _kernels_of(g[2])
+    return out
+
+
 def gpu_checks(recs):
     """The newest backward_gpu record of each test per device: its rows (check, subject, run, failed,
-    note); the random problems summed over every record of the newest run that has them (a soak run
-    as shards, each its own seed). Devices whose runs predate those records: the newest
+    note); the random problems summed over every record of a run (a soak run as shards, each its own
+    seed), the newest run of each kernel. Devices whose runs predate those records: the newest
     test_backward_gpu GoogleTest JSON, one row per test."""
     out, rows = [], []
     by = {}
@@ -52,11 +81,8 @@ def gpu_checks(recs):
             continue
         r = _newest(rs)
         devices_with_records.add(dev)
-        same_run = [x for x in rs if x.run == r.run]
-        if test == "random" and len(same_run) > 1:
-            src = f"{r.run}: {len(same_run)} records ({r.day}, {r.commit}, {r.evidence})"
-            rows += [[dev, check, subject, run, failed, note, src]
-                     for check, subject, run, failed, note in _summed_random(same_run)]
+        if test == "random":
+            rows += _random_rows(dev, rs)
             continue
         for s in r.data.get("rows") or []:
             rows.append([dev, s.get("check"), s.get("subject"), s.get("run"), s.get("failed"),

@@ -99,6 +99,26 @@ class Section(unittest.TestCase):
         self.assertIn("test-gpu/2026-11-26-bwd: 2 records", t)
         self.assertNotIn("| 5300 |", t)
 
+    def test_an_older_runs_random_rows_stay_for_the_kernels_no_newer_run_has(self):
+        # 2026-11-27: a soak of the two k128 kernels alone, after a run of the other four; the older
+        # run's all-kernel row is hidden once newer runs cover each of its kernels.
+        d = self.tmp.name
+        write_json(os.path.join(d, "test-gpu", "2026-11-24-all", "backward-random.json"),
+                   header("backward_gpu", "2026-11-24T00:00:00Z") | {"test": "random", "seed": 1,
+                                                                    "rows": [row("backward random", "mma_bwd, mma_bwd_k128", 41, 0)]})
+        write_json(os.path.join(d, "test-gpu", "2026-11-25-four", "backward-random.json"),
+                   header("backward_gpu", "2026-11-25T00:00:00Z") | {"test": "random", "seed": 1,
+                                                                    "rows": [row("backward random", "mma_bwd", 20000, 0)]})
+        for seed in (401, 402):
+            write_json(os.path.join(d, "test-gpu", "2026-11-27-k128", f"s{seed}", "backward-random.json"),
+                       header("backward_gpu", "2026-11-27T00:00:00Z") | {"test": "random", "seed": seed, "rows": [
+                           row("backward random", "mma_bwd_k128 f16", 1300, 0) | {"kernel": "mma_bwd_k128"},
+                           row("backward random", "mma_bwd_k128 bf16", 1300, 0) | {"kernel": "mma_bwd_k128"}]})
+        t = text(backward.gpu_checks(records.load([d])))
+        self.assertIn("mma_bwd_k128 f16 | | 2600 | | 0 | | 2 records, seeds 401, 402", t)
+        self.assertIn("mma_bwd | | 20000 | | 0", t)
+        self.assertNotIn("| 41 |", t)
+
     def test_mutants_show_the_shrunk_case_and_a_survivor(self):
         t = text(backward.mutants(self.recs))
         self.assertIn("bwd_dq_race | | killed | | b1_hq2_hkv2_sq64_sk2048_d64_f16 | | b1_hq1_hkv1_sq1_sk512_d8_f16", t)

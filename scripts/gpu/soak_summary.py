@@ -7,7 +7,8 @@ or crashed is a failure too; a skipped shard keeps its reason ("time K/P: skippe
 Exit 1 when anything failed, was skipped, or a kernel x dtype has fewer cases than asked: the soak
 set names the kernels and dtypes to run, so a skip is never a pass.
 
-usage: soak_summary.py SOAKDIR OUT.json PROPERTY CASES PER_SHARD JOBS T0 T1
+usage: soak_summary.py SOAKDIR OUT.json PROPERTY CASES PER_SHARD JOBS T0 T1 [MPS_ON MPS_HOW]
+(MPS_ON 1 or 0 and MPS_HOW, scripts/gpu/mps.sh's line, go to the record's "mps"; without them it is null.)
 """
 import datetime
 import json
@@ -62,6 +63,7 @@ def shard_result(path):
 def main():
     soak, out, prop, cases, per, jobs, t0, t1 = sys.argv[1:9]
     cases, per, jobs, t0, t1 = int(cases), int(per), int(jobs), float(t0), float(t1)
+    mps = {"on": sys.argv[9] == "1", "how": sys.argv[10] if len(sys.argv) > 10 else ""} if len(sys.argv) > 9 else None
     plan = [line.split() for line in open(os.path.join(soak, "plan.txt")) if line.strip()]
     combos = OrderedDict()
     header = None
@@ -105,13 +107,14 @@ def main():
            "commit": os.environ.get("FLASHPROBE_COMMIT") or (header or {}).get("commit"),
            **{k: v for k, v in (header or {}).items() if k != "commit"},
            "property": prop, "runner": "+".join(sorted({r["runner"] for r in rows if r["runner"]})) or None,
-           "cases_per_kernel_dtype": cases, "cases_per_shard": per, "jobs": jobs,
+           "mps": mps, "cases_per_kernel_dtype": cases, "cases_per_shard": per, "jobs": jobs,
            "wall_s": round(t1 - t0, 3), "total_cases": total, "rows_skipped": skipped_rows,
            "cases_per_s": round(total / (t1 - t0), 2) if t1 > t0 else None,
            "rows": rows, "failures": failures}
     json.dump(rec, open(out, "w"), indent=1)
+    on = "" if mps is None else ", MPS on" if mps["on"] else ", MPS off"
     print(f"soak: run {total} cases, skipped {skipped_rows} of {len(rows)} kernel x dtype, failed {len(failures)}; "
-          f"{t1 - t0:.0f} s ({total / max(t1 - t0, 1e-9):.0f} cases/s over {jobs} processes, {rec['runner'] or 'unknown'} runner) -> {out}")
+          f"{t1 - t0:.0f} s ({total / max(t1 - t0, 1e-9):.0f} cases/s over {jobs} processes, {rec['runner'] or 'unknown'} runner{on}) -> {out}")
     return 1 if bad else 0
 
 

@@ -264,5 +264,42 @@ esac
             self.assertEqual(replay[replay.index("--subjects") + 1], "sdpa-efficient,sdpa-cudnn")
 
 
+    def test_soak_runs_the_arena_and_soak_per_case_the_per_case_runner(self):
+        """The soak stage runs on the case arena, the soak's default; soak-per-case runs the same soak on
+        the per-case runner into per-case/prop_soak.json, and the report counts each pair once (the newest)."""
+        props = """#!/usr/bin/env bash
+echo "runner ${FLASHPROBE_CASE_ARENA:-unset}" >> "$STANDIN_ARGS"
+echo "cases x: $FLASHPROBE_PROP_CASES run, passed"
+printf '{"schema":"flashprobe.prop_throughput/1","rows":[{"kernel":"k","cases":1,"seconds":1.0,"oracle_s":0.5,"runner":"%s"}]}' \
+  "$([ "$FLASHPROBE_CASE_ARENA" = 1 ] && echo arena || echo per-case)" > "$FLASHPROBE_RECORD_DIR/prop_throughput.json"
+"""
+        with tempfile.TemporaryDirectory() as d:
+            tests = os.path.join(d, ".device-carry", "tests")
+            os.makedirs(tests)
+            with open(os.path.join(tests, "test_kernel_props"), "w") as f:
+                f.write(props)
+            os.chmod(os.path.join(tests, "test_kernel_props"), 0o755)
+            os.makedirs(os.path.join(d, "scripts", "gpu"))
+            for script in ("soak", "soak_summary.py", "mps.sh"):
+                os.symlink(os.path.join(ROOT, "scripts", "gpu", script), os.path.join(d, "scripts", "gpu", script))
+            out, argf = os.path.join(d, "out"), os.path.join(d, "args.txt")
+            env = dict(os.environ, OUT=out, STANDIN_ARGS=argf, FLASHPROBE_SOAK_SET="mma:f16", FLASHPROBE_SOAK_CASES="4",
+                       FLASHPROBE_SOAK_JOBS="2", FLASHPROBE_MPS_CONTROL=os.path.join(d, "none"))
+            env.pop("FLASHPROBE_CASE_ARENA", None)
+            p = subprocess.run([os.path.join(ROOT, "scripts", "gpu", "run-all"), "soak", "soak-per-case"], cwd=d,
+                               env=env, capture_output=True, text=True, timeout=120)
+            self.assertIn("soak: rc=0", p.stdout)
+            self.assertIn("soak-per-case: rc=0", p.stdout)
+            with open(argf) as f:
+                self.assertEqual(f.read().split("\n")[:-1], ["runner 1"] * 2 + ["runner 0"] * 2)
+            res = os.path.join(d, "res", "h100", "run")
+            with tarfile.open(os.path.join(out, "results.tgz")) as t:
+                t.extractall(res)
+            recs = records.load([os.path.join(d, "res")])
+            by_path = {r.path.split("/results/")[1]: r.data for r in recs.of("prop_soak")}
+            self.assertEqual(by_path["prop_soak.json"]["runner"], "arena")
+            self.assertEqual(by_path["per-case/prop_soak.json"]["runner"], "per-case")
+            self.assertEqual({i.subject for r in recs.of("prop_soak") for i in checks.items_of(r)}, {"mma f16 AgreesWithOracle"})
+
 if __name__ == "__main__":
     unittest.main()

@@ -3,6 +3,7 @@
 lines (passes, a falsified property, a crash, a skip) and the record must say exactly that."""
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -22,6 +23,14 @@ k=${filter%%_*}
 n=$FLASHPROBE_PROP_CASES
 echo "[ RUN      ] $1"
 echo "oracle threads ${FLASHPROBE_ORACLE_THREADS:-unset}"
+# The CUDA driver's side of MPS: a client finds the daemon in its pipe folder and gets a server.
+if [ -n "${CUDA_MPS_PIPE_DIRECTORY:-}" ] && [ -e "$CUDA_MPS_PIPE_DIRECTORY/control" ]; then
+  echo "mps daemon at $CUDA_MPS_PIPE_DIRECTORY"
+  [ -n "${FAKE_MPS_NO_SERVER:-}" ] || echo 4242 > "$CUDA_MPS_PIPE_DIRECTORY/server"
+  [ -n "${FAKE_MPS_PROBE_FAILS:-}" ] && [ "$n" = 1 ] && { echo "cudaErrorMpsConnectionFailed"; exit 1; }
+else
+  echo "mps none"
+fi
 case "$k:$FLASHPROBE_PROP_DTYPE:$FLASHPROBE_PROP_SEED" in
   flaky:*1)
     echo "Falsifiable after 7 tests and 3 shrinks"; echo "case b1-sq1-sk3"
@@ -32,12 +41,30 @@ case "$k:$FLASHPROBE_PROP_DTYPE:$FLASHPROBE_PROP_SEED" in
   gate:*) echo "cases gate/AgreesWithOracle: $n run, passed"; exit 0 ;;
 esac
 echo "OK, passed $n tests"
-runner=per-case; [ "${FLASHPROBE_CASE_ARENA:-0}" = 1 ] && runner=arena
+runner=per-case; [ "${FLASHPROBE_CASE_ARENA:-0}" = 1 ] && runner=arena  # the binary's own default
 printf '{"schema":"flashprobe.prop_throughput/1","commit":"c0ffee","device":{"name":"Fake GPU"},"rows":[{"kernel":"%s","cases":%s,"seconds":1.5,"oracle_s":1.0,"kernel_s":0.25,"runner":"%s"}]}' "$k" "$n" "$runner" > "$FLASHPROBE_RECORD_DIR/prop_throughput.json"
 """
 
+# A stand-in for nvidia-cuda-mps-control: -d starts a "daemon" (a file in its pipe folder), and on
+# stdin get_server_list (the servers its clients made) and quit; every call is logged.
+FAKE_MPS = r"""#!/usr/bin/env bash
+d=${CUDA_MPS_PIPE_DIRECTORY:-/tmp/nvidia-mps}
+if [ "${1:-}" = -d ]; then
+  echo "start pipe=$d log=${CUDA_MPS_LOG_DIRECTORY:-}" >> "$FAKE_MPS_CALLS"
+  [ -n "${FAKE_MPS_START_FAILS:-}" ] && { echo "An instance of this daemon is already running"; exit 1; }
+  touch "$d/control"; exit 0
+fi
+[ -e "$d/control" ] || { echo "Cannot find MPS control daemon process"; exit 1; }
+read -r cmd
+echo "$cmd pipe=$d" >> "$FAKE_MPS_CALLS"
+case $cmd in
+  get_server_list) cat "$d/server" 2>/dev/null || true ;;
+  quit) rm -f "$d/control" "$d/server" ;;
+esac
+"""
 
-class Soak(unittest.TestCase):
+
+class SoakRun:
     def run_soak(self, soak_set, cases=30, shards=3, **extra):
         tmp = tempfile.mkdtemp()
         carry = os.path.join(tmp, "carry")
@@ -48,8 +75,12 @@ class Soak(unittest.TestCase):
         os.chmod(fake, os.stat(fake).st_mode | stat.S_IEXEC)
         env = dict(os.environ, FLASHPROBE_CARRY=carry, FLASHPROBE_SOAK_SET=soak_set,
                    FLASHPROBE_SOAK_CASES=str(cases), FLASHPROBE_SOAK_SHARDS=str(shards),
-                   FLASHPROBE_SOAK_JOBS="2", FLASHPROBE_SOAK_SEED="1000")
+                   FLASHPROBE_SOAK_JOBS="2", FLASHPROBE_SOAK_SEED="1000",
+                   FLASHPROBE_MPS_CONTROL=os.path.join(tmp, "no-mps-control-here"))
+        for k in ("CUDA_MPS_PIPE_DIRECTORY", "FLASHPROBE_CASE_ARENA", "FLASHPROBE_SOAK_MPS"):
+            env.pop(k, None)
         env.update(extra)
+        env = {k: v for k, v in env.items() if v is not None}  # None: the setting left unset
         work = os.path.join(tmp, "work")
         self.work = work
         p = subprocess.run([SOAK, work], env=env, capture_output=True, text=True)
@@ -60,6 +91,15 @@ class Soak(unittest.TestCase):
                 rec = json.load(f)
         return p, rec
 
+    def shard_logs(self):
+        d = os.path.join(self.work, "soak")
+        for name in sorted(os.listdir(d)):
+            if re.match(r"^[a-z0-9_]+-[a-z0-9]+-[0-9]+$", name):  # a shard's folder (kernel-dtype-shard)
+                with open(os.path.join(d, name, "log.txt")) as f:
+                    yield f.read()
+
+
+class Soak(SoakRun, unittest.TestCase):
     def test_all_passing_counts_every_shard(self):
         p, rec = self.run_soak("good:f16,bf16", cases=31, shards=3)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
@@ -114,13 +154,6 @@ class Soak(unittest.TestCase):
         self.assertEqual((row["cases"], row["shards_not_run"], row["failures"]), (0, 3, 0))
         self.assertIn("SHORT (3 shards not run)", p.stdout)
 
-    def shard_logs(self):
-        d = os.path.join(self.work, "soak")
-        for name in sorted(os.listdir(d)):
-            if os.path.isdir(os.path.join(d, name)):
-                with open(os.path.join(d, name, "log.txt")) as f:
-                    yield f.read()
-
     def test_each_shard_gets_its_share_of_the_cores_for_the_oracle(self):
         # The shards fill the cores: each one's oracle gets cores / processes threads, at least 1, so
         # that the oracle's own threads do not contend with the other shards.
@@ -135,20 +168,31 @@ class Soak(unittest.TestCase):
             self.assertIn("oracle threads 3\n", log)
 
     def test_the_runner_reaches_the_shards_and_the_record(self):
-        # FLASHPROBE_CASE_ARENA=1 goes through to every shard (the binary picks its runner from it) and
-        # the record says which runner each row and the whole soak ran on.
-        p, rec = self.run_soak("good:f16 gate:bf16", cases=4, shards=2, FLASHPROBE_CASE_ARENA="1")
+        # The case arena is the soak's default (the binary's own default is the per-case runner, so the
+        # soak must pass it on); FLASHPROBE_CASE_ARENA=0 runs the per-case runner. The record says which
+        # runner each row and the whole soak ran on.
+        p, rec = self.run_soak("good:f16 gate:bf16", cases=4, shards=2)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertIn("arena runner", p.stdout)
         self.assertEqual(rec["runner"], "arena")
         self.assertEqual(rec["rows"][0]["runner"], "arena")
-        p, rec = self.run_soak("good:f16", cases=4, shards=2)
+        p, rec = self.run_soak("good:f16", cases=4, shards=2, FLASHPROBE_CASE_ARENA="0")
         self.assertEqual(rec["runner"], "per-case")
         self.assertIn("per-case runner", p.stdout)
 
+    def test_the_default_processes_are_three_eighths_of_the_cores_at_most_six(self):
+        # 6 on the H100's 16-core host (4, 8 and 14 measured slower), at least 1 on a small machine.
+        # nproc counts OMP_NUM_THREADS as the cores.
+        for cores, want in ((16, 6), (8, 3), (2, 1), (64, 6)):
+            p, rec = self.run_soak("good:f16", cases=4, shards=2, FLASHPROBE_SOAK_JOBS=None, OMP_NUM_THREADS=str(cores))
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            self.assertIn(f"{want} processes at a time on {cores} cores", p.stdout)
+            self.assertEqual(rec["jobs"], want)
+
     def test_bad_settings_exit_2_naming_the_value(self):
         for key, value in (("FLASHPROBE_SOAK_TIMEOUT", "ten"), ("FLASHPROBE_SOAK_SEED", "-1"),
-                           ("FLASHPROBE_ORACLE_THREADS", "0"), ("FLASHPROBE_CASE_ARENA", "yes")):
+                           ("FLASHPROBE_ORACLE_THREADS", "0"), ("FLASHPROBE_CASE_ARENA", "yes"),
+                           ("FLASHPROBE_SOAK_MPS", "yes")):
             p, rec = self.run_soak("good:f16", cases=3, shards=1, **{key: value})
             self.assertEqual(p.returncode, 2)
             self.assertIn(f"{key} = '{value}'", p.stderr)
@@ -163,6 +207,100 @@ class Soak(unittest.TestCase):
         p, _ = self.run_soak("nodtype", cases=3, shards=1)
         self.assertEqual(p.returncode, 2)
         self.assertIn("'nodtype'", p.stderr)
+
+
+
+class SoakMps(SoakRun, unittest.TestCase):
+    """The soak under the CUDA MPS daemon (scripts/gpu/mps.sh), with stand-ins for the control program
+    and the driver: the record says whether MPS was on, and the soak stops only the daemon it started."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.ctl = os.path.join(self.tmp, "nvidia-cuda-mps-control")
+        with open(self.ctl, "w") as f:
+            f.write(FAKE_MPS)
+        os.chmod(self.ctl, 0o755)
+        self.calls = os.path.join(self.tmp, "calls.txt")
+        open(self.calls, "w").close()
+
+    def soak(self, **extra):
+        return self.run_soak("good:f16,bf16", cases=6, shards=2, **dict({"FLASHPROBE_MPS_CONTROL": self.ctl,
+                                                                          "FAKE_MPS_CALLS": self.calls}, **extra))
+
+    def called(self):
+        with open(self.calls) as f:
+            return f.read()
+
+    def test_a_daemon_is_started_used_by_every_shard_and_stopped(self):
+        p, rec = self.soak()
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertTrue(rec["mps"]["on"], rec["mps"])
+        self.assertIn("started by the soak", rec["mps"]["how"])
+        self.assertIn("server 4242", rec["mps"]["how"])
+        self.assertIn("MPS on", p.stdout)
+        pipe = re.search(r"^start pipe=(\S+) log=(\S+)$", self.called(), re.M)
+        self.assertIsNotNone(pipe, self.called())
+        self.assertEqual(pipe.group(2), os.path.join(self.work, "soak", "mps-log"))  # its own log folder
+        logs = list(self.shard_logs())
+        self.assertEqual(len(logs), 4)
+        for log in logs:
+            self.assertIn(f"mps daemon at {pipe.group(1)}\n", log)
+        self.assertIn(f"quit pipe={pipe.group(1)}", self.called())
+        self.assertFalse(os.path.exists(pipe.group(1)))  # its own pipe folder, removed with it
+
+    def test_a_daemon_found_running_is_used_and_left_running(self):
+        pipe = os.path.join(self.tmp, "their-mps")
+        os.makedirs(pipe)
+        open(os.path.join(pipe, "control"), "w").close()
+        p, rec = self.soak(CUDA_MPS_PIPE_DIRECTORY=pipe)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertTrue(rec["mps"]["on"])
+        self.assertIn(f"found running at {pipe} (left running)", rec["mps"]["how"])
+        self.assertNotIn("start", self.called())
+        self.assertNotIn("quit", self.called())
+        self.assertTrue(os.path.exists(os.path.join(pipe, "control")))
+
+    def test_off_means_no_daemon_even_one_that_runs(self):
+        pipe = os.path.join(self.tmp, "their-mps")
+        os.makedirs(pipe)
+        open(os.path.join(pipe, "control"), "w").close()
+        p, rec = self.soak(CUDA_MPS_PIPE_DIRECTORY=pipe, FLASHPROBE_SOAK_MPS="0")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(rec["mps"], {"on": False, "how": "off (FLASHPROBE_SOAK_MPS=0)"})
+        self.assertIn("MPS off", p.stdout)
+        self.assertEqual(self.called(), "")
+        for log in self.shard_logs():
+            self.assertIn("mps none\n", log)
+
+    def test_a_failing_daemon_is_stopped_and_the_soak_runs_without_it(self):
+        for extra, why in (({"FAKE_MPS_PROBE_FAILS": "1"}, "a one-case probe under it exited 1"),
+                           ({"FAKE_MPS_NO_SERVER": "1"}, "it lists no server after the probe"),
+                           ({"FAKE_MPS_START_FAILS": "1"}, "-d exited 1 (An instance of this daemon is already running")):
+            open(self.calls, "w").close()
+            p, rec = self.soak(**extra)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            self.assertFalse(rec["mps"]["on"])
+            self.assertTrue(rec["mps"]["how"].startswith("off: "), rec["mps"])
+            self.assertIn(why, rec["mps"]["how"])
+            self.assertEqual(rec["total_cases"], 12)
+            for log in self.shard_logs():
+                self.assertIn("mps none\n", log)
+            if "FAKE_MPS_START_FAILS" not in extra:
+                self.assertIn("quit", self.called())
+            # Required, the same failure is an error naming it.
+            p, rec = self.soak(FLASHPROBE_SOAK_MPS="1", **extra)
+            self.assertEqual(p.returncode, 2)
+            self.assertIn(why, p.stderr)
+            self.assertIsNone(rec)
+
+    def test_without_the_control_program(self):
+        p, rec = self.soak(FLASHPROBE_MPS_CONTROL=os.path.join(self.tmp, "absent"))
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertFalse(rec["mps"]["on"])
+        self.assertIn("is not installed", rec["mps"]["how"])
+        p, _ = self.soak(FLASHPROBE_MPS_CONTROL=os.path.join(self.tmp, "absent"), FLASHPROBE_SOAK_MPS="1")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("FLASHPROBE_SOAK_MPS=1", p.stderr)
 
 
 if __name__ == "__main__":

@@ -91,6 +91,9 @@ const std::vector<BackwardKernelInfo>& backward_kernels() {
       // never preferred: checked and timed beside the shipped shape by every backward test and bench.
       make_mma_bwd_kernel(false, MmaBwdShapeId::k128),
       make_mma_bwd_kernel(true, MmaBwdShapeId::k128),
+      // The 128-key shape with the bulk dQ reduction (fast mode, d = 64, sm_90; compiled, not yet
+      // measured), last for the same reason.
+      make_mma_bwd_kernel(false, MmaBwdShapeId::k128_bulk),
   };
   return table;
 }

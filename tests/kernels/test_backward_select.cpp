@@ -117,7 +117,7 @@ TEST(BackwardSelect, WorkspaceIsTheRowTermPlusTheAtomicDqBuffer) {
   EXPECT_EQ(find_backward_kernel("tiled_bwd_det")->workspace_bytes(p), rows * 4);
   EXPECT_EQ(find_backward_kernel("tiled_bwd")->workspace_bytes(p), rows * 4 * 65);
   EXPECT_EQ(find_backward_kernel("nope"), nullptr);
-  EXPECT_EQ(backward_kernel_names(), "mma_bwd, mma_bwd_det, mma_bwd_amd, tiled_bwd, tiled_bwd_det, mma_bwd_k128, mma_bwd_det_k128");
+  EXPECT_EQ(backward_kernel_names(), "mma_bwd, mma_bwd_det, mma_bwd_amd, tiled_bwd, tiled_bwd_det, mma_bwd_k128, mma_bwd_det_k128, mma_bwd_k128_bulk");
 }
 
 // A device whose opt-in shared memory per block is below a shape's largest block refuses that
@@ -149,6 +149,34 @@ TEST(BackwardSelect, SharedMemoryPerBlockIsCheckedPerShape) {
       EXPECT_TRUE(k(n)->supports(h100, prob(d))) << n << " d=" << d;
       EXPECT_TRUE(k(n)->supports(device("nvidia", "sm_90", 32), prob(d))) << n << " d=" << d;
     }
+}
+
+// mma_bwd_k128_bulk adds dQ rows with cp.reduce.async.bulk: an sm_90 device at d = 64 only, each
+// refusal naming the value; its shared memory (146432 bytes: the k128 fast shape's 109568 plus two
+// fp32 staging tiles of 64 x 72 floats) is held against a smaller opt-in limit; never selected.
+TEST(BackwardSelect, BulkDqVariantTakesSm90AtD64Only) {
+  const BackwardKernelInfo* k = find_backward_kernel("mma_bwd_k128_bulk");
+  ASSERT_NE(k, nullptr);
+  EXPECT_FALSE(k->deterministic);
+  DeviceInfo h100 = device("nvidia", "sm_90", 32), a100 = device("nvidia", "sm_80", 32);
+  h100.smem_per_block_optin = 232448;
+  EXPECT_TRUE(k->supports(h100, prob(64))) << k->supports(h100, prob(64)).reason;
+  const Support old = k->supports(a100, prob(64));
+  EXPECT_FALSE(old);
+  EXPECT_NE(old.reason.find("arch=sm_80"), std::string::npos) << old.reason;
+  const Support wide = k->supports(h100, prob(128));
+  EXPECT_FALSE(wide);
+  EXPECT_NE(wide.reason.find("d=128"), std::string::npos) << wide.reason;
+  DeviceInfo small = h100;
+  small.smem_per_block_optin = 146431;
+  const Support tight = k->supports(small, prob(64));
+  EXPECT_FALSE(tight);
+  EXPECT_NE(tight.reason.find("needs 146432 bytes"), std::string::npos) << tight.reason;
+  small.smem_per_block_optin = 146432;
+  EXPECT_TRUE(k->supports(small, prob(64)));
+  const BackwardSelection sel = select_backward(h100, prob(64), false, kCuda, backward_kernels());
+  ASSERT_TRUE(sel);
+  EXPECT_EQ(sel.kernel->name, "mma_bwd");
 }
 
 // mma_bwd adds dQ's float pairs with one 8-byte instruction: the atomic buffer after the row term

@@ -63,7 +63,7 @@ constexpr bool mma_bwd_atom_ok() {
   return use_ldsm<Atom>() && atoms::derive_c_to_a<Atom>().in_place && Atom::K == 2 * Atom::N;
 }
 
-template <class Atom, int D, int Waves, int Br, int DsStages>
+template <class Atom, int D, int Waves, int Br, int DsStages, int DqStages = 0>
 struct MmaBwdConfig {
   static constexpr int M = Atom::M, N = Atom::N, K = Atom::K;
   static constexpr int kWaves = Waves, kThreads = Waves * Atom::kWave;
@@ -79,17 +79,27 @@ struct MmaBwdConfig {
   static constexpr int kDqCols = 4 * N;  // dQ columns per wave pass (4 accumulator tiles)
   static constexpr int kDqUnits = (Br / M) * (D / kDqCols);
   static constexpr int kKvTile = kBc * kLd, kQTile = Br * kLd, kDsTile = Br * kDsLd;
+  // The fp32 dQ staging tile of the bulk reduction: Br rows of D floats, kDqLd apart (the bulk copy
+  // reads each row as D contiguous floats; the 8-float pad puts a wave's float2 stores of one C slot
+  // on distinct banks).
+  static constexpr int kDqLd = D + 8, kDqTile = Br * kDqLd;
   // Dynamic shared memory: K, V | 2 stages of (Q, dO) | DsStages dS tiles (two when a step's dQ is
-  // computed after the next step's barrier) | 2 stages of (LSE * log2e, D), floats.
+  // computed after the next step's barrier) | 2 stages of (LSE * log2e, D), floats | DqStages fp32
+  // dQ staging tiles (the bulk reduction), 16-byte aligned.
   static constexpr int kHalfElems = 2 * kKvTile + 4 * kQTile + DsStages * kDsTile;
-  static constexpr int kSmemBytes = kHalfElems * 2 + 4 * Br * 4;
+  static constexpr int kDqOffset = kHalfElems * 2 + 4 * Br * 4;  // bytes
+  static constexpr int kSmemBytes = kDqOffset + DqStages * kDqTile * 4;
   static_assert(D % kDqCols == 0 && Br % K == 0 && Br % M == 0 && kST % 2 == 0 && kDT % 2 == 0, "tile shapes");
-  static_assert((kHalfElems * 2) % 16 == 0, "the float arrays follow 16-byte aligned");
+  static_assert((kHalfElems * 2) % 16 == 0 && kDqOffset % 16 == 0 && (kDqLd * 4) % 16 == 0 && (D * 4) % 16 == 0,
+                "the float arrays and the staging rows are 16-byte aligned");
 };
 
 // dS tiles in shared memory: none without atomics when dQ is deferred (the deterministic mode's
 // dK/dV kernel needs none), two when deferred with atomics, else one (the 64-key shape as measured).
 constexpr int mma_bwd_ds_stages(bool atomic_dq, bool defer_dq) { return defer_dq ? (atomic_dq ? 2 : 0) : 1; }
+// fp32 dQ staging tiles: two with the bulk reduction (a step's tile is read by the copy while the
+// next step's is written), none otherwise.
+constexpr int mma_bwd_dq_stages(bool bulk_dq) { return bulk_dq ? 2 : 0; }
 
 // The deterministic dQ kernel: one block per kBm query rows (M per wave), key tiles of kBn keys.
 template <class Atom, int D, int Waves, int Bn>
@@ -126,6 +136,44 @@ FP_DEV void red_add_f32x2(float* dst, float a, float b) {
 #else
   atomicAdd(dst, a);
   atomicAdd(dst + 1, b);
+#endif
+}
+
+// The bulk dQ reduction (sm_90 and later): dst[0 .. bytes / 4) += src[...] in fp32, one
+// cp.reduce.async.bulk from shared memory performed by the copy engine (dst and src 16-byte aligned,
+// bytes a multiple of 16), in this thread's bulk group. Before sm_90 the same sums as scalar atomics
+// (the registry refuses those devices: this path is compiled, never run).
+FP_DEV void bulk_reduce_add_f32(float* dst, const float* src, int bytes) {
+#if defined(FP_CAP_SM90)
+  asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(
+                   __cvta_generic_to_global(dst)),
+               "r"(static_cast<unsigned>(__cvta_generic_to_shared(src))), "r"(bytes)
+               : "memory");
+#else
+  for (int x = 0; x < bytes / 4; ++x) atomicAdd(dst + x, src[x]);
+#endif
+}
+FP_DEV void bulk_commit() {
+#if defined(FP_CAP_SM90)
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+#endif
+}
+// Waits until this thread's bulk copies have read their shared memory (the source may be rewritten).
+FP_DEV void bulk_wait_read() {
+#if defined(FP_CAP_SM90)
+  asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+#endif
+}
+// Waits until this thread's bulk copies are complete (their global writes performed).
+FP_DEV void bulk_wait_all() {
+#if defined(FP_CAP_SM90)
+  asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+#endif
+}
+// Orders this thread's shared-memory stores before later bulk copies (the async proxy) read them.
+FP_DEV void bulk_fence_proxy_async() {
+#if defined(FP_CAP_SM90)
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 #endif
 }
 
@@ -248,11 +296,13 @@ FP_DEV float bwd_ds(float P, float dp, float dvec, float fac) {
 // barrier. kPairedDq: two neighbouring dQ columns per atomic instruction.
 // Sub: the query rows whose S^T and dP^T are live at once (Br, or a divisor of it to spare registers).
 template <class Atom, class E, int D, int Waves, int Br, int Sub, Bug bug, bool kAtomicDq, bool kPairedDq, bool kDeferDq,
-          bool Extras>
+          bool Extras, bool kBulkDq = false>
 __global__ __launch_bounds__(Waves * Atom::kWave) void mma_bwd_dkdv(BwdParams bp) {
   static_assert(mma_bwd_atom_ok<Atom>(), "mma_bwd needs ldmatrix-fed operands and C fragments usable as A");
   static_assert(!kPairedDq || c_pairs_adjacent<Atom>(), "paired dQ atomics need C slot pairs on neighbouring columns");
-  using C = MmaBwdConfig<Atom, D, Waves, Br, mma_bwd_ds_stages(kAtomicDq, kDeferDq)>;
+  static_assert(!kBulkDq || (kAtomicDq && kDeferDq && c_pairs_adjacent<Atom>() && Br <= Waves * Atom::kWave),
+                "the bulk dQ reduction is a deferred fast-mode path (float2 staging stores, one issuing thread per row)");
+  using C = MmaBwdConfig<Atom, D, Waves, Br, mma_bwd_ds_stages(kAtomicDq, kDeferDq), mma_bwd_dq_stages(kBulkDq)>;
   constexpr atoms::CToA<Atom> kC2A = atoms::derive_c_to_a<Atom>();
   constexpr int M = C::M, N = C::N, K = C::K, kLd = C::kLd;
   static_assert(Br % Sub == 0 && Sub % K == 0 && (Sub / N) % 2 == 0, "query sub-tiles");
@@ -277,6 +327,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_bwd_dkdv(BwdParams bp
   std::uint16_t* const ds_s = qd_s + 4 * C::kQTile;  // kDeferDq, stage s: dS at ds_s + s * kDsTile
   float* const lse_s = reinterpret_cast<float*>(k_s + C::kHalfElems);  // [2][Br], LSE * log2e
   float* const dvec_s = lse_s + 2 * Br;                                // [2][Br]
+  float* const dqs_s = reinterpret_cast<float*>(reinterpret_cast<char*>(k_s) + C::kDqOffset);  // kBulkDq: [2][Br][kDqLd]
 
   const bool qvec = p.q_rows16 != 0, dovec = bp.dout_rows16 != 0, kvvec = p.kv_rows16 != 0;
   const auto fill_step = [&](int stage, int step) {
@@ -344,7 +395,18 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_bwd_dkdv(BwdParams bp
           Atom::mma(acc[nt + 1], a, b1);
         });
       });
-      if constexpr (kPairedDq) {
+      if constexpr (kBulkDq) {
+        // Into staging tile st & 1 (issued by bulk_dq(st) after the next barrier), float2 per C pair.
+        float* const tile = dqs_s + (st & 1) * C::kDqTile;
+#pragma unroll
+        for (int t = 0; t < 4; ++t)
+#pragma unroll
+          for (int r = 0; r < Atom::kC / 2; ++r) {
+            const atoms::Coord c = Atom::c(lane, 2 * r);
+            *reinterpret_cast<float2*>(&tile[(mt * M + c.row) * C::kDqLd + c0 + t * N + c.col]) =
+                make_float2(acc[t][2 * r], acc[t][2 * r + 1]);
+          }
+      } else if constexpr (kPairedDq) {
 #pragma unroll
         for (int t = 0; t < 4; ++t)
 #pragma unroll
@@ -367,6 +429,18 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_bwd_dkdv(BwdParams bp
           }
       }
     }
+    if constexpr (kBulkDq) bulk_fence_proxy_async();  // the staging stores, before the bulk copy reads them
+  };
+  // kBulkDq: after a barrier that follows dq_step(st), thread r < Br adds staged row r of step st to
+  // the workspace with one bulk reduction (D floats); it waits for the copy's reads before the next
+  // barrier (dq_step(st + 2) rewrites the tile).
+  const auto bulk_dq = [&](int st) {
+    const int h = mask::q_head(kvh, st / ntiles, p.group), i = (t_first + st % ntiles) * Br + tid;
+    if (tid < Br && i < p.sq) {
+      bulk_reduce_add_f32(&bp.dq_acc[((std::int64_t{b} * p.sq + i) * p.hq + h) * D], dqs_s + (st & 1) * C::kDqTile + tid * C::kDqLd,
+                          D * 4);
+      bulk_commit();
+    }
   };
 
   for (int step = 0; step < steps; ++step) {
@@ -379,6 +453,9 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_bwd_dkdv(BwdParams bp
     fp_dev::barrier();  // this step's tiles are in; every wave is done with the previous step's tiles
                         // (kDeferDq: and has written the previous step's dS)
     if (step + 1 < steps) fill_step(stage ^ 1, step + 1);
+    if constexpr (kBulkDq) {
+      if (step > 1) bulk_dq(step - 2);
+    }
     if constexpr (kAtomicDq && kDeferDq) {
       if (step > 0) dq_step(step - 1);
     }
@@ -463,11 +540,20 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_bwd_dkdv(BwdParams bp
       fp_dev::barrier();  // every wave's dS is in
       dq_step(step);
     }
+    if constexpr (kBulkDq) bulk_wait_read();  // the staging tile read by bulk_dq(step - 2) is free again
   }
   if constexpr (kAtomicDq && kDeferDq) {
     if (steps > 0) {
-      fp_dev::barrier();  // the last step's dS is in
+      fp_dev::barrier();  // the last step's dS is in (kBulkDq: and step - 2's staged dQ)
+      if constexpr (kBulkDq) {
+        if (steps > 1) bulk_dq(steps - 2);
+      }
       dq_step(steps - 1);
+      if constexpr (kBulkDq) {
+        fp_dev::barrier();  // the last step's staged dQ is in
+        bulk_dq(steps - 1);
+        bulk_wait_all();
+      }
     }
   }
 

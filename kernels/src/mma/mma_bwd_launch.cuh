@@ -15,11 +15,13 @@ namespace flashprobe::kernels::detail {
 // The dK/dV kernel's shape: Waves waves of Atom::M = 16 keys (one wave per 16 keys keeps every row
 // of S^T in one wave, so P^T and dS^T never leave the registers), query tiles of 64 rows; PairedDq:
 // the fast mode's dQ atomics add two neighbouring columns per instruction; DeferDq: a step's dQ runs
-// after the next step's barrier (one barrier per step). BWD_NOTES.md has the model of each.
-template <int Waves, bool PairedDq, bool DeferDq, int SubD128>
+// after the next step's barrier (one barrier per step); BulkDq: the fast mode's dQ tile is staged in
+// shared memory in fp32 and added to the workspace one row per cp.reduce.async.bulk (sm_90) instead
+// of atomics from registers. BWD_NOTES.md has the model of each.
+template <int Waves, bool PairedDq, bool DeferDq, int SubD128, bool BulkDq = false>
 struct MmaBwdShape {
   static constexpr int kWaves = Waves;
-  static constexpr bool kPairedDq = PairedDq, kDeferDq = DeferDq;
+  static constexpr bool kPairedDq = PairedDq, kDeferDq = DeferDq, kBulkDq = BulkDq;
   static constexpr int kSubD128 = SubD128;  // query rows of S^T and dP^T live at once at d >= 128
 };
 // mma_bwd, mma_bwd_det (measured on the H200): 64-key blocks of 4 warps, scalar atomics.
@@ -29,6 +31,9 @@ using MmaBwdShipped = MmaBwdShape<4, false, false, 64>;
 // and dP^T in two halves of 32 queries (no register spills). Compiled, not yet run on a GPU:
 // registered beside the shipped shape, never preferred by the dispatcher.
 using MmaBwdK128 = MmaBwdShape<8, true, true, 32>;
+// mma_bwd_k128_bulk (fast mode, d = 64, sm_90): MmaBwdK128 with the bulk dQ reduction. Compiled, not
+// yet run on a GPU: registered last, never preferred.
+using MmaBwdK128Bulk = MmaBwdShape<8, true, true, 32, true>;
 inline constexpr int kMmaBwdRows = 64;
 inline constexpr int kMmaBwdDqWaves = 4;
 inline constexpr int kMmaBwdDqKeys = 64;
@@ -41,7 +46,9 @@ void raise_smem(K* kernel, int bytes) {
 template <class Atom, class E, int D, Bug bug, bool Det, bool Extras, class Shape>
 void launch_mma_bwd_config(const BwdParams& bp, Stream s) {
   const Params& p = bp.f;
-  using C = dev::MmaBwdConfig<Atom, D, Shape::kWaves, kMmaBwdRows, dev::mma_bwd_ds_stages(!Det, Shape::kDeferDq)>;
+  static_assert(!Shape::kBulkDq || !Det, "the bulk dQ reduction is a fast-mode path");
+  using C = dev::MmaBwdConfig<Atom, D, Shape::kWaves, kMmaBwdRows, dev::mma_bwd_ds_stages(!Det, Shape::kDeferDq),
+                              dev::mma_bwd_dq_stages(Shape::kBulkDq)>;
   using Q = dev::MmaBwdDqConfig<Atom, D, kMmaBwdDqWaves, kMmaBwdDqKeys>;
   const std::int64_t rows = std::int64_t{p.batch} * p.hq * p.sq;
   constexpr int kRowsPerBlock = 128 / 32;
@@ -58,7 +65,7 @@ void launch_mma_bwd_config(const BwdParams& bp, Stream s) {
   if (p.sk > 0) {
     constexpr int kSub = D >= 128 ? Shape::kSubD128 : kMmaBwdRows;
     auto* k = dev::mma_bwd_dkdv<Atom, E, D, Shape::kWaves, kMmaBwdRows, kSub, bug, !Det, Shape::kPairedDq, Shape::kDeferDq,
-                                Extras>;
+                                Extras, Shape::kBulkDq>;
     static const bool raised = (raise_smem(k, C::kSmemBytes), true);  // once per instantiation
     (void)raised;
     const dim3 grid(static_cast<unsigned>((p.sk + C::kBc - 1) / C::kBc), static_cast<unsigned>(p.hkv),
@@ -93,6 +100,9 @@ void launch_mma_bwd_atom(const BwdParams& bp, Stream s) {
     throw UsageError("mma_bwd: the dQ workspace at " + std::to_string(reinterpret_cast<std::uintptr_t>(bp.dq_acc)) +
                      " is not 8-byte aligned (its float pairs are added with one instruction): pass a 16-byte "
                      "aligned workspace");
+  if (Shape::kBulkDq && reinterpret_cast<std::uintptr_t>(bp.dq_acc) % 16 != 0)
+    throw UsageError("mma_bwd: the dQ workspace at " + std::to_string(reinterpret_cast<std::uintptr_t>(bp.dq_acc)) +
+                     " is not 16-byte aligned (its rows are added with bulk copies): pass a 16-byte aligned workspace");
   if (p.softcap > 0.f || p.alibi != nullptr) launch_mma_bwd_config<Atom, E, D, bug, Det, true, Shape>(bp, s);
   else launch_mma_bwd_config<Atom, E, D, bug, Det, false, Shape>(bp, s);
 }

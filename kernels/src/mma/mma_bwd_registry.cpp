@@ -2,6 +2,7 @@
 #include "src/mma/mma_bwd_registry.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 
 #include "flashprobe/core/error.h"
@@ -34,14 +35,33 @@ Support mma_bwd_supports(const DeviceInfo& dev, const AttnProblem& p) {
   return Support::yes();
 }
 
+namespace {
+
+// mma_bwd_k128_bulk's own terms: the bulk reduction (cp.reduce.async.bulk) exists from sm_90 on, and
+// the shape is built at one head dim.
+Support mma_bwd_bulk_supports(const DeviceInfo& dev, const AttnProblem& p) {
+  if (detail::nvidia_sm(dev) < 90)
+    return Support::no("arch=" + (dev.arch.empty() ? std::string("none") : dev.arch) +
+                       ": mma_bwd_k128_bulk adds dQ with cp.reduce.async.bulk, sm_90 and later");
+  if (p.d != kMmaBwdBulkDim)
+    return Support::no("d=" + std::to_string(p.d) + ": mma_bwd_k128_bulk is built for d = " +
+                       std::to_string(kMmaBwdBulkDim) + " only (at d = 128 its fp32 dQ staging would not fit)");
+  return Support::yes();
+}
+
+}  // namespace
+
 BackwardKernelInfo make_mma_bwd_kernel(bool deterministic, MmaBwdShapeId shape) {
-  const bool k128 = shape == MmaBwdShapeId::k128;
+  const bool k128 = shape == MmaBwdShapeId::k128, bulk = shape == MmaBwdShapeId::k128_bulk;
+  if (bulk && deterministic) throw std::logic_error("mma_bwd_k128_bulk has no deterministic mode (it is an atomic dQ path)");
   BackwardKernelInfo k;
-  k.name = std::string(deterministic ? "mma_bwd_det" : "mma_bwd") + (k128 ? "_k128" : "");
+  k.name = std::string(deterministic ? "mma_bwd_det" : "mma_bwd") + (k128 ? "_k128" : bulk ? "_k128_bulk" : "");
   const std::string blocks =
-      !k128 ? "64-key blocks of 4 warps"
-            : std::string("128-key blocks of 8 warps") + (deterministic ? "" : ", paired dQ atomics") +
-                  " (compiled, not yet measured: never preferred)";
+      bulk ? "128-key blocks of 8 warps, dQ staged in shared memory and added with cp.reduce.async.bulk (sm_90, d = 64; "
+             "compiled, not yet measured: never preferred)"
+      : !k128 ? "64-key blocks of 4 warps"
+              : std::string("128-key blocks of 8 warps") + (deterministic ? "" : ", paired dQ atomics") +
+                    " (compiled, not yet measured: never preferred)";
   k.description = deterministic
                       ? "tensor-core FlashAttention-2 backward driven by an atom (mma.sync m16n8k16), deterministic: dQ "
                         "recomputed per query tile over the key tiles in order, no atomics; f16/bf16, d = dv in {64, 128}; " +
@@ -54,6 +74,8 @@ BackwardKernelInfo make_mma_bwd_kernel(bool deterministic, MmaBwdShapeId shape) 
   // block is refused with both numbers (an A100 allows 166912 bytes, sm_86/89 cards 101376).
   k.supports = [deterministic, shape, n = k.name](const DeviceInfo& dev, const AttnProblem& p) {
     if (Support s = mma_bwd_supports(dev, p); !s) return s;
+    if (shape == MmaBwdShapeId::k128_bulk)
+      if (Support s = mma_bwd_bulk_supports(dev, p); !s) return s;
     const int need = mma_bwd_smem_bytes(shape, deterministic, p.d);
     if (dev.smem_per_block_optin > 0 && need > dev.smem_per_block_optin)
       return Support::no(n + " at d=" + std::to_string(p.d) + " needs " + std::to_string(need) +
@@ -61,11 +83,15 @@ BackwardKernelInfo make_mma_bwd_kernel(bool deterministic, MmaBwdShapeId shape) 
     return Support::yes();
   };
   k.workspace_bytes = [deterministic](const AttnProblem& p) { return backward_workspace_bytes(p, deterministic); };
-  k.launch = [deterministic, k128, n = k.name](const AttnProblem& p, const BwdDeviceTensors& t, void* ws, Stream s) {
+  k.launch = [deterministic, k128, bulk, n = k.name](const AttnProblem& p, const BwdDeviceTensors& t, void* ws, Stream s) {
 #if defined(FP_HAVE_GPU_RUNTIME) && !defined(FP_VENDOR_HIP)
     const BwdParams bp = make_bwd_params(p, t, ws, deterministic);
     if (p.d != 64 && p.d != 128) throw UsageError("d=" + std::to_string(p.d) + ": " + n + " is built for d in {64, 128}");
-    if (k128) {
+    if (bulk) {
+      if (p.d != kMmaBwdBulkDim)
+        throw UsageError("d=" + std::to_string(p.d) + ": " + n + " is built for d = " + std::to_string(kMmaBwdBulkDim));
+      detail::launch_mma_bwd_k128_bulk_nvidia_d64(bp, s);
+    } else if (k128) {
       if (p.d == 64) detail::launch_mma_bwd_k128_nvidia<64>(bp, deterministic, s);
       else detail::launch_mma_bwd_k128_nvidia<128>(bp, deterministic, s);
     } else {
@@ -73,7 +99,7 @@ BackwardKernelInfo make_mma_bwd_kernel(bool deterministic, MmaBwdShapeId shape) 
       else detail::launch_mma_bwd_nvidia<128, Bug::none>(bp, deterministic, s);
     }
 #else
-    (void)p, (void)t, (void)ws, (void)s, (void)deterministic, (void)k128;
+    (void)p, (void)t, (void)ws, (void)s, (void)deterministic, (void)k128, (void)bulk;
     throw NoDevice("no NVIDIA GPU backend in this build: " + n + " cannot launch");
 #endif
   };

@@ -9,17 +9,24 @@
 namespace flashprobe::kernels {
 
 // Keys per block of the dK/dV kernel (16 per warp) and its dS tiles in shared memory.
-constexpr int mma_bwd_block_keys(MmaBwdShapeId s) { return s == MmaBwdShapeId::k128 ? 128 : 64; }
+constexpr int mma_bwd_block_keys(MmaBwdShapeId s) { return s == MmaBwdShapeId::shipped ? 64 : 128; }
 constexpr int mma_bwd_ds_tiles(MmaBwdShapeId s, bool deterministic) {
-  return s == MmaBwdShapeId::k128 ? (deterministic ? 0 : 2) : 1;
+  return s == MmaBwdShapeId::shipped ? 1 : (deterministic ? 0 : 2);
 }
+// The fp32 dQ staging tiles of the bulk reduction (k128_bulk) and their row length in floats.
+constexpr int mma_bwd_dq_tiles(MmaBwdShapeId s) { return s == MmaBwdShapeId::k128_bulk ? 2 : 0; }
+constexpr int mma_bwd_dq_staging_ld(int d) { return d + 8; }
+// The one head dim mma_bwd_k128_bulk is built for (at 128 its staging tiles would not fit).
+inline constexpr int kMmaBwdBulkDim = 64;
 inline constexpr int kMmaBwdSmemRows = 64;    // query rows per step of the dK/dV kernel, per block of mma_bwd_dq
 inline constexpr int kMmaBwdSmemDqKeys = 64;  // keys per tile of mma_bwd_dq
 
 // The dK/dV kernel: K and V (keys rows of d + 8 halves), two stages of Q and dO (rows of d + 8),
-// the dS tiles (rows of keys + 8 halves), two stages of LSE and D (floats).
-constexpr int mma_bwd_dkdv_smem_bytes(int d, int keys, int rows, int ds_tiles) {
-  return 2 * (2 * keys * (d + 8) + 4 * rows * (d + 8) + ds_tiles * rows * (keys + 8)) + 4 * 2 * 2 * rows;
+// the dS tiles (rows of keys + 8 halves), two stages of LSE and D (floats), the dQ staging tiles
+// (rows of d + 8 floats).
+constexpr int mma_bwd_dkdv_smem_bytes(int d, int keys, int rows, int ds_tiles, int dq_tiles) {
+  return 2 * (2 * keys * (d + 8) + 4 * rows * (d + 8) + ds_tiles * rows * (keys + 8)) + 4 * 2 * 2 * rows +
+         4 * dq_tiles * rows * mma_bwd_dq_staging_ld(d);
 }
 // The deterministic dQ kernel: Q and dO (rows of d + 8 halves), two stages of K and V.
 constexpr int mma_bwd_dq_smem_bytes(int d, int rows, int keys) { return 2 * (2 * rows * (d + 8) + 4 * keys * (d + 8)); }
@@ -27,7 +34,8 @@ constexpr int mma_bwd_dq_smem_bytes(int d, int rows, int keys) { return 2 * (2 *
 // The largest block one backward of this shape launches at head dim d (the deterministic mode also
 // launches mma_bwd_dq).
 constexpr int mma_bwd_smem_bytes(MmaBwdShapeId s, bool deterministic, int d) {
-  const int dkdv = mma_bwd_dkdv_smem_bytes(d, mma_bwd_block_keys(s), kMmaBwdSmemRows, mma_bwd_ds_tiles(s, deterministic));
+  const int dkdv = mma_bwd_dkdv_smem_bytes(d, mma_bwd_block_keys(s), kMmaBwdSmemRows, mma_bwd_ds_tiles(s, deterministic),
+                                           mma_bwd_dq_tiles(s));
   const int dq = deterministic ? mma_bwd_dq_smem_bytes(d, kMmaBwdSmemRows, kMmaBwdSmemDqKeys) : 0;
   return dkdv > dq ? dkdv : dq;
 }

@@ -14,10 +14,12 @@ template <class Shape, MmaBwdShapeId kId, int D, bool kDet>
 constexpr bool smem_counts_agree() {
   using Atom = atoms::SM80_16x8x16_F32F16F16F32_TN;
   constexpr int kTiles = dev::mma_bwd_ds_stages(!kDet, Shape::kDeferDq);
-  using C = dev::MmaBwdConfig<Atom, D, Shape::kWaves, kMmaBwdRows, kTiles>;
+  constexpr int kDqTiles = dev::mma_bwd_dq_stages(Shape::kBulkDq);
+  using C = dev::MmaBwdConfig<Atom, D, Shape::kWaves, kMmaBwdRows, kTiles, kDqTiles>;
   using Q = dev::MmaBwdDqConfig<Atom, D, kMmaBwdDqWaves, kMmaBwdDqKeys>;
   constexpr int kLargest = kDet && Q::kSmemBytes > C::kSmemBytes ? Q::kSmemBytes : C::kSmemBytes;
-  return C::kBc == mma_bwd_block_keys(kId) && kTiles == mma_bwd_ds_tiles(kId, kDet) && kMmaBwdRows == kMmaBwdSmemRows &&
+  return C::kBc == mma_bwd_block_keys(kId) && kTiles == mma_bwd_ds_tiles(kId, kDet) &&
+         kDqTiles == mma_bwd_dq_tiles(kId) && C::kDqLd == mma_bwd_dq_staging_ld(D) && kMmaBwdRows == kMmaBwdSmemRows &&
          Q::kBm == kMmaBwdSmemRows && Q::kBn == kMmaBwdSmemDqKeys && mma_bwd_smem_bytes(kId, kDet, D) == kLargest;
 }
 
@@ -31,6 +33,9 @@ constexpr bool all_agree() {
 
 static_assert(all_agree<kMmaBwdDims[0]>() && all_agree<kMmaBwdDims[1]>() && std::size(kMmaBwdDims) == 2,
               "mma_bwd_smem.h must count the shared memory the backward kernels ask for");
+// mma_bwd_k128_bulk: fast mode at the one head dim it is built for.
+static_assert(smem_counts_agree<MmaBwdK128Bulk, MmaBwdShapeId::k128_bulk, kMmaBwdBulkDim, false>(),
+              "mma_bwd_smem.h must count the bulk dQ staging tiles");
 
 }  // namespace
 }  // namespace flashprobe::kernels::detail

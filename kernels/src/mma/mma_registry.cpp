@@ -20,12 +20,7 @@ namespace {
 // "gfx12" (RDNA4 WMMA), "cdna" (MFMA 32x32x8), or "" (none); the AMD families by the atoms' target
 // lists (flashprobe/atoms/targets.h), the ones the atoms' mma() is compiled for.
 std::string atom_family(const DeviceInfo& dev) {
-  if (dev.vendor == "nvidia") {
-    // The arch string is the device's identity (arch_number is a convenience some callers leave 0).
-    int sm = dev.arch_number;
-    if (sm == 0 && dev.arch.rfind("sm_", 0) == 0) sm = std::atoi(dev.arch.c_str() + 3);
-    return sm >= 80 ? "sm80" : "";
-  }
+  if (dev.vendor == "nvidia") return detail::nvidia_sm(dev) >= 80 ? "sm80" : "";
   const std::string_view arch = atoms::amd_base_arch(dev.arch);
   if (atoms::in(atoms::targets::kGfx11Wmma, arch)) return "gfx11";
   if (atoms::in(atoms::targets::kGfx12Wmma, arch)) return "gfx12";
@@ -93,6 +88,13 @@ struct AmdLaunch {
 }  // namespace
 
 std::string detail::mma_atom_family(const DeviceInfo& dev) { return atom_family(dev); }
+
+// The arch string is the device's identity (arch_number is a convenience some callers leave 0).
+int detail::nvidia_sm(const DeviceInfo& dev) {
+  if (dev.vendor != "nvidia") return 0;
+  if (dev.arch_number != 0) return dev.arch_number;
+  return dev.arch.rfind("sm_", 0) == 0 ? std::atoi(dev.arch.c_str() + 3) : 0;
+}
 
 #if defined(FP_HAVE_GPU_RUNTIME) && !defined(FP_VENDOR_HIP)
 void detail::launch_mma_nvidia_any(const Params& p, Stream s, const MmaOptions& o) {

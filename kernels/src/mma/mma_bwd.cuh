@@ -14,7 +14,8 @@
 //        dV += P^T dO, dK += dS^T Q           (B = dO or Q, k-major: ldmatrix .trans)
 //      Q, dO, LSE and D of the next tile are copied (cp.async) while this one is computed.
 //      Fast mode: dS is also written to shared memory as [query][key] and every wave multiplies its
-//      share of dS K (A = dS, B = K k-major) and adds it to the fp32 workspace with atomics.
+//      share of dS K (A = dS, B = K k-major) and adds it to the fp32 workspace with atomics (kBulkDq:
+//      stages it in shared memory in fp32 and adds each row with one cp.reduce.async.bulk, sm_90).
 //   3. fast: bwd_dq_convert (bwd.cuh) writes dQ = scale * workspace in the input type.
 //      deterministic: mma_bwd_dq, one block per (query tile, head, batch) as the forward, recomputes
 //      S, dP, P and dS per key tile and accumulates dQ += dS K in registers over the key tiles in

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "flashprobe/core/error.h"
+#include "flashprobe/gate/host_memory.h"
 #include "flashprobe/gate/kernel_domain.h"
 #include "flashprobe/gate/progress.h"
 #include "flashprobe/gate/properties.h"
@@ -126,6 +127,7 @@ Outcome run_property(const Subject& s, const std::string& property, const RunOpt
     return out;
   }
 
+  keep_freed_host_memory();  // the cases' oracle vectors reuse the heap instead of fresh pages
   Context ctx;
   Subject run = s;
   const kernels::KernelInfo k = s.kernel;

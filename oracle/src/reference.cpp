@@ -13,6 +13,7 @@
 #include "flashprobe/core/error.h"
 #include "flashprobe/core/half.h"
 #include "parallel.h"
+#include "round_inline.h"
 
 namespace flashprobe::oracle {
 
@@ -218,7 +219,7 @@ class Engine {
       s = (s == -inf).select(T(0), (s - m[r]).exp());  // Eigen's vectorised exp clamps -inf to a tiny positive
       l[r] = s.sum();  // from the unrounded probabilities, as FlashAttention kernels do
       if (emulate_ && p_.dtype != DType::f32)
-        for (Eigen::Index t = 0; t < w; ++t) s(t) = static_cast<T>(round_to(p_.dtype, static_cast<double>(s(t))));
+        for (Eigen::Index t = 0; t < w; ++t) s(t) = static_cast<T>(detail::round_inline(p_.dtype, static_cast<double>(s(t))));
       if (sens()) {  // the largest score magnitude among keys of positive probability, plus ln(keys)
         const T qn = Q.row(r).norm();
         T amax = 0;
@@ -249,19 +250,20 @@ class Engine {
         continue;
       }
       const bool poisoned = state[static_cast<std::size_t>(r)] == kNan;
+      const T lse = m[r] + std::log(l[r]);  // (once per row: the same value for each of its elements)
+      const std::size_t at0 = out_.o_index(p_, b, r0 + r, h, 0);
       for (int x = 0; x < p_.dv; ++x) {
-        const std::size_t at = out_.o_index(p_, b, r0 + r, h, x);
+        const std::size_t at = at0 + static_cast<std::size_t>(x);
         const T v = poisoned ? nan : O(r, x) / l[r];
-        out_.o[at] = emulate_ ? round_to(p_.out_dtype, static_cast<double>(v)) : v;
+        out_.o[at] = emulate_ ? detail::round_inline(p_.out_dtype, static_cast<double>(v)) : v;
         if (sens()) {
           const T var = poisoned ? nan : O2(r, x) / l[r] - v * v;
-          out_.o_sens[at] = smax[r] * std::sqrt(std::max(T(0), var)) +
-                            kLseRoundings * std::abs(m[r] + std::log(l[r])) * std::abs(v);
+          out_.o_sens[at] = smax[r] * std::sqrt(std::max(T(0), var)) + kLseRoundings * std::abs(lse) * std::abs(v);
           if (std::isnan(var)) out_.o_sens[at] = nan;
           out_.o_top[at] = poisoned ? nan : std::abs(kv.V(top[static_cast<std::size_t>(r)], x)) / l[r];
         }
       }
-      out_.lse[out_.lse_index(p_, b, h, r0 + r)] = poisoned ? nan : static_cast<double>(m[r] + std::log(l[r]));
+      out_.lse[out_.lse_index(p_, b, h, r0 + r)] = poisoned ? nan : static_cast<double>(lse);
     }
   }
 

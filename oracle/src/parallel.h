@@ -69,14 +69,24 @@ class Pool {
     static Pool* p = new Pool(hardware_threads() - 1);  // never destroyed: workers may outlive main's statics
     return *p;
   }
+  // A pool of its own (tests); like get()'s, never to be destroyed while its workers run.
+  explicit Pool(int workers) {
+    for (int t = 0; t < workers; ++t) workers_.emplace_back([this] { loop(); });
+    for (auto& w : workers_) w.detach();
+  }
+  // Times a worker woke and found nothing to take (another worker had taken the job first).
+  long long futile_wakeups() const { return futile_.load(); }
 
   // Offers the job to `helpers` pool threads; the caller works on it too, then waits for every item.
   void run(const std::shared_ptr<Job>& job, int helpers) {
+    const int offered = std::min<int>(helpers, static_cast<int>(workers_.size()));
     {
       std::lock_guard<std::mutex> lock(m_);
-      for (int h = 0; h < std::min<int>(helpers, static_cast<int>(workers_.size())); ++h) queue_.push_back(job);
+      for (int h = 0; h < offered; ++h) queue_.push_back(job);
     }
-    cv_.notify_all();
+    // One waiting worker per copy offered: waking the whole pool for a job of two items made every
+    // idle worker take the lock and sleep again, on each of the many small jobs of a gate case.
+    for (int h = 0; h < offered; ++h) cv_.notify_one();
     job->work();
     std::unique_lock<std::mutex> lock(job->m);
     job->cv.wait(lock, [&] { return job->done.load() >= job->n; });
@@ -84,16 +94,15 @@ class Pool {
   }
 
  private:
-  explicit Pool(int workers) {
-    for (int t = 0; t < workers; ++t) workers_.emplace_back([this] { loop(); });
-    for (auto& w : workers_) w.detach();
-  }
   void loop() {
     for (;;) {
       std::shared_ptr<Job> job;
       {
         std::unique_lock<std::mutex> lock(m_);
-        cv_.wait(lock, [&] { return !queue_.empty(); });
+        while (queue_.empty()) {
+          cv_.wait(lock);
+          if (queue_.empty()) futile_.fetch_add(1);
+        }
         job = std::move(queue_.front());
         queue_.pop_front();
       }
@@ -104,6 +113,7 @@ class Pool {
   std::condition_variable cv_;
   std::deque<std::shared_ptr<Job>> queue_;
   std::vector<std::thread> workers_;
+  std::atomic<long long> futile_{0};
 };
 
 template <class Fn>

@@ -43,13 +43,18 @@ nav a{margin-right:10px}
 
 
 def device_title(recs, key):
-    """NVIDIA H100 80GB HBM3 (sm_90), driver 580.159.04, CUDA 13.0, from the newest record of the folder."""
-    best = None
+    """NVIDIA H100 80GB HBM3 (sm_90), driver 580.159.04, CUDA 13.0, from the newest record of the folder;
+    the runtime from the newest record that states one (PyTorch's bench records name the device
+    without it)."""
+    best = best_rt = None
     for rs in recs.by_kind.values():
         for r in rs:
             if r.device_key == key and isinstance(r.data.get("device"), dict) and r.data["device"].get("name"):
                 if best is None or r.date > best.date:
                     best = r
+                rt = r.data["device"].get("runtime_version")
+                if isinstance(rt, int) and rt > 0 and (best_rt is None or r.date > best_rt.date):
+                    best_rt = r
     if best is None:
         return {"amd": "AMD (no AMD GPU: documented, simulated, compiled, emulated)", "cpu": "CPU (the oracle)"}.get(key, key)
     d = best.data["device"]
@@ -57,9 +62,10 @@ def device_title(recs, key):
     drv = recs.driver(best.run)
     if drv:
         parts.append(f"driver {drv}")
-    rt = d.get("runtime_version")
-    if isinstance(rt, int) and rt > 0:
-        parts.append(f"CUDA {rt // 1000}.{rt % 1000 // 10}" if d.get("vendor") == "nvidia" else f"runtime {rt}")
+    if best_rt is not None:
+        rd = best_rt.data["device"]
+        rt = rd["runtime_version"]
+        parts.append(f"CUDA {rt // 1000}.{rt % 1000 // 10}" if rd.get("vendor") == "nvidia" else f"runtime {rt}")
     return ", ".join(parts)
 
 

@@ -127,6 +127,9 @@ class Shipped(unittest.TestCase):
             # The dispatcher's Hopper kernel is in every prefill figure of the H100.
             for cap in re.findall(r"<figcaption><b>Prefill[^<]*</b> <small>([^<]*)</small>", html):
                 self.assertIn("wgmma", cap)
+            # The newest H100 records are PyTorch's bench (a device without its runtime): the title
+            # keeps the CUDA version of the newest record that states one.
+            self.assertIn("NVIDIA H100 80GB HBM3 (sm_90), driver 580.159.04, CUDA 13.0", html)
 
     def test_bad_usage(self):
         with tempfile.TemporaryDirectory() as d:

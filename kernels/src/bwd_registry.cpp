@@ -78,10 +78,13 @@ BackwardKernelInfo make(const char* name, bool deterministic, const char* what) 
 }  // namespace
 
 const std::vector<BackwardKernelInfo>& backward_kernels() {
-  // In the order of preference: the tensor-core kernels where they apply.
+  // In the order of preference: the tensor-core kernels where they apply. The deterministic mma_bwd_det
+  // comes before the atomic mma_bwd in both modes: it was faster on every shape timed on the H100
+  // (1.30x, geometric mean of 13 shapes: reports/data/h100-80gb-hbm3/2026-11-27-bwd-bench-ec0c125) and
+  // on the H200 (h200-141gb-hbm3e/2026-11-26-gate-893e08a).
   static const std::vector<BackwardKernelInfo> table{
-      make_mma_bwd_kernel(false),
       make_mma_bwd_kernel(true),
+      make_mma_bwd_kernel(false),
       make_mma_bwd_amd_kernel(),
       make("tiled_bwd", false,
            "scalar FlashAttention-2 backward: dK/dV per key block, dQ added across key blocks with fp32 atomics"),

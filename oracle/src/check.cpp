@@ -2,6 +2,7 @@
 #include "flashprobe/oracle/check.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <iomanip>
@@ -13,6 +14,7 @@
 #include "flashprobe/core/error.h"
 #include "metrics_internal.h"
 #include "parallel.h"
+#include "work.h"
 
 namespace flashprobe::oracle {
 
@@ -47,6 +49,28 @@ std::string fmt(double v) {
 
 // The first NaN among the elements the problem reads (Q everywhere, K and V at keys < keys(b)).
 void refuse_nan_inputs(const AttnProblem& p, const AttnInputs& in) {
+  // First whether any element read is NaN, on the pool's threads by (b, s) slabs; only then the
+  // scan in order that names the first.
+  auto any_nan = [&](const Tensor& t, const Strides& st, bool keys, int H, int D) {
+    const detail::ElementReader rd(t);
+    const int S = keys ? p.sk : p.sq;
+    const std::int64_t slabs = std::int64_t{p.batch} * S;
+    std::atomic<bool> found{false};
+    detail::parallel_for(slabs, detail::threads_for(3.0 * static_cast<double>(slabs) * H * D, slabs), [&](std::int64_t u) {
+      const int b = static_cast<int>(u / S), s = static_cast<int>(u % S);
+      if (s >= (keys ? p.keys(b) : p.sq) || found.load(std::memory_order_relaxed)) return;
+      for (int h = 0; h < H; ++h)
+        for (int x = 0; x < D; ++x)
+          if (std::isnan(rd(offset(st, b, s, h, x)))) {
+            found = true;
+            return;
+          }
+    });
+    return found.load();
+  };
+  if (!any_nan(in.q, p.q_strides(), false, p.hq, p.d) && !any_nan(in.k, p.k_strides(), true, p.hkv, p.d) &&
+      !any_nan(in.v, p.v_strides(), true, p.hkv, p.dv))
+    return;
   auto scan = [&](const Tensor& t, const Strides& st, const char* name, bool keys, int H, int D) {
     const detail::ElementReader rd(t);
     for (int b = 0; b < p.batch; ++b)
@@ -70,15 +94,21 @@ void refuse_nan_inputs(const AttnProblem& p, const AttnInputs& in) {
 double finite_v_max(const AttnProblem& p, const AttnInputs& in) {
   const detail::ElementReader rv(in.v);
   const Strides vs = p.v_strides();
-  double best = 0;
-  for (int b = 0; b < p.batch; ++b)
-    for (int j = 0; j < p.keys(b); ++j)
+  // Per batch element, then the largest (a maximum: the same whichever order).
+  std::vector<double> best(static_cast<std::size_t>(p.batch), 0.0);
+  double elements = 0;
+  for (int b = 0; b < p.batch; ++b) elements += static_cast<double>(p.keys(b)) * p.hkv * p.dv;
+  detail::parallel_for(p.batch, detail::threads_for(10.0 * elements, p.batch), [&](std::int64_t b) {
+    double m = 0;
+    for (int j = 0; j < p.keys(static_cast<int>(b)); ++j)
       for (int h = 0; h < p.hkv; ++h)
         for (int x = 0; x < p.dv; ++x) {
-          const double v = std::abs(rv(offset(vs, b, j, h, x)));
-          if (std::isfinite(v)) best = std::max(best, v);
+          const double v = std::abs(rv(offset(vs, static_cast<int>(b), j, h, x)));
+          if (std::isfinite(v)) m = std::max(m, v);
         }
-  return best;
+    best[static_cast<std::size_t>(b)] = m;
+  });
+  return best.empty() ? 0.0 : *std::max_element(best.begin(), best.end());
 }
 
 namespace {
@@ -122,10 +152,12 @@ Reference gather_output(const AttnProblem& p, const AttnOutputs& out, const std:
   const Strides os = p.o_strides();
   const detail::ElementReader ro(out.o);
   g.o.resize(static_cast<std::size_t>(p.batch) * R * p.hq * p.dv);
-  for (int b = 0; b < p.batch; ++b)
-    for (int r = 0; r < R; ++r)
-      for (int h = 0; h < p.hq; ++h)
-        for (int x = 0; x < p.dv; ++x) g.o[g.o_index(p, b, r, h, x)] = ro(offset(os, b, g.query_row(r), h, x));
+  const std::int64_t units = std::int64_t{p.batch} * R;  // (b, r): each writes its own elements
+  detail::parallel_for(units, detail::threads_for(20.0 * static_cast<double>(g.o.size()), units), [&](std::int64_t u) {
+    const int b = static_cast<int>(u / R), r = static_cast<int>(u % R);
+    for (int h = 0; h < p.hq; ++h)
+      for (int x = 0; x < p.dv; ++x) g.o[g.o_index(p, b, r, h, x)] = ro(offset(os, b, g.query_row(r), h, x));
+  });
   if (!out.lse.empty()) {
     g.lse.resize(static_cast<std::size_t>(p.batch) * p.hq * R);
     for (int b = 0; b < p.batch; ++b)
@@ -185,7 +217,7 @@ void judge_o(const AttnProblem& p, const Reference& ref, const std::vector<doubl
     long long cannot = 0;
     std::string cannot_detail;
   };
-  const std::size_t n = ref.o.size(), per_chunk = 8192;
+  const std::size_t n = ref.o.size(), per_chunk = 2048;
   const std::int64_t chunks = static_cast<std::int64_t>((n + per_chunk - 1) / per_chunk);
   std::vector<Chunk> out(static_cast<std::size_t>(chunks));
   detail::parallel_for(chunks, detail::threads_for(30.0 * static_cast<double>(n), chunks), [&](std::int64_t c) {
@@ -344,7 +376,7 @@ CheckResult judge(const AttnProblem& p, const Reference& ref, const Reference& e
   res.options = opt;
   const std::vector<double> rounded = rounded_reference(p, ref);
   // The two comparisons are independent: at once on two threads past a few tens of microseconds.
-  detail::both(ref.o.size() >= 16384, [&] { res.o_metrics = compare_rounded(p, ref, rounded, got); },
+  detail::both(ref.o.size() >= 4096, [&] { res.o_metrics = compare_rounded(p, ref, rounded, got); },
                [&] { res.emulated_metrics = compare_rounded(p, ref, rounded, emu); });
   res.rows_total = res.rows_checked = ref.num_rows(p);
   judge_o(p, ref, rounded, emu, got, v_max, opt, res);
@@ -370,12 +402,10 @@ CheckResult check(const AttnProblem& p, const AttnInputs& in, const AttnOutputs&
 
   const std::vector<int> rows = rows_to_check(p, in, opt);
   // The reference and the emulation are independent: at once on two threads (each may use more) past
-  // about a megaflop.
-  double flops = 0;
-  for (int b = 0; b < p.batch; ++b)
-    flops += 2.0 * p.hq * (rows.empty() ? p.sq : static_cast<double>(rows.size())) * p.keys(b) * (p.d + p.dv);
+  // about 0.1 ms of work (a pool hand-off costs microseconds).
+  const double work = detail::engine_work(p, rows.empty() ? p.sq : static_cast<double>(rows.size()));
   Reference ref, emu;
-  detail::both(flops >= 1e6, [&] { ref = rows.empty() ? reference(p, in) : reference_rows(p, in, rows); },
+  detail::both(work >= detail::kBesideWork, [&] { ref = rows.empty() ? reference(p, in) : reference_rows(p, in, rows); },
                [&] { emu = rows.empty() ? emulate_low_precision(p, in) : emulate_low_precision_rows(p, in, rows); });
   Reference got = gather_output(p, out, rows);
   if (!opt.check_lse) got.lse.clear();

@@ -121,7 +121,11 @@ bool nonfinite_match(double x, double r) {
 
 std::vector<double> rounded_reference(const AttnProblem& p, const Reference& ref) {
   std::vector<double> r(ref.o.size());
-  for (std::size_t i = 0; i < r.size(); ++i) r[i] = detail::round_inline(p.out_dtype, ref.o[i]);
+  const std::int64_t n = static_cast<std::int64_t>(r.size()), per = 8192, chunks = (n + per - 1) / per;
+  detail::parallel_for(chunks, detail::threads_for(20.0 * static_cast<double>(n), chunks), [&](std::int64_t c) {
+    for (std::int64_t i = c * per; i < std::min(n, (c + 1) * per); ++i)
+      r[static_cast<std::size_t>(i)] = detail::round_inline(p.out_dtype, ref.o[static_cast<std::size_t>(i)]);
+  });
   return r;
 }
 
@@ -150,7 +154,7 @@ Metrics compare_rounded(const AttnProblem& p, const Reference& ref, const std::v
     std::string nonfinite_detail;  // its first pattern mismatch
     bool nonfinite_ok = true;
   };
-  const std::int64_t per_chunk = std::max<std::int64_t>(1, 8192 / std::max<std::int64_t>(1, p.dv));
+  const std::int64_t per_chunk = std::max<std::int64_t>(1, 2048 / std::max<std::int64_t>(1, p.dv));
   const std::int64_t chunks = (rows + per_chunk - 1) / per_chunk;
   std::vector<Chunk> out(static_cast<std::size_t>(chunks));
   const bool one = chunks <= 1;

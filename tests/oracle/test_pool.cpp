@@ -9,6 +9,8 @@
 #include <memory>
 
 #include "../../oracle/src/parallel.h"
+#include "../../oracle/src/work.h"
+#include "flashprobe/core/problem.h"
 
 using flashprobe::oracle::detail::Pool;
 
@@ -49,4 +51,24 @@ TEST(OraclePool, SmallJobsWakeOnlyTheWorkersOfferedTo) {
   // One helper offered per job: at most a few workers wake to an empty queue (a job taken by the
   // caller's side first). Waking all 8 per job gives about 7 futile wake-ups per job.
   EXPECT_LT(pool->futile_wakeups(), kJobs / 2) << "idle workers woke for jobs they were not offered";
+}
+
+// A problem of few keys and many O elements (b1 hq4 hkv2 sq63 sk3 d96, 24,192 elements: about 1 ms of
+// one core's check, 0.29 Mflop of products) is worth the pool; by its flops alone it was not (the
+// threshold was 1 Mflop).
+TEST(OracleWork, CountsOutputElementsBesideFlops) {
+  flashprobe::AttnProblem p;
+  p.batch = 1;
+  p.hq = 4;
+  p.hkv = 2;
+  p.sq = 63;
+  p.sk = 3;
+  p.d = p.dv = 96;
+  const double w = flashprobe::oracle::detail::engine_work(p, p.sq);
+  EXPECT_GE(w, flashprobe::oracle::detail::kBesideWork);
+  EXPECT_GE(w, 100.0 * 63 * 4 * 96);
+  // A tiny problem stays on the caller's thread.
+  p.sq = 1;
+  p.hq = p.hkv = 1;
+  EXPECT_LT(flashprobe::oracle::detail::engine_work(p, p.sq), flashprobe::oracle::detail::kBesideWork);
 }

@@ -14,6 +14,7 @@
 #include "flashprobe/core/half.h"
 #include "parallel.h"
 #include "round_inline.h"
+#include "work.h"
 
 namespace flashprobe::oracle {
 
@@ -25,6 +26,9 @@ using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 // Query rows per Eigen product: big enough for the blocked GEMM to run near its peak, small enough
 // that causal blocks do not compute many masked scores.
 constexpr int kRowBlock = 64;
+
+// The most K/V (with V*V) that Engine::run holds for all (batch, kv head) groups at once.
+constexpr double kAllGroupsBytes = 256.0 * (1 << 20);
 
 // o_sens counts this many fp32 roundings at a score's magnitude on its way into the softmax weights:
 // the dot product's last one, the scale, a split's LSE (m + log l) and the split merge's exp argument.
@@ -61,9 +65,7 @@ class Engine {
     const int R = static_cast<int>(qrows_.size());
     const std::int64_t groups = std::int64_t{p_.batch} * p_.hkv;
     const int blocks = (R + kRowBlock - 1) / kRowBlock;
-    double flops = 0;
-    for (int b = 0; b < p_.batch; ++b) flops += 2.0 * p_.hq * R * p_.keys(b) * (p_.d + p_.dv);
-    const int threads = threads_for(flops, groups * p_.group() * blocks);
+    const int threads = threads_for(detail::engine_work(p_, R), groups * p_.group() * blocks);
     if (threads == 1 || groups >= 2 * threads) {
       parallel_for(groups, std::min<std::int64_t>(threads, groups), [&](std::int64_t g) {
         KV kv;
@@ -74,11 +76,31 @@ class Engine {
       });
       return;
     }
-    // Few (batch, kv head) groups: share one group's K/V among all threads, split its rows.
+    // Fewer groups than twice the threads, their K/V together small enough: every group's K/V loaded
+    // first (the groups at once, each split by keys), then every (group, query head, row block) unit
+    // on the pool at once. One group at a time left threads idle wherever a group holds fewer units
+    // than threads (MHA, a few row blocks: 2 of 16 threads busy).
+    double kv_bytes = 0;
+    for (int b = 0; b < p_.batch; ++b) kv_bytes += static_cast<double>(p_.keys(b)) * p_.hkv * (p_.d + 2.0 * p_.dv) * sizeof(T);
+    if (groups > 1 && kv_bytes <= kAllGroupsBytes) {
+      std::vector<KV> kvs(static_cast<std::size_t>(groups));
+      const int per_group = std::max<int>(1, threads / static_cast<int>(groups));
+      parallel_for(groups, std::min<std::int64_t>(threads, groups), [&](std::int64_t g) {
+        load_kv(static_cast<int>(g / p_.hkv), static_cast<int>(g % p_.hkv), kvs[static_cast<std::size_t>(g)], per_group);
+      });
+      const std::int64_t per = std::int64_t{p_.group()} * blocks;
+      parallel_for(groups * per, threads, [&](std::int64_t u) {
+        const std::int64_t g = u / per, w = u % per;
+        unit(static_cast<int>(g / p_.hkv), static_cast<int>(g % p_.hkv) * p_.group() + static_cast<int>(w / blocks),
+             static_cast<int>(w % blocks), kvs[static_cast<std::size_t>(g)]);
+      });
+      return;
+    }
+    // Else one group's K/V at a time, shared among all threads, its rows split.
     for (std::int64_t g = 0; g < groups; ++g) {
       const int b = static_cast<int>(g / p_.hkv), kvh = static_cast<int>(g % p_.hkv);
       KV kv;
-      load_kv(b, kvh, kv);
+      load_kv(b, kvh, kv, threads);
       parallel_for(std::int64_t{p_.group()} * blocks, threads, [&](std::int64_t u) {
         unit(b, kvh * p_.group() + static_cast<int>(u / blocks), static_cast<int>(u % blocks), kv);
       });
@@ -94,23 +116,34 @@ class Engine {
 
   bool sens() const { return !emulate_; }
 
-  void load_kv(int b, int kvh, KV& kv) const {
+  // threads > 1: the keys in chunks on the pool's threads (each key's row is its own; the same values).
+  void load_kv(int b, int kvh, KV& kv, int threads = 1) const {
     const int n = p_.keys(b);
     const Strides ks = p_.k_strides(), vs = p_.v_strides();
     const detail::ElementReader rk(in_.k), rv(in_.v);
     kv.K.resize(n, p_.d);
     kv.V.resize(n, p_.dv);
-    kv.vbad.assign(static_cast<std::size_t>(n) + 1, 0);
-    for (int j = 0; j < n; ++j) {
-      for (int x = 0; x < p_.d; ++x) kv.K(j, x) = static_cast<T>(rk(offset(ks, b, j, kvh, x)));
-      for (int x = 0; x < p_.dv; ++x) kv.V(j, x) = static_cast<T>(rv(offset(vs, b, j, kvh, x)));
-      kv.vbad[static_cast<std::size_t>(j) + 1] = kv.vbad[static_cast<std::size_t>(j)] + !kv.V.row(j).allFinite();
-    }
+    std::vector<char> bad(static_cast<std::size_t>(n), 0);
     if (sens()) {
-      kv.V2 = kv.V.cwiseProduct(kv.V);
+      kv.V2.resize(n, p_.dv);
       kv.knorm.resize(static_cast<std::size_t>(n));
-      for (int j = 0; j < n; ++j) kv.knorm[static_cast<std::size_t>(j)] = kv.K.row(j).norm();
     }
+    constexpr int kKeys = 64;
+    const std::int64_t chunks = (n + kKeys - 1) / kKeys;
+    parallel_for(chunks, std::min<std::int64_t>(threads, chunks), [&](std::int64_t c) {
+      for (int j = static_cast<int>(c) * kKeys; j < std::min(n, static_cast<int>(c + 1) * kKeys); ++j) {
+        for (int x = 0; x < p_.d; ++x) kv.K(j, x) = static_cast<T>(rk(offset(ks, b, j, kvh, x)));
+        for (int x = 0; x < p_.dv; ++x) kv.V(j, x) = static_cast<T>(rv(offset(vs, b, j, kvh, x)));
+        bad[static_cast<std::size_t>(j)] = !kv.V.row(j).allFinite();
+        if (sens()) {
+          kv.V2.row(j) = kv.V.row(j).cwiseProduct(kv.V.row(j));
+          kv.knorm[static_cast<std::size_t>(j)] = kv.K.row(j).norm();
+        }
+      }
+    });
+    kv.vbad.assign(static_cast<std::size_t>(n) + 1, 0);
+    for (int j = 0; j < n; ++j)
+      kv.vbad[static_cast<std::size_t>(j) + 1] = kv.vbad[static_cast<std::size_t>(j)] + bad[static_cast<std::size_t>(j)];
   }
 
   void unit(int b, int h, int blk, const KV& kv) {

@@ -79,9 +79,9 @@ KernelInfo mma_variant(const std::string& name, std::map<std::string, std::strin
 KernelInfo wgmma_variant(const std::string& name, std::map<std::string, std::string> opts) {
   detail::WgmmaOptions o;
   std::string canon = "wgmma/", desc = "wgmma (benchmarks and tests):";
-  const std::string schedule = take(opts, "schedule"), carry = take(opts, "carry"), grid = take(opts, "grid"),
-                    blocks = take(opts, "blocks");
-  no_other_options(name, "wgmma", opts, "schedule, carry, grid, blocks");
+  const std::string schedule = take(opts, "schedule"), carry = take(opts, "carry"), l2ahead = take(opts, "l2ahead"),
+                    grid = take(opts, "grid"), blocks = take(opts, "blocks");
+  no_other_options(name, "wgmma", opts, "schedule, carry, l2ahead, grid, blocks");
   const auto add = [&canon](const std::string& kv) { canon += (canon.back() == '/' ? "" : ",") + kv; };
   if (!schedule.empty()) {
     if (schedule == "serial") o.schedule = dev::WgmmaSchedule::serial;
@@ -98,6 +98,14 @@ KernelInfo wgmma_variant(const std::string& name, std::map<std::string, std::str
     o.carry = true;
     add("carry=on");
     desc += " a row block's first S issued with the previous row block's last P V (d, dv <= 128, no soft-cap or ALiBi);";
+  }
+  if (!l2ahead.empty()) {
+    if (l2ahead != "on") bad(name, "l2ahead=" + l2ahead + ": must be on (the shipped wgmma prefetches nothing into the L2)");
+    if (!schedule.empty()) bad(name, "l2ahead=on and schedule=" + schedule + ": the L2 prefetch is built for pingpong only");
+    if (!carry.empty()) bad(name, "l2ahead=on and carry=on: the two are built as separate kernels, not together");
+    o.l2ahead = true;
+    add("l2ahead=on");
+    desc += " the next row block's Q and first K/V tiles prefetched into the L2 (d, dv <= 128, no soft-cap or ALiBi);";
   }
   if (!grid.empty()) {
     if (grid != "full") bad(name, "grid=" + grid + ": must be full (the shipped wgmma is persistent)");
@@ -125,13 +133,14 @@ KernelInfo decode_variant(const std::string& name, std::map<std::string, std::st
 std::string variant_syntax() {
   return std::string("mma/order=rows|heads, mma/rescale=lazy, wgmma/schedule=serial|overlap") +
          (detail::kWgmmaAllSchedules ? "" : " (built with -DFLASHPROBE_WGMMA_SCHEDULES=ON)") +
-         ", wgmma/carry=on, wgmma/grid=full, wgmma/blocks=<n>, decode/splits=<n>; one kernel's options combine with ','";
+         ", wgmma/carry=on, wgmma/l2ahead=on, wgmma/grid=full, wgmma/blocks=<n>, decode/splits=<n>; one kernel's options "
+         "combine with ','";
 }
 
 std::vector<std::string> variant_names() {
   std::vector<std::string> v = {"mma/order=rows", "mma/order=heads", "mma/rescale=lazy"};
   if (detail::kWgmmaAllSchedules) v.insert(v.end(), {"wgmma/schedule=serial", "wgmma/schedule=overlap"});
-  v.insert(v.end(), {"wgmma/carry=on", "wgmma/grid=full"});
+  v.insert(v.end(), {"wgmma/carry=on", "wgmma/l2ahead=on", "wgmma/grid=full"});
   return v;
 }
 

@@ -171,14 +171,16 @@ TEST(DecodeSplits, AnySplitCountAgrees) {
 // wgmma/carry=on (the cases it takes: d, dv <= 128, no soft-cap or ALiBi), whose consumers issue a row
 // block's first S with the previous one's last P V at every boundary between row blocks with keys:
 // within an item, between items, around empty row blocks (no carry there), across (batch, head)s.
+// And for wgmma/l2ahead=on, whose producer walks with the same lookahead and prefetches the next row
+// block (a hint: the loads into shared memory are the shipped ones).
 TEST(WgmmaWalk, AnyBlockCountAgrees) {
   FP_SKIP_WITHOUT_GPU();
   const DeviceInfo dev = require_device();
   Report rep{"wgmma_blocks"};
-  for (const std::string carry : {"", "carry=on,"})
+  for (const std::string variant : {"", "carry=on,", "l2ahead=on,"})
   for (int blocks : {1, 3, 2, 7}) {
-    const KernelInfo k = carry.empty() ? wgmma_with_blocks(blocks)
-                                       : find_variant("wgmma/" + carry + "blocks=" + std::to_string(blocks));
+    const KernelInfo k = variant.empty() ? wgmma_with_blocks(blocks)
+                                         : find_variant("wgmma/" + variant + "blocks=" + std::to_string(blocks));
     for (const GridCase& c : kernel_grid()) {
       if (blocks == 2 || blocks == 7)
         if (c.feature != "multi_block" && c.feature != "seqlens" && c.feature != "empty_rows" && c.feature != "all_features")

@@ -75,6 +75,7 @@ TEST(Variants, NamesAreCanonical) {
   EXPECT_EQ(find_variant("wgmma/blocks=7").name, wgmma_with_blocks(7).name);
   EXPECT_EQ(find_variant("wgmma/grid=full").name, "wgmma/grid=full");
   EXPECT_EQ(find_variant("wgmma/blocks=3,carry=on").name, "wgmma/carry=on,blocks=3");
+  EXPECT_EQ(find_variant("wgmma/blocks=3,l2ahead=on").name, "wgmma/l2ahead=on,blocks=3");
   AttnProblem p = problems().front();
   EXPECT_EQ(find_variant("decode/splits=3").name, "decode/splits=3");
   EXPECT_EQ(find_variant("decode/splits=3").workspace_bytes(p), decode_with_splits(3).workspace_bytes(p));
@@ -86,7 +87,8 @@ TEST(Variants, UnknownNamesAreUsageErrorsNamingWhatIsAllowed) {
         "mma/order", "mma/=rows", "mma/order=", "mma/order=rows,order=heads", "mma/order=rows,", "decode/splits=0",
         "decode/splits=-1", "decode/splits=1e3", "decode/splits=70000", "decode/splits=", "wgmma/blocks=0",
         "wgmma/grid=persistent", "wgmma/grid=full,blocks=2", "wgmma/schedule=pingpong", "wgmma/schedule=fast", "wgmma/carry=off", "wgmma/carry=",
-        "wgmma/carry=on,schedule=serial"}) {
+        "wgmma/carry=on,schedule=serial", "wgmma/l2ahead=off", "wgmma/l2ahead=", "wgmma/l2ahead=on,carry=on",
+        "wgmma/l2ahead=on,schedule=overlap"}) {
     const std::string m = usage_error(bad);
     EXPECT_NE(m.find("'" + bad + "'"), std::string::npos) << bad << ": " << m;
     EXPECT_NE(m.find("mma/order=rows|heads"), std::string::npos) << bad << ": " << m;
@@ -98,34 +100,38 @@ TEST(Variants, UnknownNamesAreUsageErrorsNamingWhatIsAllowed) {
   EXPECT_NE(m.find("mma/order=rows|heads"), std::string::npos) << "and the variants: " << m;
 }
 
-// wgmma/carry=on refuses what its carried walk is not built for, saying why; the rest is wgmma's.
-TEST(Variants, WgmmaCarryTakesTheD64AndD128ClassesWithoutScoreTransforms) {
-  const KernelInfo v = find_variant("wgmma/carry=on");
-  AttnProblem p = problems().front();  // d = 64
-  ASSERT_EQ(p.d, 64);
-  for (auto [d, dv] : {std::pair{64, 64}, std::pair{40, 40}, std::pair{128, 128}, std::pair{96, 128}, std::pair{128, 64}}) {
-    p.d = d;
-    p.dv = dv;
-    EXPECT_EQ(bool(v.supports(sm90(), p)), bool(find_kernel("wgmma")->supports(sm90(), p))) << d << "/" << dv;
+// wgmma/carry=on and wgmma/l2ahead=on refuse what they are not built for, each naming itself and why;
+// the rest is wgmma's.
+TEST(Variants, WgmmaCarryAndL2AheadTakeTheD64AndD128ClassesWithoutScoreTransforms) {
+  for (const std::string name : {"wgmma/carry=on", "wgmma/l2ahead=on"}) {
+    SCOPED_TRACE(name);
+    const KernelInfo v = find_variant(name);
+    AttnProblem p = problems().front();  // d = 64
+    ASSERT_EQ(p.d, 64);
+    for (auto [d, dv] : {std::pair{64, 64}, std::pair{40, 40}, std::pair{128, 128}, std::pair{96, 128}, std::pair{128, 64}}) {
+      p.d = d;
+      p.dv = dv;
+      EXPECT_EQ(bool(v.supports(sm90(), p)), bool(find_kernel("wgmma")->supports(sm90(), p))) << d << "/" << dv;
+    }
+    // Its own refusals come before wgmma's (which, in a build without sm_90a code, refuses everything).
+    p.d = 192;
+    p.dv = 128;
+    Support s = v.supports(sm90(), p);
+    EXPECT_FALSE(s);
+    EXPECT_NE(s.reason.find("d=192"), std::string::npos) << s.reason;
+    EXPECT_NE(s.reason.find(name), std::string::npos) << s.reason;
+    p.d = p.dv = 64;
+    p.softcap = 30;
+    s = v.supports(sm90(), p);
+    EXPECT_FALSE(s);
+    EXPECT_NE(s.reason.find("softcap"), std::string::npos) << s.reason;
+    p.softcap = 0;
+    p.alibi_slopes.assign(static_cast<std::size_t>(p.hq), 0.5);
+    s = v.supports(sm90(), p);
+    EXPECT_FALSE(s);
+    EXPECT_NE(s.reason.find("ALiBi"), std::string::npos) << s.reason;
+    EXPECT_FALSE(v.supports(DeviceInfo{}, problems().front())) << "no device: refused as wgmma is";
   }
-  // Its own refusals come before wgmma's (which, in a build without sm_90a code, refuses everything).
-  p.d = 192;
-  p.dv = 128;
-  Support s = v.supports(sm90(), p);
-  EXPECT_FALSE(s);
-  EXPECT_NE(s.reason.find("d=192"), std::string::npos) << s.reason;
-  EXPECT_NE(s.reason.find("carry"), std::string::npos) << s.reason;
-  p.d = p.dv = 64;
-  p.softcap = 30;
-  s = v.supports(sm90(), p);
-  EXPECT_FALSE(s);
-  EXPECT_NE(s.reason.find("softcap"), std::string::npos) << s.reason;
-  p.softcap = 0;
-  p.alibi_slopes.assign(static_cast<std::size_t>(p.hq), 0.5);
-  s = v.supports(sm90(), p);
-  EXPECT_FALSE(s);
-  EXPECT_NE(s.reason.find("ALiBi"), std::string::npos) << s.reason;
-  EXPECT_FALSE(v.supports(DeviceInfo{}, problems().front())) << "no device: refused as wgmma is";
 }
 
 TEST(Variants, WgmmaSchedulesExistWhereBuilt) {

@@ -4,6 +4,7 @@
 //   mbar_init(bar, n)          a barrier completing a phase after n arrivals (plus the bytes promised)
 //   mbar_expect_tx(bar, bytes) one arrival that also promises `bytes` of TMA traffic for this phase
 //   tma_load_4d(dst, map, bar, c0..c3)  box at coordinates (c0 innermost) -> dst; completes on bar
+//   tma_prefetch_l2_4d(map, c0..c3)      the same box into the L2 only (a hint: nothing to wait for)
 //   mbar_arrive(bar)           one plain arrival
 //   mbar_wait(bar, parity)     spin until the phase with this parity has completed (fault after 10 s)
 // Phases alternate parity 0, 1, 0, ...: the n-th use of a barrier waits for parity n & 1.
@@ -120,6 +121,20 @@ FP_DEV void tma_load_4d(void* dst, const CUtensorMap* map, std::uint64_t* bar, i
       : "memory");
 #else
   (void)dst, (void)map, (void)bar, (void)c0, (void)c1, (void)c2, (void)c3;
+#endif
+}
+
+// The box tma_load_4d would read, brought into the L2 and nowhere else: no shared memory, no barrier,
+// no completion to wait for (a hint the hardware may drop; a later load of the box is correct either
+// way). The box may cross the tensor's end, as a load's may.
+FP_DEV void tma_prefetch_l2_4d(const CUtensorMap* map, int c0, int c1, int c2, int c3) {
+#if defined(FP_CAP_SM90)
+  asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.tile [%0, {%1, %2, %3, %4}];\n" ::"l"(
+                   reinterpret_cast<std::uint64_t>(map)),
+               "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+               : "memory");
+#else
+  (void)map, (void)c0, (void)c1, (void)c2, (void)c3;
 #endif
 }
 #endif

@@ -50,7 +50,8 @@
 namespace flashprobe::kernels::dev {
 
 // kCarry: the consumers of wgmma/carry=on (wgmma_consumer_carry.cuh; pingpong, no soft-cap or ALiBi).
-template <class E, int D, WgmmaSchedule kSched, bool kExtras, bool kCarry>
+// kL2Ahead: the producer of wgmma/l2ahead=on (wgmma_producer.cuh; the consumers are the shipped ones).
+template <class E, int D, WgmmaSchedule kSched, bool kExtras, bool kCarry, bool kL2Ahead>
 __global__ __launch_bounds__(WgmmaConfig<D>::kThreads, 1) void wgmma_fwd(const __grid_constant__ Params p,
                                                                           const __grid_constant__ CUtensorMap tq,
                                                                           const __grid_constant__ CUtensorMap tk,
@@ -68,7 +69,7 @@ __global__ __launch_bounds__(WgmmaConfig<D>::kThreads, 1) void wgmma_fwd(const _
   // One branch per role (setmaxnreg takes effect only so); from here on no barrier spans the block.
   if (threadIdx.x < 128) {
     sm90::regs_dec<C::kProducerRegs>();
-    if (threadIdx.x < 32) wgmma_produce<D>(sm, p, &tq, &tk, &tv);
+    if (threadIdx.x < 32) wgmma_produce<D, kL2Ahead>(sm, p, &tq, &tk, &tv);
   } else {
     sm90::regs_inc<C::kConsumerRegs>();
     if constexpr (kCarry) wgmma_consume_carried<E, D>(sm, p);

@@ -99,8 +99,9 @@ FP_DEV void for_each_row_block(const Params& p, F&& f) {
 
 // The same walk, each row block with the one after it in this block's walk (its ntiles < 0 when
 // there is none): for consumers that start the next row block's first product before finishing
-// the current one (wgmma/carry=on, wgmma_consumer.cuh). The order is for_each_row_block's, which
-// the producer walks.
+// the current one (wgmma/carry=on, wgmma_consumer_carry.cuh) and for a producer that prefetches the
+// next row block into the L2 (wgmma/l2ahead=on, wgmma_producer.cuh). The order is
+// for_each_row_block's, which the shipped producer and consumers walk.
 //   for_each_row_block_ahead<D>(p, [&](const WgmmaRows& r, const WgmmaRows& next) { ... });
 template <int D, class F>
 FP_DEV void for_each_row_block_ahead(const Params& p, F&& f) {

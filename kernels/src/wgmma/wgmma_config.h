@@ -41,6 +41,10 @@ struct WgmmaConfig {
   // K/V tiles in flight: 3 up to 128/128 (32 + 3 x 64 KB of 227), 2 at 192/128 (48 + 2 x 80 KB).
   static constexpr int kStages = D + kDv <= 256 ? 3 : 2;
   static constexpr int kConsumers = 2;    // warpgroups of 64 rows
+  // wgmma/l2ahead=on: K/V tiles of the next row block the producer brings into the L2 (with its Q)
+  // while the current one runs; 4 covers a whole row block at S = 512 and keeps the grid's prefetched
+  // set under 13 MB of the 50 MB L2 at D = 128 (WGMMA_NOTES.md, "Where the fixed cost goes").
+  static constexpr int kL2AheadTiles = 4;
   // Warpgroup 0 produces (one thread issues the TMA loads), warpgroups 1.. consume.
   static constexpr int kThreads = (1 + kConsumers) * 128;
   // Registers per thread after setmaxnreg (sm90_roles.cuh): the producer gives back, the consumers

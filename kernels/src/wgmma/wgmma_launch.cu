@@ -84,13 +84,13 @@ unsigned grid_blocks(std::int64_t items, const WgmmaOptions& o) {
   return static_cast<unsigned>(items < cap ? items : cap);
 }
 
-template <class E, int D, WgmmaSchedule kSched, bool kExtras, bool kCarry = false>
+template <class E, int D, WgmmaSchedule kSched, bool kExtras, bool kCarry = false, bool kL2Ahead = false>
 void launch(const Params& p, Stream s, const WgmmaOptions& o) {
   using C = dev::WgmmaConfig<D>;
   const CUtensorMap tq = tensor_map("q", p.q, p.qs, p.batch, p.sq, p.hq, p.d, C::kBm, p.dtype);
   const CUtensorMap tk = tensor_map("k", p.k, p.ks, p.batch, p.sk, p.hkv, p.d, C::kBn, p.dtype);
   const CUtensorMap tv = tensor_map("v", p.v, p.vs, p.batch, p.sk, p.hkv, p.dv, C::kBn, p.dtype);
-  auto* kernel = dev::wgmma_fwd<E, D, kSched, kExtras, kCarry>;
+  auto* kernel = dev::wgmma_fwd<E, D, kSched, kExtras, kCarry, kL2Ahead>;
   static const bool raised = [&] {  // once per instantiation
     FP_CHECK(fp_rt::set_max_dynamic_smem(kernel, C::kSmemBytes));
     return true;
@@ -111,12 +111,17 @@ void by_schedule(const Params& p, Stream s, const WgmmaOptions& o) {
   }
   if (o.schedule != WgmmaSchedule::pingpong)
     throw UsageError("wgmma: this build has the pingpong schedule only (configure with -DFLASHPROBE_WGMMA_SCHEDULES=ON)");
-  // The carried walk (wgmma/carry=on) is built at the 64/64 and 128/128 classes without soft-cap
-  // or ALiBi only (its supports() refuses the rest, wgmma_registry.cpp).
-  if constexpr ((D == 64 || D == 128) && !kExtras)
-    if (o.carry) return launch<E, D, WgmmaSchedule::pingpong, kExtras, true>(p, s, o);
-  if (o.carry)
-    throw UsageError("wgmma/carry=on: built for the 64/64 and 128/128 classes without soft-cap or ALiBi only (d=" +
+  // The carried walk (wgmma/carry=on) and the L2 prefetch (wgmma/l2ahead=on) are built at the 64/64
+  // and 128/128 classes without soft-cap or ALiBi only (their supports() refuse the rest,
+  // wgmma_registry.cpp), and not together (variants.cpp refuses the pair).
+  if constexpr ((D == 64 || D == 128) && !kExtras) {
+    if (o.carry && !o.l2ahead) return launch<E, D, WgmmaSchedule::pingpong, kExtras, true>(p, s, o);
+    if (o.l2ahead && !o.carry) return launch<E, D, WgmmaSchedule::pingpong, kExtras, false, true>(p, s, o);
+  }
+  if (o.carry || o.l2ahead)
+    throw UsageError(std::string(o.carry && o.l2ahead ? "wgmma/carry=on,l2ahead=on: not built together"
+                                                      : o.carry ? "wgmma/carry=on" : "wgmma/l2ahead=on") +
+                     ": built for the 64/64 and 128/128 classes without soft-cap or ALiBi only (d=" +
                      std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + ")");
   return launch<E, D, WgmmaSchedule::pingpong, kExtras>(p, s, o);
 }

@@ -14,6 +14,12 @@
 // A head dim below the tile class (d or dv < D): the maps carry the tensors' own d and dv, so box
 // columns past them arrive as zeros, and the TMA counts a box's full bytes either way (the expected
 // transaction bytes stay the boxes' whole size).
+// kL2Ahead (wgmma/l2ahead=on, WGMMA_NOTES.md "Where the fixed cost goes"): once Q of a row block is
+// issued, the leader also asks the TMA to bring the next row block of the walk (next_in_walk) into
+// the L2: its Q and its first kL2AheadTiles K and V tiles (no shared memory, no barrier: a hint), so
+// that their DRAM reads overlap this row block's products instead of stalling every block of the grid
+// at the same transition. Written as `if constexpr` insertions so that the shipped producer's code
+// (kL2Ahead false) stays what it was, machine code included.
 #include <cstdint>
 
 #include "flashprobe/atoms/sm90_wgmma.cuh"
@@ -23,7 +29,7 @@
 
 namespace flashprobe::kernels::dev {
 
-template <int D>
+template <int D, bool kL2Ahead = false>
 FP_DEV void wgmma_produce(const WgmmaSmem<D>& sm, const Params& p, const CUtensorMap* tq, const CUtensorMap* tk,
                           const CUtensorMap* tv) {
   using C = WgmmaConfig<D>;
@@ -43,11 +49,30 @@ FP_DEV void wgmma_produce(const WgmmaSmem<D>& sm, const Params& p, const CUtenso
   int n = 0;      // tiles issued so far in this block's walk (ring position)
   int qn = 0;     // row blocks with keys so far (Q buffer uses)
   int lands = 0;  // V tiles landed on v_land so far
+  // kL2Ahead: the walk position (item, row block in it) of the row block in hand, and how many came.
+  [[maybe_unused]] int walk_w = static_cast<int>(blockIdx.x), walk_k = 0, walked = 0;
+  [[maybe_unused]] const WgmmaWorkList wl = work_list_of<D>(p.sq, p.hq, p.batch, p.causal != CausalMode::none);
+  // The row block after the one in hand: its Q and first K/V tiles into the L2.
+  [[maybe_unused]] const auto prefetch_next_l2 = [&] {
+    int w2 = 0, k2 = 0;
+    if (!wl.next_in_walk(walk_w, walk_k, static_cast<int>(gridDim.x), w2, k2)) return;
+    const WgmmaRows next = wgmma_rows<D>(p, wl.row_block(w2, k2));
+    if (next.ntiles <= 0) return;
+    for (int c = 0; c < C::kChunks; ++c) sm90::tma_prefetch_l2_4d(tq, c * C::kChunk, next.i0, next.h, next.b);
+    for (int t = 0; t < next.ntiles && t < C::kL2AheadTiles; ++t) {
+      for (int c = 0; c < C::kChunks; ++c) sm90::tma_prefetch_l2_4d(tk, c * C::kChunk, next.kv0(t, Bn), next.hk, next.b);
+      for (int c = 0; c < C::kVChunks; ++c) sm90::tma_prefetch_l2_4d(tv, c * C::kChunk, next.kv0(t, Bn), next.hk, next.b);
+    }
+  };
   for_each_row_block<D>(p, [&](const WgmmaRows& r) {
+    if constexpr (kL2Ahead) {
+      if (walked++ > 0) wl.next_in_walk(walk_w, walk_k, static_cast<int>(gridDim.x), walk_w, walk_k);
+    }
     if (r.ntiles == 0) return;  // nothing to load; the consumers write the empty rows
     if (leader) {
       if (qn > 0) sm90::mbar_wait(sm.q_empty(), (qn - 1) & 1);
       load(tq, sm.q_s(), C::kBm, C::kChunks, sm.q_full(), r.i0, r.h, r.b);
+      if constexpr (kL2Ahead) prefetch_next_l2();
     }
     ++qn;
     // The tile whose keys cross keys(b) inside the tensor (a padded cache with per-batch lengths): the

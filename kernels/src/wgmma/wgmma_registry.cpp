@@ -3,6 +3,7 @@
 // code (FLASHPROBE_HAVE_WGMMA).
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -62,22 +63,27 @@ Support wgmma_supports(const DeviceInfo& dev, const AttnProblem& p) {
 #endif
 }
 
-// wgmma/carry=on: the carried walk is built for the 64/64 and 128/128 tile classes without soft-cap
-// or ALiBi (wgmma_launch.cu); the rest of its domain is wgmma's.
-Support wgmma_carry_supports(const DeviceInfo& dev, const AttnProblem& p) {
+// wgmma/carry=on and wgmma/l2ahead=on (named `variant`): built for the 64/64 and 128/128 tile
+// classes without soft-cap or ALiBi (wgmma_launch.cu); the rest of their domain is wgmma's.
+Support wgmma_class_variant_supports(const std::string& variant, const DeviceInfo& dev, const AttnProblem& p) {
   if (Support v = Support::valid(p); !v) return v;
   if (const int c = head_dim_class(kWgmmaDimClasses, p.d, p.dv).d; c != 64 && c != 128)
-    return Support::no("d=" + std::to_string(p.d) + ", dv=" + std::to_string(p.dv) +
-                       ": wgmma/carry=on is built for the 64/64 and 128/128 tile classes only (d and dv up to 128)");
+    return Support::no("d=" + std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + ": " + variant +
+                       " is built for the 64/64 and 128/128 tile classes only (d and dv up to 128)");
   if (p.softcap > 0 || !p.alibi_slopes.empty())
-    return Support::no("softcap/ALiBi: wgmma/carry=on is built without the score transforms");
+    return Support::no("softcap/ALiBi: " + variant + " is built without the score transforms");
   return wgmma_supports(dev, p);
 }
 
 }  // namespace
 
 KernelInfo make_wgmma(std::string name, std::string description, const detail::WgmmaOptions& o) {
-  return {std::move(name), std::move(description), o.carry ? wgmma_carry_supports : wgmma_supports,
+  std::function<Support(const DeviceInfo&, const AttnProblem&)> supports = wgmma_supports;
+  if (o.carry || o.l2ahead) {
+    const std::string variant = o.carry ? "wgmma/carry=on" : "wgmma/l2ahead=on";
+    supports = [variant](const DeviceInfo& dev, const AttnProblem& p) { return wgmma_class_variant_supports(variant, dev, p); };
+  }
+  return {std::move(name), std::move(description), std::move(supports),
           [](const AttnProblem&) { return std::size_t{0}; },
           [o](const AttnProblem& p, const DeviceTensors& t, void* ws, Stream s) {
             (void)ws;

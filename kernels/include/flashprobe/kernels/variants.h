@@ -12,6 +12,9 @@
 //   wgmma/carry=on                  a row block's first S issued with the previous one's last P V
 //                                   (pingpong, d and dv <= 128 without soft-cap or ALiBi;
 //                                   src/wgmma/wgmma_consumer_carry.cuh)
+//   wgmma/l2ahead=on                the producer prefetches the next row block's Q and first K/V
+//                                   tiles into the L2 (same domain as carry=on, not with it;
+//                                   src/wgmma/wgmma_producer.cuh)
 //   wgmma/grid=full                 one block per work item instead of the persistent grid
 //   wgmma/blocks=<n>                the persistent grid capped at n blocks (decode_with_splits' twin)
 //   decode/splits=<n>               exactly n key splits

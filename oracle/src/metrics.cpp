@@ -1,6 +1,5 @@
 // Error metrics of one output against the reference: the numbers every check record carries.
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -63,17 +62,21 @@ class RowBias {
     double up = 0, zero = 0, common = 0;
     int n = 0;
   };
-  // row: (ref, x, o_sens, o_top) of the row's finite elements; u_in: the unit roundoff of P's type.
-  static Row row(DType t, double u_in, const std::vector<std::array<double, 4>>& row) {
-    double r2 = 0;
-    for (const auto& [r, x, sens, top] : row) r2 += r * r;
-    const double rms = row.empty() ? 0 : std::sqrt(r2 / static_cast<double>(row.size()));
+  // One row of dv elements read in place: ref, x and the rounded reference (an element counts where x
+  // and the rounded reference are finite), o_sens and o_top (null: 0); `finite` of them count, their
+  // sum of squares r2 (in element order). u_in: the unit roundoff of P's type.
+  static Row row(DType t, double u_in, std::size_t dv, const double* ref, const double* x, const double* rounded,
+                 const double* sens_of, const double* top_of, std::size_t finite, double r2) {
+    const double rms = finite == 0 ? 0 : std::sqrt(r2 / static_cast<double>(finite));
     double up = 0, zero = 0, common = 0;
     int n = 0;
-    for (const auto& [r, x, sens, top] : row) {
+    for (std::size_t d = 0; d < dv; ++d) {
+      const double r = ref[d], xv = x[d];
+      if (!std::isfinite(xv) || !std::isfinite(rounded[d])) continue;
+      const double sens = sens_of ? sens_of[d] : 0.0, top = top_of ? top_of[d] : 0.0;
       if (r == 0 || std::abs(r) < 0.5 * rms) continue;
       const double inv_unit = inv_ulp(t, r);
-      const double e = (x - r) * inv_unit;
+      const double e = (xv - r) * inv_unit;
       up += e;
       zero += r > 0 ? e : -e;
       common += (u_in * top + dtype_eps(DType::f32) * sens) * inv_unit;
@@ -160,11 +163,12 @@ Metrics compare_rounded(const AttnProblem& p, const Reference& ref, const std::v
   const bool one = chunks <= 1;
   detail::parallel_for(chunks, detail::threads_for(60.0 * static_cast<double>(ref.o.size()), chunks), [&](std::int64_t c) {
     Chunk& k = out[static_cast<std::size_t>(c)];
-    std::vector<std::array<double, 4>> row;  // (ref, x, o_sens, o_top) of the current row, both finite
-    row.reserve(dv);
+    const double* sens_of = ref.o_sens.empty() ? nullptr : ref.o_sens.data();
+    const double* top_of = ref.o_top.empty() ? nullptr : ref.o_top.data();
     const std::int64_t last = std::min(rows, (c + 1) * per_chunk);
     for (std::int64_t u = c * per_chunk; u < last; ++u) {
-      row.clear();
+      std::size_t finite = 0;  // the row's elements with x and the rounded reference finite
+      double r2 = 0;           // and their sum of squares, for the row's bias (RowBias::row)
       for (std::size_t d = 0; d < dv; ++d) {
         const std::size_t i = static_cast<std::size_t>(u) * dv + d;
         const double rv = ref.o[i], xv = x.o[i];
@@ -192,7 +196,8 @@ Metrics compare_rounded(const AttnProblem& p, const Reference& ref, const std::v
         }
         k.ref_max_abs = std::max(k.ref_max_abs, std::abs(rv));
         k.max_ulp = std::max(k.max_ulp, e * inv_ulp(p.out_dtype, rv));
-        row.push_back({rv, xv, ref.o_sens.empty() ? 0.0 : ref.o_sens[i], ref.o_top.empty() ? 0.0 : ref.o_top[i]});
+        ++finite;
+        r2 += rv * rv;
         if (one) {
           k.sum_e2 += e * e;
           k.sum_r2 += rv * rv;
@@ -201,7 +206,10 @@ Metrics compare_rounded(const AttnProblem& p, const Reference& ref, const std::v
         }
         ++k.compared;
       }
-      row_stats[static_cast<std::size_t>(u)] = RowBias::row(p.out_dtype, u_in, row);
+      const std::size_t at = static_cast<std::size_t>(u) * dv;
+      row_stats[static_cast<std::size_t>(u)] =
+          RowBias::row(p.out_dtype, u_in, dv, ref.o.data() + at, x.o.data() + at, rounded.data() + at,
+                       sens_of ? sens_of + at : nullptr, top_of ? top_of + at : nullptr, finite, r2);
     }
   });
   double sum_e2 = 0, sum_r2 = 0, sum_x2 = 0, sum_xr = 0;
@@ -248,16 +256,22 @@ Metrics compare_rounded(const AttnProblem& p, const Reference& ref, const std::v
     m.worst = s.str();
   }
   // max_rel needs the rms first: a second pass over the elements compared above.
+  // (A maximum: chunks on the pool's threads give the one pass's value.)
   const double rms = m.compared ? std::sqrt(sum_r2 / static_cast<double>(m.compared)) : 0;
-  double max_rel = m.max_rel;
-  for (std::size_t i = 0; i < ref.o.size(); ++i) {
-    const double rv = ref.o[i], xv = x.o[i];
-    if (!std::isfinite(xv) || !std::isfinite(rounded[i])) continue;
-    const double e = std::abs(xv - rv), den = std::max(std::abs(rv), 1e-2 * rms);
-    if (den > 0) max_rel = std::max(max_rel, e / den);
-    else if (e > 0) max_rel = INFINITY;
-  }
-  m.max_rel = max_rel;
+  std::vector<double> chunk_rel(static_cast<std::size_t>(chunks), m.max_rel);
+  detail::parallel_for(chunks, detail::threads_for(5.0 * static_cast<double>(ref.o.size()), chunks), [&](std::int64_t c) {
+    double max_rel = m.max_rel;
+    const std::size_t last = static_cast<std::size_t>(std::min(rows, (c + 1) * per_chunk)) * dv;
+    for (std::size_t i = static_cast<std::size_t>(c * per_chunk) * dv; i < last; ++i) {
+      const double rv = ref.o[i], xv = x.o[i];
+      if (!std::isfinite(xv) || !std::isfinite(rounded[i])) continue;
+      const double e = std::abs(xv - rv), den = std::max(std::abs(rv), 1e-2 * rms);
+      if (den > 0) max_rel = std::max(max_rel, e / den);
+      else if (e > 0) max_rel = INFINITY;
+    }
+    chunk_rel[static_cast<std::size_t>(c)] = max_rel;
+  });
+  for (double v : chunk_rel) m.max_rel = std::max(m.max_rel, v);
   m.nmse = sum_r2 > 0 ? sum_e2 / sum_r2 : (sum_e2 > 0 ? INFINITY : 0.0);
   m.cosine = (sum_x2 == 0 && sum_r2 == 0) ? 1.0 : (sum_x2 == 0 || sum_r2 == 0) ? 0.0 : sum_xr / std::sqrt(sum_x2 * sum_r2);
 

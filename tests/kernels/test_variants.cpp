@@ -74,7 +74,6 @@ TEST(Variants, NamesAreCanonical) {
   EXPECT_EQ(find_variant("wgmma/blocks=7").name, "wgmma/blocks=7");
   EXPECT_EQ(find_variant("wgmma/blocks=7").name, wgmma_with_blocks(7).name);
   EXPECT_EQ(find_variant("wgmma/grid=full").name, "wgmma/grid=full");
-  EXPECT_EQ(find_variant("wgmma/blocks=3,carry=on").name, "wgmma/carry=on,blocks=3");
   EXPECT_EQ(find_variant("wgmma/blocks=3,l2ahead=on").name, "wgmma/l2ahead=on,blocks=3");
   AttnProblem p = problems().front();
   EXPECT_EQ(find_variant("decode/splits=3").name, "decode/splits=3");
@@ -103,7 +102,9 @@ TEST(Variants, UnknownNamesAreUsageErrorsNamingWhatIsAllowed) {
 // wgmma/carry=on and wgmma/l2ahead=on refuse what they are not built for, each naming itself and why;
 // the rest is wgmma's.
 TEST(Variants, WgmmaCarryAndL2AheadTakeTheD64AndD128ClassesWithoutScoreTransforms) {
+  const std::vector<std::string> built = variant_names();
   for (const std::string name : {"wgmma/carry=on", "wgmma/l2ahead=on"}) {
+    if (std::find(built.begin(), built.end(), name) == built.end()) continue;  // carry=on: WgmmaSchedulesAndCarryExistWhereBuilt
     SCOPED_TRACE(name);
     const KernelInfo v = find_variant(name);
     AttnProblem p = problems().front();  // d = 64
@@ -134,15 +135,19 @@ TEST(Variants, WgmmaCarryAndL2AheadTakeTheD64AndD128ClassesWithoutScoreTransform
   }
 }
 
-TEST(Variants, WgmmaSchedulesExistWhereBuilt) {
+TEST(Variants, WgmmaSchedulesAndCarryExistWhereBuilt) {
   const std::vector<std::string> names = variant_names();
   const bool built = std::find(names.begin(), names.end(), "wgmma/schedule=serial") != names.end();
   EXPECT_EQ(built, std::find(names.begin(), names.end(), "wgmma/schedule=overlap") != names.end());
+  EXPECT_EQ(built, std::find(names.begin(), names.end(), "wgmma/carry=on") != names.end());
   if (built) {
     EXPECT_EQ(find_variant("wgmma/grid=full,schedule=overlap").name, "wgmma/schedule=overlap,grid=full");
+    EXPECT_EQ(find_variant("wgmma/blocks=3,carry=on").name, "wgmma/carry=on,blocks=3");
   } else {
-    const std::string m = usage_error("wgmma/schedule=serial");
-    EXPECT_NE(m.find("-DFLASHPROBE_WGMMA_SCHEDULES=ON"), std::string::npos) << m;
+    for (const std::string v : {"wgmma/schedule=serial", "wgmma/carry=on"}) {
+      const std::string m = usage_error(v);
+      EXPECT_NE(m.find("-DFLASHPROBE_WGMMA_SCHEDULES=ON"), std::string::npos) << m;
+    }
   }
 }
 

@@ -113,14 +113,17 @@ void by_schedule(const Params& p, Stream s, const WgmmaOptions& o) {
     throw UsageError("wgmma: this build has the pingpong schedule only (configure with -DFLASHPROBE_WGMMA_SCHEDULES=ON)");
   // The carried walk (wgmma/carry=on) and the L2 prefetch (wgmma/l2ahead=on) are built at the 64/64
   // and 128/128 classes without soft-cap or ALiBi only (their supports() refuse the rest,
-  // wgmma_registry.cpp), and not together (variants.cpp refuses the pair).
+  // wgmma_registry.cpp), and not together (variants.cpp refuses the pair); carry=on, measured slower,
+  // only with the other schedules (variants.cpp refuses it elsewhere).
   if constexpr ((D == 64 || D == 128) && !kExtras) {
-    if (o.carry && !o.l2ahead) return launch<E, D, WgmmaSchedule::pingpong, kExtras, true>(p, s, o);
+    if constexpr (kWgmmaAllSchedules)
+      if (o.carry && !o.l2ahead) return launch<E, D, WgmmaSchedule::pingpong, kExtras, true>(p, s, o);
     if (o.l2ahead && !o.carry) return launch<E, D, WgmmaSchedule::pingpong, kExtras, false, true>(p, s, o);
   }
   if (o.carry || o.l2ahead)
     throw UsageError(std::string(o.carry && o.l2ahead ? "wgmma/carry=on,l2ahead=on: not built together"
-                                                      : o.carry ? "wgmma/carry=on" : "wgmma/l2ahead=on") +
+                                 : o.carry ? "wgmma/carry=on (built only with -DFLASHPROBE_WGMMA_SCHEDULES=ON)"
+                                           : "wgmma/l2ahead=on") +
                      ": built for the 64/64 and 128/128 classes without soft-cap or ALiBi only (d=" +
                      std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + ")");
   return launch<E, D, WgmmaSchedule::pingpong, kExtras>(p, s, o);

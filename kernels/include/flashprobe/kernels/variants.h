@@ -11,7 +11,8 @@
 //                                   -DFLASHPROBE_WGMMA_SCHEDULES=ON (the shipped one is pingpong)
 //   wgmma/carry=on                  a row block's first S issued with the previous one's last P V
 //                                   (pingpong, d and dv <= 128 without soft-cap or ALiBi;
-//                                   src/wgmma/wgmma_consumer_carry.cuh)
+//                                   src/wgmma/wgmma_consumer_carry.cuh); measured slower, built
+//                                   only with -DFLASHPROBE_WGMMA_SCHEDULES=ON
 //   wgmma/l2ahead=on                the producer prefetches the next row block's Q and first K/V
 //                                   tiles into the L2 (same domain as carry=on, not with it;
 //                                   src/wgmma/wgmma_producer.cuh)

@@ -60,7 +60,9 @@ Domain kernel_domain(const KernelInfo& k, const DeviceInfo& dev) {
     d.tile_n = 128;
     d.stride_align = kernels::kWgmmaStrideAlign;  // padded rows it takes (its TMA's 16 bytes)
   } else if (base == "mma") {
-    d.head_dims = tensor_core_dims(kernels::kMmaDimClasses);
+    // (mma/classes=fine runs the fine ladder: its classes and the dims between them are drawn)
+    d.head_dims = n.find("classes=fine") != std::string::npos ? tensor_core_dims(kernels::kMmaFineDimClasses)
+                                                              : tensor_core_dims(kernels::kMmaDimClasses);
     d.dv_differs = true;
     d.tile_m = 64;
     d.tile_n = 64;

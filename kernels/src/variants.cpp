@@ -58,8 +58,8 @@ void no_other_options(const std::string& name, const std::string& kernel, const 
 KernelInfo mma_variant(const std::string& name, std::map<std::string, std::string> opts) {
   detail::MmaOptions o;
   std::string canon = "mma/", desc = "mma (benchmarks and tests):";
-  const std::string order = take(opts, "order"), rescale = take(opts, "rescale");
-  no_other_options(name, "mma", opts, "order, rescale");
+  const std::string order = take(opts, "order"), rescale = take(opts, "rescale"), classes = take(opts, "classes");
+  no_other_options(name, "mma", opts, "order, rescale, classes");
   if (!order.empty()) {
     if (order == "rows") o.order = dev::MmaOrderChoice::rows;
     else if (order == "heads") o.order = dev::MmaOrderChoice::heads;
@@ -72,6 +72,12 @@ KernelInfo mma_variant(const std::string& name, std::map<std::string, std::strin
     o.rescale = dev::MmaRescale::lazy;
     canon += std::string(order.empty() ? "" : ",") + "rescale=lazy";
     desc += " conditional rescale, threshold 2^8 (d = 128);";
+  }
+  if (!classes.empty()) {
+    if (classes != "fine") bad(name, "classes=" + classes + ": must be fine (the shipped mma runs the classes 64, 80, 96, 128, 256)");
+    o.fine_classes = true;
+    canon += std::string(canon == "mma/" ? "" : ",") + "classes=fine";
+    desc += " head dims in the fine ladder of tile classes (64, 80, 96, 128, 160, 192, 224, 256; NVIDIA);";
   }
   return make_mma(canon, desc, o);
 }
@@ -134,13 +140,13 @@ KernelInfo decode_variant(const std::string& name, std::map<std::string, std::st
 }  // namespace
 
 std::string variant_syntax() {
-  return std::string("mma/order=rows|heads, mma/rescale=lazy, wgmma/schedule=serial|overlap, wgmma/carry=on") +
+  return std::string("mma/order=rows|heads, mma/rescale=lazy, mma/classes=fine, wgmma/schedule=serial|overlap, wgmma/carry=on") +
          (detail::kWgmmaAllSchedules ? "" : " (built with -DFLASHPROBE_WGMMA_SCHEDULES=ON)") +
          ", wgmma/l2ahead=on, wgmma/grid=full, wgmma/blocks=<n>, decode/splits=<n>; one kernel's options combine with ','";
 }
 
 std::vector<std::string> variant_names() {
-  std::vector<std::string> v = {"mma/order=rows", "mma/order=heads", "mma/rescale=lazy"};
+  std::vector<std::string> v = {"mma/order=rows", "mma/order=heads", "mma/rescale=lazy", "mma/classes=fine"};
   if (detail::kWgmmaAllSchedules) v.insert(v.end(), {"wgmma/schedule=serial", "wgmma/schedule=overlap", "wgmma/carry=on"});
   v.insert(v.end(), {"wgmma/l2ahead=on", "wgmma/grid=full"});
   return v;

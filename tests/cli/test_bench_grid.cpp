@@ -104,6 +104,14 @@ TEST(BenchGrid, HeadDimRatiosCompareWithTheTileClass) {
   EXPECT_EQ(r[3].class_d, 192);  // 160/128 runs in wgmma's 192/128 class
   EXPECT_EQ(r[3].class_dv, 128);
   EXPECT_DOUBLE_EQ(r[3].ratio, 0.95);
+  // mma/classes=fine compares with its own ladder's class: d = 136 with 160, not 256.
+  const nlohmann::json fine = nlohmann::json::array({rec("mma/classes=fine", 160, 160, false, 300),
+                                                     rec("mma/classes=fine", 256, 256, false, 400),
+                                                     rec("mma/classes=fine", 136, 136, false, 270)});
+  const auto rf = fb::headdim_ratios(fine);
+  ASSERT_EQ(rf.size(), 1u);
+  EXPECT_EQ(rf[0].class_d, 160);
+  EXPECT_DOUBLE_EQ(rf[0].ratio, 0.9);
 }
 
 // Custom problems count the visible pairs: a causal 4 x 4 problem has 1 + 2 + 3 + 4 = 10.

@@ -153,6 +153,33 @@ TEST(Select, HeadDimClasses) {
   EXPECT_EQ(class_dv(kWgmmaDimClasses, 96), 0);
 }
 
+// mma's fine ladder (mma/classes=fine): every class of the shipped ladder is in it, every multiple of
+// 8 up to 256 has a class, no wider than the shipped ladder's, and past 64 at most 24 columns wider
+// than the head dim (below 64 the softmax, the same per score whatever d, is most of the time).
+TEST(Select, MmaFineLadder) {
+  const auto fine = [](int d, int dv) { return head_dim_class(kMmaFineDimClasses, d, dv); };
+  for (const HeadDimClass& c : kMmaDimClasses) EXPECT_EQ(fine(c.d, c.dv), c) << c.d;
+  EXPECT_EQ(fine(104, 104), (HeadDimClass{128, 128}));
+  EXPECT_EQ(fine(120, 120), (HeadDimClass{128, 128}));
+  EXPECT_EQ(fine(136, 136), (HeadDimClass{160, 160}));
+  EXPECT_EQ(fine(192, 128), (HeadDimClass{192, 192}));  // MLA: its own width on the Q/K side
+  EXPECT_EQ(fine(128, 200), (HeadDimClass{224, 224}));
+  EXPECT_EQ(fine(232, 232), (HeadDimClass{256, 256}));
+  for (int d = kHeadDimStep; d <= 256; d += kHeadDimStep) {
+    const HeadDimClass f = fine(d, d), c = head_dim_class(kMmaDimClasses, d, d);
+    ASSERT_TRUE(f) << d;
+    EXPECT_LE(f.d, c.d) << d;
+    if (d > 64) EXPECT_LT(f.d - d, 32) << d << ": past 64, within 24 columns of its class";
+  }
+  EXPECT_FALSE(fine(264, 264));
+  EXPECT_FALSE(fine(60, 60));
+  // Not measured yet (PERF_NOTES v12): the dispatcher's mma keeps the shipped ladder, and says so.
+  const Selection s = select(kSm80, prob(1024, 1024, 136), kCuda, kernels());
+  ASSERT_TRUE(s) << s.describe();
+  EXPECT_EQ(s.kernel->name, "mma");
+  EXPECT_NE(s.reason.find("d=136, dv=136 in the 256/256 tile class"), std::string::npos) << s.reason;
+}
+
 // Every head dim FlashAttention supports (multiples of 8 up to 256) runs on the tensor cores, and
 // d != dv too; the reason names the tile class it runs in.
 TEST(Select, EveryMultipleOf8UpTo256RunsOnTheTensorCores) {

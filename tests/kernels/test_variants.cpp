@@ -71,6 +71,8 @@ TEST(Variants, EveryListedNameResolvesOutsideTheRegistry) {
 
 TEST(Variants, NamesAreCanonical) {
   EXPECT_EQ(find_variant("mma/rescale=lazy,order=rows").name, "mma/order=rows,rescale=lazy");
+  EXPECT_EQ(find_variant("mma/classes=fine").name, "mma/classes=fine");
+  EXPECT_EQ(find_variant("mma/classes=fine,order=heads").name, "mma/order=heads,classes=fine");
   EXPECT_EQ(find_variant("wgmma/blocks=7").name, "wgmma/blocks=7");
   EXPECT_EQ(find_variant("wgmma/blocks=7").name, wgmma_with_blocks(7).name);
   EXPECT_EQ(find_variant("wgmma/grid=full").name, "wgmma/grid=full");
@@ -87,7 +89,7 @@ TEST(Variants, UnknownNamesAreUsageErrorsNamingWhatIsAllowed) {
         "decode/splits=-1", "decode/splits=1e3", "decode/splits=70000", "decode/splits=", "wgmma/blocks=0",
         "wgmma/grid=persistent", "wgmma/grid=full,blocks=2", "wgmma/schedule=pingpong", "wgmma/schedule=fast", "wgmma/carry=off", "wgmma/carry=",
         "wgmma/carry=on,schedule=serial", "wgmma/l2ahead=off", "wgmma/l2ahead=", "wgmma/l2ahead=on,carry=on",
-        "wgmma/l2ahead=on,schedule=overlap"}) {
+        "wgmma/l2ahead=on,schedule=overlap", "mma/classes=coarse", "mma/classes=", "mma/classes=fine,classes=fine"}) {
     const std::string m = usage_error(bad);
     EXPECT_NE(m.find("'" + bad + "'"), std::string::npos) << bad << ": " << m;
     EXPECT_NE(m.find("mma/order=rows|heads"), std::string::npos) << bad << ": " << m;

@@ -12,6 +12,7 @@
 
 #include "flashprobe/kernels/mutants.h"
 #include "flashprobe/kernels/registry.h"
+#include "flashprobe/kernels/variants.h"
 #include "flashprobe/proptests/generators.h"
 #include "flashprobe/gate/kernel_domain.h"
 #include "flashprobe/gate/stand_in_device.h"
@@ -184,8 +185,9 @@ TEST(GateDraws, LongRowsWithFewRowsAreAShareOfEveryKernelsCases) {
 // The tensor-core kernels take every multiple of 8 up to their widest tile class and d != dv
 // (registry.h): their gates draw each class, head dims below a class, and dv unlike d.
 TEST(GateDraws, TensorCoreKernelsDrawHeadDimsBelowTheirClassAndDvUnlikeD) {
-  for (const char* name : {"mma", "wgmma"}) {
-    const kernels::KernelInfo& k = *kernels::find_kernel(name);
+  for (const char* name : {"mma", "wgmma", "mma/classes=fine"}) {
+    const kernels::KernelInfo k = kernels::kernel_or_variant(name);
+    const bool fine = std::string(name) == "mma/classes=fine";
     Domain d = kernel_domain(k, h100());
     // Without sm_90a code in this build wgmma refuses everything: its head dims alone then, so that
     // the draws are checked in every build.
@@ -196,14 +198,16 @@ TEST(GateDraws, TensorCoreKernelsDrawHeadDimsBelowTheirClassAndDvUnlikeD) {
     for (const Case& c : gate_draws(d, 15, 300)) {
       const AttnProblem& p = c.problem;
       ++dims[p.d];
-      const kernels::HeadDimClass cls = std::string(name) == "mma" ? kernels::head_dim_class(kernels::kMmaDimClasses, p.d, p.dv)
-                                                                   : kernels::head_dim_class(kernels::kWgmmaDimClasses, p.d, p.dv);
+      const kernels::HeadDimClass cls = fine                        ? kernels::head_dim_class(kernels::kMmaFineDimClasses, p.d, p.dv)
+                                        : std::string(name) == "mma" ? kernels::head_dim_class(kernels::kMmaDimClasses, p.d, p.dv)
+                                                                     : kernels::head_dim_class(kernels::kWgmmaDimClasses, p.d, p.dv);
       ASSERT_TRUE(cls) << name << " drew " << c.id() << ", outside its head dims";
       below_class += p.d != cls.d || p.dv != cls.dv;
       dv_unlike_d += p.d != p.dv;
     }
     const auto classes =
-        std::string(name) == "mma"
+        fine ? std::vector<kernels::HeadDimClass>(std::begin(kernels::kMmaFineDimClasses), std::end(kernels::kMmaFineDimClasses))
+        : std::string(name) == "mma"
             ? std::vector<kernels::HeadDimClass>(std::begin(kernels::kMmaDimClasses), std::end(kernels::kMmaDimClasses))
             : std::vector<kernels::HeadDimClass>(std::begin(kernels::kWgmmaDimClasses), std::end(kernels::kWgmmaDimClasses));
     // (192/128: d = 192 comes with dv = 192 unless dv is drawn apart, which is rare at RapidCheck's

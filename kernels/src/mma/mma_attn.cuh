@@ -26,9 +26,11 @@
 // loaded (causal/window early exit); inside, each score is masked against its own row's interval,
 // which also covers the tail of the last tile (keys past keys(b) are zero-filled and masked).
 // Row and key indices are 32-bit (visible_range32; the launcher bounds sq + sk).
-// Head dims: D is the tile class (the width of every Q, K, V and O tile, compile time). The
-// instantiation without Extras runs d = dv = D only; the Extras one (the general instantiation)
-// also takes any d, dv <= D that are multiples of 8 (run time, Params::d and ::dv; d != dv too):
+// Head dims: D is the tile class (the width of every Q, K, V and O tile, compile time). In the
+// classes of kMmaDimClasses the instantiation without Extras runs d = dv = D only; the Extras one
+// (the general instantiation), and the one instantiation (without Extras) of the fine ladder's other
+// classes (head_dim_classes.h), also take any d, dv <= D that are multiples of 8 (run time,
+// Params::d and ::dv; d != dv too):
 // the Q and K columns past d and the V columns past dv are loaded as zeros (never read from global
 // memory), so S and the padded O columns are exact; k-steps of S and pairs of O tiles that lie
 // wholly past d or dv are skipped; O stores stop at dv.
@@ -38,6 +40,7 @@
 
 #include "flashprobe/atoms/atom_layout.cuh"
 #include "flashprobe/core/device.cuh"
+#include "flashprobe/kernels/head_dim_classes.h"
 #include "src/attn_common.cuh"
 #include "src/dtype.cuh"
 #include "src/mma/ldsm_imm.cuh"
@@ -223,9 +226,10 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
   // soft-cap/ALiBi (the Extras instantiation, which is also the AMD path's only one, keeps the unconditional rescale).
   constexpr bool kLazy = mma_lazy_rescale<D>() && !Extras;
   // Head dims below the class (the header): run-time d and dv in the general instantiation of the
-  // ldmatrix path (NVIDIA), the compile-time D elsewhere (the launcher sends every d, dv != D to the
-  // former; AMD's registry takes d = dv = D only).
-  constexpr bool kTail = Extras && kLdsm;
+  // ldmatrix path (NVIDIA) and in the one instantiation of the fine ladder's other classes
+  // (head_dim_classes.h, without Extras), the compile-time D elsewhere (the launcher sends every
+  // d, dv != D to the former; AMD's registry takes d = dv = D only).
+  constexpr bool kTail = (Extras || !mma_specialised_class(D)) && kLdsm;
   const int dq = kTail ? p.d : D, dvv = kTail ? p.dv : D;
   if constexpr (!kTail) {
     if (p.d != D || p.dv != D) fp_dev::trap();

@@ -64,9 +64,20 @@ void launch_mma_atom(const Params& p, Stream s, const MmaOptions& opt) {
   if (p.d > D || p.dv > D || p.d % 8 != 0 || p.dv % 8 != 0)
     throw UsageError("mma: d=" + std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + " do not fit tile class " +
                      std::to_string(D) + " (multiples of 8 up to the class)");
-  const bool tail = p.d != D || p.dv != D;
-  if (!dev::use_ldsm<Atom>() || tail || p.softcap > 0.f || p.alibi != nullptr) launch_mma_config<Atom, E, D, true>(p, s, opt);
-  else if constexpr (dev::use_ldsm<Atom>()) launch_mma_config<Atom, E, D, false>(p, s, opt);
+  const bool extras = p.softcap > 0.f || p.alibi != nullptr;
+  if constexpr (!mma_specialised_class(D)) {
+    // The fine ladder's other classes: one instantiation, run-time d and dv, no soft-cap/ALiBi
+    // (head_dim_classes.h; launch_mma_nvidia_any sends those to kMmaDimClasses).
+    static_assert(dev::use_ldsm<Atom>(), "the fine ladder's classes are built for the ldmatrix path (NVIDIA)");
+    if (extras)
+      throw UsageError("mma: tile class " + std::to_string(D) + " is built without soft-cap and ALiBi (softcap=" +
+                       std::to_string(p.softcap) + ", alibi " + (p.alibi ? "on" : "off") + ")");
+    launch_mma_config<Atom, E, D, false>(p, s, opt);
+  } else {
+    const bool tail = p.d != D || p.dv != D;
+    if (!dev::use_ldsm<Atom>() || tail || extras) launch_mma_config<Atom, E, D, true>(p, s, opt);
+    else if constexpr (dev::use_ldsm<Atom>()) launch_mma_config<Atom, E, D, false>(p, s, opt);
+  }
 }
 
 }  // namespace flashprobe::kernels::detail

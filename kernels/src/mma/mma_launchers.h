@@ -14,6 +14,9 @@ namespace flashprobe::kernels::detail {
 struct MmaOptions {
   dev::MmaOrderChoice order = dev::MmaOrderChoice::automatic;
   dev::MmaRescale rescale = dev::MmaRescale::always;
+  // NVIDIA: run (d, dv) in its class of kMmaFineDimClasses instead of kMmaDimClasses
+  // (head_dim_classes.h; soft-cap and ALiBi stay in kMmaDimClasses).
+  bool fine_classes = false;
 };
 
 // The atom family of a device as the mma kernel picks it: "sm80", "gfx11", "gfx12", "cdna" or "".
@@ -22,10 +25,12 @@ std::string mma_atom_family(const DeviceInfo& dev);
 // 0; 0 for other vendors or an unknown arch.
 int nvidia_sm(const DeviceInfo& dev);
 
-// mma.sync m16n8k16 (sm_80+) in tile class D (kMmaDimClasses): p.d, p.dv <= D, multiples of 8.
+// mma.sync m16n8k16 (sm_80+) in tile class D (kMmaFineDimClasses, which holds kMmaDimClasses): p.d,
+// p.dv <= D, multiples of 8.
 template <int D>
 void launch_mma_nvidia(const Params& p, Stream s, const MmaOptions& o = {});
-// The same in the class of (p.d, p.dv) (head_dim_class).
+// The same in the class of (p.d, p.dv) (head_dim_class) in kMmaDimClasses, or in kMmaFineDimClasses
+// where o.fine_classes.
 // @pre head_dim_class(kMmaDimClasses, p.d, p.dv) != 0
 void launch_mma_nvidia_any(const Params& p, Stream s, const MmaOptions& o = {});
 

@@ -98,7 +98,16 @@ int detail::nvidia_sm(const DeviceInfo& dev) {
 
 #if defined(FP_HAVE_GPU_RUNTIME) && !defined(FP_VENDOR_HIP)
 void detail::launch_mma_nvidia_any(const Params& p, Stream s, const MmaOptions& o) {
-  by_dim<NvidiaLaunch>(head_dim_class(kMmaDimClasses, p.d, p.dv).d, p, s, o);
+  // The fine ladder (head_dim_classes.h) where asked for, except soft-cap and ALiBi, which its own
+  // classes are built without; its classes outside kMmaDimClasses here, the rest by_dim's.
+  const bool fine = o.fine_classes && p.softcap == 0.f && p.alibi == nullptr;
+  const int d = fine ? head_dim_class(kMmaFineDimClasses, p.d, p.dv).d : head_dim_class(kMmaDimClasses, p.d, p.dv).d;
+  switch (d) {
+    case 160: launch_mma_nvidia<160>(p, s, o); return;
+    case 192: launch_mma_nvidia<192>(p, s, o); return;
+    case 224: launch_mma_nvidia<224>(p, s, o); return;
+  }
+  by_dim<NvidiaLaunch>(d, p, s, o);
 }
 #endif
 

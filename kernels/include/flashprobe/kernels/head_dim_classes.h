@@ -1,6 +1,6 @@
 #pragma once
 // The head-dim tile classes of the tensor-core paths (one list per path), read by their supports(),
-// launchers and kernels, select(), the gate's domain, the bench and the tests.
+// launchers and kernels (mma_attn.cuh), select(), the gate's domain, the bench and the tests.
 // Constexpr only, so that device code can include it.
 #include <cstddef>
 
@@ -20,6 +20,15 @@ struct HeadDimClass {
 };
 // mma: square classes. wgmma: square ones up to 128 and MLA's 192/128 (Q/K 192 wide, V/O 128).
 inline constexpr HeadDimClass kMmaDimClasses[] = {{64, 64}, {80, 80}, {96, 96}, {128, 128}, {256, 256}};
+// mma's fine ladder (NVIDIA): kMmaDimClasses plus 160, 192 and 224. Those three have one
+// instantiation each: run-time d and dv up to the class, no soft-cap or ALiBi (problems with them
+// run in kMmaDimClasses' general instantiation). Issue 26's rule is a head dim's TFLOP/s at least
+// 0.9x its class's; in kMmaDimClasses d = 104..120 ran at 0.67-0.75x of 128 and 136..248 at
+// 0.58-0.87x of 256 (H200, reports/data/h200-141gb-hbm3e/2026-11-26-perf-f1c0a4d). Run by the
+// variant mma/classes=fine until measured (kernels/src/mma/PERF_NOTES.md, v12); mma keeps
+// kMmaDimClasses.
+inline constexpr HeadDimClass kMmaFineDimClasses[] = {{64, 64},   {80, 80},   {96, 96},   {128, 128},
+                                                      {160, 160}, {192, 192}, {224, 224}, {256, 256}};
 inline constexpr HeadDimClass kWgmmaDimClasses[] = {{64, 64}, {128, 128}, {192, 128}};
 // The class of (d, dv) among `classes` (in order: the first that takes it), or {0, 0} when d or dv
 // is not a positive multiple of kHeadDimStep or no class is wide enough.
@@ -37,5 +46,8 @@ constexpr int class_dv(const HeadDimClass (&classes)[N], int d) {
     if (c.d == d) return c.dv;
   return 0;
 }
+// mma's classes with the specialised instantiation (d = dv = D at compile time) and the general
+// one; the fine ladder's others have only the one described above.
+constexpr bool mma_specialised_class(int d) { return head_dim_class(kMmaDimClasses, d, d) == HeadDimClass{d, d}; }
 
 }  // namespace flashprobe::kernels

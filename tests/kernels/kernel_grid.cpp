@@ -149,6 +149,17 @@ std::vector<GridCase> build() {
     sl.seqlens_k = {0, 37, 100};
     sl.dv = 152;
     add("tail_dim_features", sl);
+    // mma/classes=fine: soft-cap where the fine ladder has a class of its own (176: 192 there, 256 in
+    // mma's), which that variant runs in mma's ladder; element-wise loads in a fine-only class.
+    AttnProblem fc = make_problem(1, 4, 2, 70, 130, 176);
+    fc.softcap = 20;
+    fc.causal = Causal::bottom_right;
+    add("tail_dim_features", fc, InputDist{2.0, -1});
+    AttnProblem fu = make_problem(2, 2, 2, 33, 70, 168);
+    fu.k = Strides{70LL * 2 * 171, 2 * 171, 171, 1};  // rows 171 elements apart: element-wise loads
+    fu.v = Strides{70LL * 2 * 171, 2 * 171, 171, 1};
+    fu.dv = 136;
+    add("tail_dim_features", fu);
   }
   // KV cache: kv_offset tokens already cached, the new ones attend with bottom-right alignment.
   for (auto [sq, off] : {std::pair{1, 99}, std::pair{4, 96}, std::pair{10, 90}, std::pair{40, 60}}) {

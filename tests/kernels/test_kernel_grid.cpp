@@ -39,6 +39,14 @@ TEST(KernelGrid, CoversTheRequiredEdges) {
       << "a head dim below its class with element-wise (unaligned) K and V loads";
   EXPECT_TRUE(any([](const AttnProblem& p) { return head_dim_class(kMmaDimClasses, p.d, p.dv).d != p.d && p.softcap > 0; }))
       << "soft-cap with a head dim below its class";
+  // mma/classes=fine: its classes outside mma's ladder, with soft-cap (run in mma's ladder) and with
+  // element-wise K/V loads.
+  const auto fine_only = [](const AttnProblem& p) {
+    return !mma_specialised_class(head_dim_class(kMmaFineDimClasses, p.d, p.dv).d);
+  };
+  EXPECT_TRUE(any([&](const AttnProblem& p) { return fine_only(p) && p.softcap > 0; })) << "soft-cap in a fine-only class";
+  EXPECT_TRUE(any([&](const AttnProblem& p) { return fine_only(p) && p.k.s % 8 != 0 && p.d != p.dv; }))
+      << "element-wise loads in a fine-only class";
   EXPECT_TRUE(any([](const AttnProblem& p) { return p.hkv >= 2 && p.group() == 3; }));
   EXPECT_TRUE(any([](const AttnProblem& p) { return p.hkv >= 2 && p.group() == 6; }));
   EXPECT_TRUE(any([](const AttnProblem& p) { return p.kv_offset > 0 && p.sq <= 8; }));

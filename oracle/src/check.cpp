@@ -20,24 +20,31 @@ namespace flashprobe::oracle {
 
 namespace {
 
+// Every stored element finite (in chunks on the pool's threads: long rows scan megabytes of K and V).
 bool all_finite(const Tensor& t) {
-  const std::int64_t n = t.size();
-  if (t.dtype == DType::f32) {
-    const auto* f = reinterpret_cast<const float*>(t.bytes.data());
-    for (std::int64_t i = 0; i < n; ++i) {
-      float v;
-      std::memcpy(&v, f + i, 4);
-      if (!std::isfinite(v)) return false;
-    }
-    return true;
-  }
+  const std::int64_t n = t.size(), per = 1 << 16, chunks = (n + per - 1) / per;
+  std::atomic<bool> finite{true};
   const std::uint16_t exp_mask = t.dtype == DType::f16 ? 0x7C00 : 0x7F80;  // all-ones exponent = Inf/NaN
-  for (std::int64_t i = 0; i < n; ++i) {
-    std::uint16_t h;
-    std::memcpy(&h, t.bytes.data() + 2 * i, 2);
-    if ((h & exp_mask) == exp_mask) return false;
-  }
-  return true;
+  detail::parallel_for(chunks, detail::threads_for(2.0 * static_cast<double>(n), chunks), [&](std::int64_t c) {
+    const std::int64_t last = std::min(n, (c + 1) * per);
+    for (std::int64_t i = c * per; i < last; ++i) {
+      bool ok;
+      if (t.dtype == DType::f32) {
+        float v;
+        std::memcpy(&v, t.bytes.data() + 4 * i, 4);
+        ok = std::isfinite(v);
+      } else {
+        std::uint16_t h;
+        std::memcpy(&h, t.bytes.data() + 2 * i, 2);
+        ok = (h & exp_mask) != exp_mask;
+      }
+      if (!ok) {
+        finite = false;
+        return;
+      }
+    }
+  });
+  return finite.load();
 }
 
 std::string fmt(double v) {

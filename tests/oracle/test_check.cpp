@@ -165,6 +165,21 @@ TEST(Check, RowSamplingChecksFewRowsButScansEveryRowForNan) {
   EXPECT_EQ(r.o_metrics.nan_count, 1);
 }
 
+// Sampling needs finite inputs: one Inf anywhere in K (here its last element, past the first of the
+// scan's chunks of 65,536 elements) checks every row, in each input type.
+TEST(Check, AnInfiniteInputTurnsRowSamplingOff) {
+  for (DType t : {DType::f16, DType::bf16, DType::f32}) {
+    AttnProblem p = typical(t);
+    p.sq = 300;  // K: 2 x 300 x 2 x 80 = 96,000 elements
+    AttnInputs in = random_inputs(p, 8);
+    CheckOptions opt;
+    opt.max_rows = 10;
+    EXPECT_EQ(rows_to_check(p, in, opt).size(), 10u) << dtype_name(t);
+    in.k.set(in.k.size() - 1, INFINITY);
+    EXPECT_TRUE(rows_to_check(p, in, opt).empty()) << dtype_name(t);
+  }
+}
+
 TEST(Check, RejectsOutputsThatDoNotFit) {
   const AttnProblem p = typical(DType::f16);
   const AttnInputs in = random_inputs(p, 9);

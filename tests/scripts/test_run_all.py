@@ -203,6 +203,66 @@ if __name__ == "__main__":
                 fits = json.load(f)["fits"]
             self.assertEqual(len(fits), 8)  # d 64/128 x causal or not x f16/bf16
 
+    def test_headdim_stage_checks_variants_before_timing_the_headdim_group(self):
+        """The headdim stage: mma and each variant that passed its grid and its gate are timed over
+        bench's headdim group in one bench call (bf16 by default), then tabled."""
+        fake = """#!/usr/bin/env bash
+case $1 in
+  --version) echo "flashprobe 0.1.0 (commit abc1234, backend cuda)" ;;
+  gate) echo "gate $*" >> "$STANDIN_ARGS"
+        ok=1; case "$*" in *mma/gatefails*) ok=0 ;; esac
+        while (($#)); do case $1 in --junit) echo '<testsuites/>' > "$2" ;; --json) echo '{}' > "$2" ;; esac; shift; done
+        if ((ok)); then echo "gate: 1 subject x property: 1 run, 0 failed -> PASSED"; else echo "gate: 1 failed -> FAILED"; exit 1; fi ;;
+  bench) echo "bench $*" >> "$STANDIN_ARGS"
+         ks=(); while (($#)); do case $1 in --kernel) ks+=("$2") ;; --json) js=$2 ;; esac; shift; done
+         python3 - "$js" "${ks[@]}" <<'PY'
+import json, sys
+res = [{"impl": "flashprobe", "kernel": k, "group": "headdim", "case": "headdim:b4_h16_sq4096_d%d_bf16" % d, "median_ms": 1.0,
+        "tflops": 100.0 + d, "timing": "graph"} for d in (136, 160) for k in sys.argv[2:]]
+json.dump({"commit": "abc1234", "results": res}, open(sys.argv[1], "w"))
+PY
+         ;;
+esac
+"""
+        grid = """#!/usr/bin/env bash
+echo "grid $*" >> "$STANDIN_ARGS"
+case "$*" in *gridfails*) echo '[  FAILED  ] 1 test, listed below:'; exit 1 ;; *) echo '[  PASSED  ] 1 test.' ;; esac
+"""
+        with tempfile.TemporaryDirectory() as d:
+            carry = os.path.join(d, ".device-carry")
+            os.makedirs(os.path.join(carry, "tests"))
+            os.makedirs(os.path.join(d, "scripts", "gpu"))
+            for path, body in ((os.path.join(carry, "flashprobe"), fake), (os.path.join(carry, "tests", "test_kernels_gpu"), grid)):
+                with open(path, "w") as f:
+                    f.write(body)
+                os.chmod(path, 0o755)
+            os.symlink(os.path.join(ROOT, "scripts", "gpu", "bench_table.py"), os.path.join(d, "scripts", "gpu", "bench_table.py"))
+            out, argf = os.path.join(d, "out"), os.path.join(d, "args.txt")
+            p = subprocess.run([os.path.join(ROOT, "scripts", "gpu", "run-all"), "headdim"], cwd=d,
+                               env=dict(os.environ, OUT=out, STANDIN_ARGS=argf,
+                                        FLASHPROBE_HEADDIM_VARIANTS="mma/classes=fine mma/gridfails=1 mma/gatefails=1"),
+                               capture_output=True, text=True, timeout=120)
+            self.assertIn("grid mma/classes=fine: rc=0", p.stdout)
+            self.assertIn("grid mma/gridfails=1: rc=1", p.stdout)
+            self.assertIn("gate mma/gatefails=1: rc=1", p.stdout)
+            self.assertIn("headdim: mma/gridfails=1 failed a check: not timed", p.stdout)
+            self.assertIn("headdim: mma/gatefails=1 failed a check: not timed", p.stdout)
+            self.assertIn("headdim table: rc=0", p.stdout)
+            with open(argf) as f:
+                lines = f.read().splitlines()
+            bench = next(l for l in lines if l.startswith("bench ")).split()
+            self.assertEqual([bench[i + 1] for i, a in enumerate(bench) if a == "--kernel"], ["mma", "mma/classes=fine"])
+            self.assertEqual(bench[bench.index("--group") + 1], "headdim")
+            self.assertEqual(bench[bench.index("--dtype") + 1], "bf16")
+            gate = next(l for l in lines if l.startswith("gate ") and "classes=fine" in l).split()
+            self.assertEqual(gate[gate.index("--time-budget") + 1], "40")
+            # the variant's checks ran before the bench
+            self.assertLess(lines.index(next(l for l in lines if "mma_classes_fine" in l)), lines.index(" ".join(bench)))
+            with tarfile.open(os.path.join(out, "results.tgz")) as t:
+                names = t.getnames()
+            self.assertIn("results/bench-headdim.json", names)
+            self.assertIn("results/headdim-table.txt", names)
+
     def test_torch_props_stage_runs_pytest_the_subjects_and_the_crash_replay_together(self):
         """The torch-props stage with a stand-in python3: the wheel installed, the package's pytest, the
         subjects (--jobs 12 by default, FLASHPROBE_TORCH_PROPS_ARGS after it) and the replay of the recorded

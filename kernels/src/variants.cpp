@@ -77,7 +77,7 @@ KernelInfo mma_variant(const std::string& name, std::map<std::string, std::strin
     if (classes != "fine") bad(name, "classes=" + classes + ": must be fine (the shipped mma runs the classes 64, 80, 96, 128, 256)");
     o.fine_classes = true;
     canon += std::string(canon == "mma/" ? "" : ",") + "classes=fine";
-    desc += " head dims in the fine ladder of tile classes (64, 80, 96, 128, 160, 192, 224, 256; NVIDIA);";
+    desc += " head dims in the fine ladder of tile classes (64, 80, 96, 128, 160, 192, 256; NVIDIA);";
   }
   return make_mma(canon, desc, o);
 }

@@ -105,7 +105,6 @@ void detail::launch_mma_nvidia_any(const Params& p, Stream s, const MmaOptions& 
   switch (d) {
     case 160: launch_mma_nvidia<160>(p, s, o); return;
     case 192: launch_mma_nvidia<192>(p, s, o); return;
-    case 224: launch_mma_nvidia<224>(p, s, o); return;
   }
   by_dim<NvidiaLaunch>(d, p, s, o);
 }

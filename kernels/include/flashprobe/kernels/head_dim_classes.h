@@ -20,15 +20,16 @@ struct HeadDimClass {
 };
 // mma: square classes. wgmma: square ones up to 128 and MLA's 192/128 (Q/K 192 wide, V/O 128).
 inline constexpr HeadDimClass kMmaDimClasses[] = {{64, 64}, {80, 80}, {96, 96}, {128, 128}, {256, 256}};
-// mma's fine ladder (NVIDIA): kMmaDimClasses plus 160, 192 and 224. Those three have one
-// instantiation each: run-time d and dv up to the class, no soft-cap or ALiBi (problems with them
-// run in kMmaDimClasses' general instantiation). Issue 26's rule is a head dim's TFLOP/s at least
-// 0.9x its class's; in kMmaDimClasses d = 104..120 ran at 0.67-0.75x of 128 and 136..248 at
-// 0.58-0.87x of 256 (H200, reports/data/h200-141gb-hbm3e/2026-11-26-perf-f1c0a4d). Run by the
-// variant mma/classes=fine until measured (kernels/src/mma/PERF_NOTES.md, v12); mma keeps
-// kMmaDimClasses.
-inline constexpr HeadDimClass kMmaFineDimClasses[] = {{64, 64},   {80, 80},   {96, 96},   {128, 128},
-                                                      {160, 160}, {192, 192}, {224, 224}, {256, 256}};
+// mma's fine ladder (NVIDIA): kMmaDimClasses plus 160 and 192. Those two have one instantiation
+// each: run-time d and dv up to the class, no soft-cap or ALiBi (problems with them run in
+// kMmaDimClasses' general instantiation). In kMmaDimClasses d = 136..192 ran at 0.58-0.75x of the 256
+// class's TFLOP/s (H200, reports/data/h200-141gb-hbm3e/2026-11-26-perf-f1c0a4d); in these 1.12-1.36x
+// faster (H100, reports/data/h100-80gb-hbm3/2026-11-27-headdim-fb56b67). No 224 class: one ran
+// d = 200..224 at 0.83-0.89x of the 256 class (same record). Run by the variant
+// mma/classes=fine until it has passed the soak and the sanitizers too (kernels/src/mma/PERF_NOTES.md,
+// v12); mma keeps kMmaDimClasses.
+inline constexpr HeadDimClass kMmaFineDimClasses[] = {{64, 64},   {80, 80},   {96, 96}, {128, 128},
+                                                      {160, 160}, {192, 192}, {256, 256}};
 inline constexpr HeadDimClass kWgmmaDimClasses[] = {{64, 64}, {128, 128}, {192, 128}};
 // The class of (d, dv) among `classes` (in order: the first that takes it), or {0, 0} when d or dv
 // is not a positive multiple of kHeadDimStep or no class is wide enough.

@@ -25,21 +25,51 @@ elseif(FLASHPROBE_BACKEND STREQUAL "hip")
     add_compile_options($<$<COMPILE_LANGUAGE:CXX>:--offload-arch=${_arch}>)
     add_link_options($<$<LINK_LANGUAGE:CXX>:--offload-arch=${_arch}>)  # hipcc links C++; cc links the C plug-in
   endforeach()
+  # The targets of every device source except the AMD probes' (kernels, mutants, the tests' and
+  # plug-ins' device sources): GPU_TARGETS unless set to a part of it. The AMD probes keep every target
+  # (flashprobe_gpu_sources ALL_TARGETS): their code objects are checked (probes/amd). CI sets one
+  # (scripts/build, FLASHPROBE_CI_BUILD=1): no GPU runs there, and the clang-19 device-code check
+  # covers the kernels for four targets (.ci/NOTES.md).
+  set(FLASHPROBE_HIP_KERNEL_TARGETS "" CACHE STRING "AMD targets for the HIP build's device code other than the AMD probes' (default: GPU_TARGETS)")
+  set(FLASHPROBE_HIP_KERNEL_ARCHS ${GPU_TARGETS})
+  set(_fp_hip_dropped_targets)
+  if(FLASHPROBE_HIP_KERNEL_TARGETS)
+    foreach(_arch ${FLASHPROBE_HIP_KERNEL_TARGETS})
+      if(NOT _arch IN_LIST GPU_TARGETS)
+        message(FATAL_ERROR "FLASHPROBE_HIP_KERNEL_TARGETS='${FLASHPROBE_HIP_KERNEL_TARGETS}': '${_arch}' is not one of GPU_TARGETS (${GPU_TARGETS})")
+      endif()
+    endforeach()
+    set(FLASHPROBE_HIP_KERNEL_ARCHS ${FLASHPROBE_HIP_KERNEL_TARGETS})
+    foreach(_arch ${GPU_TARGETS})
+      if(NOT _arch IN_LIST FLASHPROBE_HIP_KERNEL_TARGETS)
+        list(APPEND _fp_hip_dropped_targets --no-offload-arch=${_arch})
+      endif()
+    endforeach()
+  endif()
   target_link_libraries(flashprobe_gpu INTERFACE hip::host)
   target_compile_definitions(flashprobe_gpu INTERFACE FLASHPROBE_BACKEND_HIP=1)
 else()
   target_compile_definitions(flashprobe_gpu INTERFACE FLASHPROBE_BACKEND_OFF=1)
 endif()
 
-# Mark .cu sources of a target as device code for the active backend.
+# Mark .cu sources of a target as device code for the active backend:
+# flashprobe_gpu_sources(target [ALL_TARGETS] sources...). In HIP builds ALL_TARGETS compiles them for
+# every GPU_TARGETS entry (the probes, whose code objects are checked), else for
+# FLASHPROBE_HIP_KERNEL_TARGETS (above).
 function(flashprobe_gpu_sources target)
+  cmake_parse_arguments(G "ALL_TARGETS" "" "" ${ARGN})
+  set(_srcs ${G_UNPARSED_ARGUMENTS})
   if(FLASHPROBE_BACKEND STREQUAL "hip")
     # Per source, not through hip::device: hip::device would compile every source of the target as
     # HIP, and ROCm 5.2's clang crashes on host-only code such as GoogleTest in C++20 device passes.
     # The targets (--offload-arch) are on every command line already (above).
-    set_source_files_properties(${ARGN} TARGET_DIRECTORY ${target} PROPERTIES LANGUAGE CXX COMPILE_OPTIONS -xhip)
+    set(_opts -xhip)
+    if(NOT G_ALL_TARGETS)
+      list(APPEND _opts ${_fp_hip_dropped_targets})
+    endif()
+    set_source_files_properties(${_srcs} TARGET_DIRECTORY ${target} PROPERTIES LANGUAGE CXX COMPILE_OPTIONS "${_opts}")
   elseif(FLASHPROBE_BACKEND STREQUAL "cuda")
-    set_source_files_properties(${ARGN} TARGET_DIRECTORY ${target} PROPERTIES LANGUAGE CUDA)
+    set_source_files_properties(${_srcs} TARGET_DIRECTORY ${target} PROPERTIES LANGUAGE CUDA)
   endif()
-  target_sources(${target} PRIVATE ${ARGN})
+  target_sources(${target} PRIVATE ${_srcs})
 endfunction()

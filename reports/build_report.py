@@ -45,13 +45,16 @@ nav a{margin-right:10px}
 def device_title(recs, key):
     """NVIDIA H100 80GB HBM3 (sm_90), driver 580.159.04, CUDA 13.0, from the newest record of the folder;
     the runtime from the newest record that states one (PyTorch's bench records name the device
-    without it)."""
-    best = best_rt = None
+    without it), the driver from the newest run with a device-info.txt (a call may skip the info
+    stage)."""
+    best = best_rt = best_drv = None
     for rs in recs.by_kind.values():
         for r in rs:
             if r.device_key == key and isinstance(r.data.get("device"), dict) and r.data["device"].get("name"):
                 if best is None or r.date > best.date:
                     best = r
+                if recs.driver(r.run) and (best_drv is None or r.date > best_drv.date):
+                    best_drv = r
                 rt = r.data["device"].get("runtime_version")
                 if isinstance(rt, int) and rt > 0 and (best_rt is None or r.date > best_rt.date):
                     best_rt = r
@@ -59,7 +62,7 @@ def device_title(recs, key):
         return {"amd": "AMD (no AMD GPU: documented, simulated, compiled, emulated)", "cpu": "CPU (the oracle)"}.get(key, key)
     d = best.data["device"]
     parts = [f"{d['name']} ({d.get('arch', '?')})"]
-    drv = recs.driver(best.run)
+    drv = recs.driver(best_drv.run) if best_drv is not None else ""
     if drv:
         parts.append(f"driver {drv}")
     if best_rt is not None:

@@ -46,6 +46,23 @@ elseif(FLASHPROBE_BACKEND STREQUAL "hip")
       endif()
     endforeach()
   endif()
+  # hipcc links a program in about 2 CPU-s where the clang++ it calls takes 0.3: hipcc.pl unpacks every
+  # static library on the line and runs file and readelf on each member, looking for offload bundles,
+  # which a build without -fgpu-rdc (this one) never makes. ON links the programs with that clang++
+  # (HIPCC_VERBOSE names it) and hipcc's own link line around them, in hipcc's order: the order decides
+  # which runtime's f16 conversions the tests get (.ci/NOTES.md). CI turns it on (scripts/build).
+  option(FLASHPROBE_HIP_LINK_WITH_CLANG "Link the HIP build's programs with the clang++ hipcc calls instead of hipcc" OFF)
+  if(FLASHPROBE_HIP_LINK_WITH_CLANG)
+    execute_process(COMMAND ${CMAKE_COMMAND} -E env HIPCC_VERBOSE=1 ${CMAKE_CXX_COMPILER} --version
+                    OUTPUT_VARIABLE _fp_hipcc_out ERROR_VARIABLE _fp_hipcc_out)
+    if(NOT _fp_hipcc_out MATCHES "hipcc-cmd: ([^ \n]+)")
+      message(FATAL_ERROR "FLASHPROBE_HIP_LINK_WITH_CLANG: '${CMAKE_CXX_COMPILER} --version' with HIPCC_VERBOSE=1 names no clang++ (hipcc-cmd: line)")
+    endif()
+    set(_fp_hip_clang ${CMAKE_MATCH_1})
+    execute_process(COMMAND ${_fp_hip_clang} --print-libgcc-file-name --rtlib=compiler-rt
+                    OUTPUT_VARIABLE _fp_hip_builtins OUTPUT_STRIP_TRAILING_WHITESPACE)
+    set(CMAKE_CXX_LINK_EXECUTABLE "${_fp_hip_clang} -Wno-unused-command-line-argument -lgcc_s -lgcc -lpthread -lm -lrt <FLAGS> <CMAKE_CXX_LINK_FLAGS> <LINK_FLAGS> <OBJECTS> -o <TARGET> <LINK_LIBRARIES> -lamdhip64 ${_fp_hip_builtins}")
+  endif()
   target_link_libraries(flashprobe_gpu INTERFACE hip::host)
   target_compile_definitions(flashprobe_gpu INTERFACE FLASHPROBE_BACKEND_HIP=1)
 else()

@@ -18,6 +18,10 @@ KernelInfo make_wgmma_kernel();
 
 namespace flashprobe::kernels::detail {
 
+// The sm number of an NVIDIA device (90 for sm_90), from its arch string where arch_number is left
+// 0; 0 for other vendors or an unknown arch (mma, its backward and wgmma decide by it).
+int nvidia_sm(const DeviceInfo& dev);
+
 // ref3pass: workspace = ref3pass_workspace_bytes(p) bytes (the f32 score matrix S).
 std::size_t ref3pass_workspace_bytes(const AttnProblem& p);
 template <Bug bug>

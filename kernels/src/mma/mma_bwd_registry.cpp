@@ -10,6 +10,7 @@
 #include "src/bwd_params.h"
 #include "src/mma/mma_bwd_launchers.h"
 #include "src/mma/mma_bwd_smem.h"
+#include "src/launchers.h"
 #include "src/mma/mma_launchers.h"
 
 namespace flashprobe::kernels {

@@ -21,9 +21,6 @@ struct MmaOptions {
 
 // The atom family of a device as the mma kernel picks it: "sm80", "gfx11", "gfx12", "cdna" or "".
 std::string mma_atom_family(const DeviceInfo& dev);
-// The sm number of an NVIDIA device (90 for sm_90), from its arch string where arch_number is left
-// 0; 0 for other vendors or an unknown arch.
-int nvidia_sm(const DeviceInfo& dev);
 
 // mma.sync m16n8k16 (sm_80+) in tile class D (kMmaFineDimClasses, which holds kMmaDimClasses): p.d,
 // p.dv <= D, multiples of 8.

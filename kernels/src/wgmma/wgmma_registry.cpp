@@ -18,12 +18,6 @@ namespace flashprobe::kernels {
 
 namespace {
 
-int sm_of(const DeviceInfo& dev) {
-  if (dev.vendor != "nvidia") return 0;
-  if (dev.arch_number != 0) return dev.arch_number;
-  return dev.arch.rfind("sm_", 0) == 0 ? std::atoi(dev.arch.c_str() + 3) : 0;
-}
-
 // The TMA reads rows at 16-byte granularity: the dims must be contiguous and every other stride a
 // multiple of kWgmmaStrideAlign elements (16 bytes).
 std::string tma_stride_problem(const char* what, const Strides& st) {
@@ -38,7 +32,7 @@ std::string tma_stride_problem(const char* what, const Strides& st) {
 
 Support wgmma_supports(const DeviceInfo& dev, const AttnProblem& p) {
   if (Support v = Support::valid(p); !v) return v;
-  if (sm_of(dev) != 90)
+  if (detail::nvidia_sm(dev) != 90)
     return Support::no("arch=" + (dev.arch.empty() ? std::string("none") : dev.arch) +
                        ": wgmma and the TMA path exist on sm_90 (Hopper) only");
   if (p.dtype == DType::f32) return Support::no("dtype=f32: wgmma reads f16 or bf16 inputs");

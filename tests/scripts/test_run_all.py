@@ -18,6 +18,25 @@ PASSES = "#!/usr/bin/env bash\necho '[==========] 2 tests from 1 test suite ran.
 DIES = "#!/usr/bin/env bash\necho '[ RUN      ] Variants/KernelGrid.X'\necho terminate called; exit 134\n"
 
 
+def standin_tree(d, executables, gpu_scripts=()):
+    """Writes each (path relative to d, body) as an executable stand-in and links scripts/gpu/<name> to the
+    repository's own script for each of gpu_scripts: the tree run-all runs in."""
+    for rel, body in executables:
+        path = os.path.join(d, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(body)
+        os.chmod(path, 0o755)
+    os.makedirs(os.path.join(d, "scripts", "gpu"), exist_ok=True)
+    for script in gpu_scripts:
+        os.symlink(os.path.join(ROOT, "scripts", "gpu", script), os.path.join(d, "scripts", "gpu", script))
+
+
+def flag_values(args, flag):
+    """The value after each occurrence of flag in a split command line."""
+    return [args[i + 1] for i, a in enumerate(args) if a == flag]
+
+
 class RunAllTests(unittest.TestCase):
     def test_a_binary_that_dies_leaves_a_failed_record(self):
         with tempfile.TemporaryDirectory() as d:
@@ -161,17 +180,8 @@ if __name__ == "__main__":
     json.dump({"device": {"name": "stand-in"}, "results": res}, open(a[a.index("--json") + 1], "w"))
 """
         with tempfile.TemporaryDirectory() as d:
-            carry = os.path.join(d, ".device-carry")
-            os.makedirs(os.path.join(carry, "tests"))
-            os.makedirs(os.path.join(d, "reports", "baselines"))
-            os.makedirs(os.path.join(d, "scripts", "gpu"))
-            for path, body in ((os.path.join(carry, "flashprobe"), fake), (os.path.join(carry, "tests", "test_kernels_gpu"), grid),
-                               (os.path.join(d, "reports", "baselines", "torch_sdpa_bench.py"), torch)):
-                with open(path, "w") as f:
-                    f.write(body)
-                os.chmod(path, 0o755)
-            for script in ("cudnn_table.py", "row_block_model.py"):
-                os.symlink(os.path.join(ROOT, "scripts", "gpu", script), os.path.join(d, "scripts", "gpu", script))
+            standin_tree(d, ((".device-carry/flashprobe", fake), (".device-carry/tests/test_kernels_gpu", grid),
+                             ("reports/baselines/torch_sdpa_bench.py", torch)), ("cudnn_table.py", "row_block_model.py"))
             out, argf = os.path.join(d, "out"), os.path.join(d, "args.txt")
             p = subprocess.run([os.path.join(ROOT, "scripts", "gpu", "run-all"), "vs-cudnn"], cwd=d,
                                env=dict(os.environ, OUT=out, STANDIN_ARGS=argf, REAL_ROOT=ROOT,
@@ -184,8 +194,8 @@ if __name__ == "__main__":
             with open(argf) as f:
                 lines = f.read().splitlines()
             bench = next(l for l in lines if l.startswith("bench ")).split()
-            self.assertEqual([bench[i + 1] for i, a in enumerate(bench) if a == "--kernel"], ["mma", "wgmma", "wgmma/good=1"])
-            self.assertEqual([bench[i + 1] for i, a in enumerate(bench) if a == "--group"], ["prefill", "whisper"])
+            self.assertEqual(flag_values(bench, "--kernel"), ["mma", "wgmma", "wgmma/good=1"])
+            self.assertEqual(flag_values(bench, "--group"), ["prefill", "whisper"])
             torch_args = next(l for l in lines if l.startswith("torch ")).split()
             self.assertIn("cudnn", torch_args)
             # the variant's checks ran before the bench
@@ -229,14 +239,7 @@ echo "grid $*" >> "$STANDIN_ARGS"
 case "$*" in *gridfails*) echo '[  FAILED  ] 1 test, listed below:'; exit 1 ;; *) echo '[  PASSED  ] 1 test.' ;; esac
 """
         with tempfile.TemporaryDirectory() as d:
-            carry = os.path.join(d, ".device-carry")
-            os.makedirs(os.path.join(carry, "tests"))
-            os.makedirs(os.path.join(d, "scripts", "gpu"))
-            for path, body in ((os.path.join(carry, "flashprobe"), fake), (os.path.join(carry, "tests", "test_kernels_gpu"), grid)):
-                with open(path, "w") as f:
-                    f.write(body)
-                os.chmod(path, 0o755)
-            os.symlink(os.path.join(ROOT, "scripts", "gpu", "bench_table.py"), os.path.join(d, "scripts", "gpu", "bench_table.py"))
+            standin_tree(d, ((".device-carry/flashprobe", fake), (".device-carry/tests/test_kernels_gpu", grid)), ("bench_table.py",))
             out, argf = os.path.join(d, "out"), os.path.join(d, "args.txt")
             p = subprocess.run([os.path.join(ROOT, "scripts", "gpu", "run-all"), "headdim"], cwd=d,
                                env=dict(os.environ, OUT=out, STANDIN_ARGS=argf,
@@ -251,7 +254,7 @@ case "$*" in *gridfails*) echo '[  FAILED  ] 1 test, listed below:'; exit 1 ;; *
             with open(argf) as f:
                 lines = f.read().splitlines()
             bench = next(l for l in lines if l.startswith("bench ")).split()
-            self.assertEqual([bench[i + 1] for i, a in enumerate(bench) if a == "--kernel"], ["mma", "mma/classes=fine"])
+            self.assertEqual(flag_values(bench, "--kernel"), ["mma", "mma/classes=fine"])
             self.assertEqual(bench[bench.index("--group") + 1], "headdim")
             self.assertEqual(bench[bench.index("--dtype") + 1], "bf16")
             gate = next(l for l in lines if l.startswith("gate ") and "classes=fine" in l).split()
@@ -334,14 +337,7 @@ printf '{"schema":"flashprobe.prop_throughput/1","rows":[{"kernel":"k","cases":1
   "$([ "$FLASHPROBE_CASE_ARENA" = 1 ] && echo arena || echo per-case)" > "$FLASHPROBE_RECORD_DIR/prop_throughput.json"
 """
         with tempfile.TemporaryDirectory() as d:
-            tests = os.path.join(d, ".device-carry", "tests")
-            os.makedirs(tests)
-            with open(os.path.join(tests, "test_kernel_props"), "w") as f:
-                f.write(props)
-            os.chmod(os.path.join(tests, "test_kernel_props"), 0o755)
-            os.makedirs(os.path.join(d, "scripts", "gpu"))
-            for script in ("soak", "soak_summary.py", "mps.sh"):
-                os.symlink(os.path.join(ROOT, "scripts", "gpu", script), os.path.join(d, "scripts", "gpu", script))
+            standin_tree(d, ((".device-carry/tests/test_kernel_props", props),), ("soak", "soak_summary.py", "mps.sh"))
             out, argf = os.path.join(d, "out"), os.path.join(d, "args.txt")
             env = dict(os.environ, OUT=out, STANDIN_ARGS=argf, FLASHPROBE_SOAK_SET="mma:f16", FLASHPROBE_SOAK_CASES="4",
                        FLASHPROBE_SOAK_JOBS="2", FLASHPROBE_MPS_CONTROL=os.path.join(d, "none"))

@@ -215,7 +215,9 @@ def main():
     for key, rows in blocks.items():
         for name, row in rows.items():
             flag = "RED " if row.bad else ""
-            print(f"  {flag}{key}: {summary.check_of(name).title}: {summary.counts_text(row)}")
+            beside = summary.newest_text(row)
+            print(f"  {flag}{key}: {summary.check_of(name).title}: {summary.counts_text(row)} ({summary.provenance(row)})"
+                  + (f"; {beside}" if beside else ""))
     for p in [f"{p}: {w}" for p, w in recs.problems] + problems:
         print(f"  unreadable: {p}")
     return 0

@@ -1,8 +1,9 @@
 """What each record kind says about the checks: record -> Items (run / skipped / failed counts).
 
 The summary counts nothing itself: each record kind has a reader here that turns one record into
-Items, one per subject (a kernel, an atom, a tool, a mutant), and the summary keeps the newest Item
-per device, check and subject. A count the record does not carry is None, and the summary shows it
+Items, one per subject (a kernel, an atom, a tool, a mutant), and the summary keeps, per device,
+check and subject, the Item of the newest record (of the largest for a check whose Check.pick is
+"largest": the soak; summary.counted_per_subject). A count the record does not carry is None, and the summary shows it
 as "not recorded" in red: a check whose skips were not recorded is never shown as passed.
 
 A new record kind joins the summary in one of two ways (reports/README.md, "Summary contract"):
@@ -21,6 +22,10 @@ class Check:
     style: str = "pass"  # pass: run / skipped / failed, red on any failure or skip or a count not
                          # recorded; kill: killed of total, red on a survivor; rate: killed of
                          # total as a rate (a statistical measurement, never red)
+    pick: str = "newest"  # which record of a subject the summary counts (summary.counted_per_subject):
+                          # newest: the newest; largest: the one that ran the most cases (the soak:
+                          # 10^5 cases are stronger evidence than a later 2,000-case check, which is
+                          # shown beside them and keeps the row red if it failed or skipped)
 
 
 # The checks in the order the summary shows them; a check named only by a record's "summary" array
@@ -30,7 +35,7 @@ CHECKS = {
     "tests": Check("GPU tests", "tests"),
     "grid": Check("Kernel grid vs oracle", "cases"),
     "gate": Check("Property gate", "kernel x property"),
-    "soak": Check("Property soak", "cases"),
+    "soak": Check("Property soak", "cases", pick="largest"),
     "mutants": Check("Mutants", "mutants", "kill"),
     "sanitizers": Check("Sanitizers", "tool runs"),
     "crosscheck": Check("PyTorch outputs vs oracle", "cases"),
@@ -212,7 +217,7 @@ def soak_items(rec):
             short = "; ".join([short] * bool(short) + row["skip_reasons"])
         # The runner (the case arena, the soak's default, or the per-case runner) is how the cases reached the
         # GPU, not what was checked: a kernel x dtype x property is one subject whichever ran it, so the
-        # newest soak of each pair is the one the summary counts, and the runner is in the note.
+        # summary counts one soak of each pair (the largest, CHECKS["soak"].pick), and the runner is in the note.
         runner = rec.data.get("runner")
         how = {"arena": "case arena", "per-case": "per-case runner"}.get(runner, f"{runner} runner" if runner else "")
         yield Item("soak", f"{row.get('kernel')} {row.get('dtype')} {row.get('property')}", row.get("cases"), skipped,

@@ -16,16 +16,18 @@ def count(v):
 
 
 def check_details(blocks, titles):
-    """One table per device block and check: each subject's counts, note and record."""
+    """One table per device block and check: each subject's counts, note and record; where the summary
+    counts a subject's largest record (the soak), the newest one follows it, marked as not counted."""
     out = []
     for key, rows in blocks.items():
         for name, row in rows.items():
             ch = check_of(name)
-            items = sorted(row.items, key=lambda i: i.subject)
+            items = sorted([(i, "") for i in row.items] + [(i, "newest, not counted: ") for i in row.newest],
+                           key=lambda x: (x[0].subject, x[1]))
             out.append(f"<h3 id='{anchor(name)}'>{html.escape(ch.title)} — {html.escape(titles.get(key, key))}</h3>")
             out.append(table(["subject", "run", "skipped", "failed", "note", "evidence", "record", "date", "commit"],
-                             [[i.subject, count(i.run), count(i.skipped), count(i.failed), i.note, i.label, i.record.path,
-                               i.record.day, i.record.commit] for i in items], "det"))
+                             [[i.subject, count(i.run), count(i.skipped), count(i.failed), mark + i.note, i.label, i.record.path,
+                               i.record.day, i.record.commit] for i, mark in items], "det"))
     return "".join(out)
 
 

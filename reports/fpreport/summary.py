@@ -1,5 +1,6 @@
 """The report's first screen: per device, every check's run / skipped / failed from the newest
-record of each subject; the performance ratios of the newest runs; AMD by evidence.
+record of each subject (the soak: the largest, with the newest beside it; counted_per_subject); the
+performance ratios of the newest runs; AMD by evidence.
 
 Rows are red where something failed, was skipped, or a count was not recorded ("skips not
 recorded"), so that nothing missing reads as a pass; grey where no record exists yet.
@@ -13,7 +14,9 @@ from .records import EVIDENCE
 @dataclasses.dataclass
 class Row:
     check: str
-    items: list
+    items: list          # the Items counted: one record per subject (counted_per_subject)
+    newest: list = dataclasses.field(default_factory=list)  # where a subject's newest record is not
+                         # the one counted (Check.pick "largest"): its Items, shown beside, never summed
 
     def _sum(self, attr):
         vals = [getattr(i, attr) for i in self.items]
@@ -34,7 +37,9 @@ class Row:
     @property
     def bad(self):
         """Red: a failure, a skip, a count not recorded, or nothing run (pass-style checks);
-        a survivor (kill-style)."""
+        a survivor (kill-style); in the counted records or in a newer one shown beside them."""
+        if self.newest and Row(self.check, self.newest).bad:
+            return True
         style = check_of(self.check).style
         if style == "rate":
             return False
@@ -66,16 +71,40 @@ def block_of(it):
     return "amd" if it.vendor == "amd" or it.record.device_key.startswith("amd") else it.record.device_key
 
 
-def newest_per_subject(items):
-    best = {}
+def _size(items):
+    """Cases run by a subject's items of one record; None when one of them did not record it."""
+    runs = [i.run for i in items]
+    return None if any(r is None for r in runs) else sum(runs)
+
+
+def counted_per_subject(items):
+    """The summary's rule, written once (every consumer: the summary, the details, the console lines):
+    per device block, check and subject, the items of one record are counted, by the check's pick
+    (checks.Check.pick):
+      newest   the newest record (its date; ties: its path);
+      largest  the record whose items ran the most cases of the subject (a count not recorded ranks
+               below any count; ties: the newer record), so that a short later check does not stand in
+               for a long soak: the soak's row shows the strongest evidence, its date and commit.
+    Returns (counted, beside): beside holds, where the newest record of a subject is not the counted
+    one, the newest record's items: shown next to the counted ones, never summed with them, and red
+    when they fail, skip or lack a count (a newer failure is never hidden by an older, larger pass).
+    A record may list a subject twice (a property per dtype): all its items of the subject go together."""
+    per = collections.defaultdict(lambda: collections.defaultdict(list))  # key -> record path -> items
     for it in items:
-        k = (block_of(it), it.check, it.subject)
-        if k not in best or it.record.date > best[k].record.date:
-            best[k] = it
-    # Every item of the newest record of a subject stays (a record may list a subject twice: a
-    # property per dtype), so keep all items that share their subject's newest record.
-    keep = {(k, best[k].record.path) for k in best}
-    return [it for it in items if ((block_of(it), it.check, it.subject), it.record.path) in keep]
+        per[(block_of(it), it.check, it.subject)][it.record.path].append(it)
+    counted, beside = [], []
+    for key, by_rec in per.items():
+        newest = max(by_rec, key=lambda p: (by_rec[p][0].record.date, p))
+        chosen = newest
+        if check_of(key[1]).pick == "largest":
+            def rank(p):
+                n = _size(by_rec[p])
+                return (-1 if n is None else n, by_rec[p][0].record.date, p)
+            chosen = max(by_rec, key=rank)
+        counted += by_rec[chosen]
+        if chosen != newest:
+            beside += by_rec[newest]
+    return counted, beside
 
 
 def collect(recs):
@@ -90,15 +119,18 @@ def collect(recs):
             except (ValueError, TypeError, KeyError) as e:
                 problems.append(f"{r.path}: {e}")
     blocks = collections.defaultdict(lambda: collections.defaultdict(list))
-    for it in newest_per_subject(items):
-        key = block_of(it)
-        if key == "local":
-            continue  # this machine's simulations of NVIDIA atoms: in the details, not the summary
-        blocks[key][it.check].append(it)
+    newer = collections.defaultdict(lambda: collections.defaultdict(list))
+    counted, beside = counted_per_subject(items)
+    for dest, its in ((blocks, counted), (newer, beside)):
+        for it in its:
+            key = block_of(it)
+            if key == "local":
+                continue  # this machine's simulations of NVIDIA atoms: in the details, not the summary
+            dest[key][it.check].append(it)
     out = {}
     for key, checks in blocks.items():
         order = list(CHECKS) + sorted(c for c in checks if c not in CHECKS)
-        out[key] = {c: Row(c, checks[c]) for c in order if c in checks}
+        out[key] = {c: Row(c, checks[c], newer[key][c]) for c in order if c in checks}
     return out, problems
 
 
@@ -132,10 +164,10 @@ def row_note(row):
         if rates:
             return f"per subject {100 * rates[0][0]:.1f}-{100 * rates[-1][0]:.1f} %, lowest: {rates[0][1]}"
     bad = []
-    for it in row.items:
-        if it.failed is None or it.failed or (style == "pass" and (it.skipped is None or it.skipped)):
+    for it in row.items + row.newest:
+        if it.failed is None or it.failed or (style == "pass" and (it.skipped is None or it.skipped or it.run is None)):
             why = it.note or ("failed" if it.failed else "skipped" if it.skipped else "count not recorded")
-            bad.append(f"{it.subject}: {why}")
+            bad.append(f"{'newest ' if it in row.newest else ''}{it.subject}: {why}")
     if bad:
         return "; ".join(bad[:4]) + (f"; {len(bad) - 4} more" if len(bad) > 4 else "")
     extra = ROW_EXTRAS[row.check](row) if row.check in ROW_EXTRAS else ""
@@ -153,7 +185,16 @@ def row_note(row):
                 text += f", +{len(parts) - i} more"
                 break
             text += (", " if text else "") + p
-    return f"{text}; {extra}" if extra else text
+    return "; ".join(x for x in (newest_text(row), text, extra) if x)
+
+
+def newest_text(row):
+    """Where the counted records are not the newest of their subjects (Check.pick "largest"): what the
+    newest ones say, with their date and commit."""
+    if not row.newest:
+        return ""
+    new = Row(row.check, row.newest)
+    return f"newest {provenance(new)}: {counts_text(new)} ({len(new.items)} of {len(row.items)} subjects); counted: the largest"
 
 
 def _probe_time(row):

@@ -170,7 +170,7 @@ class Readers(unittest.TestCase):
 
     def test_the_runner_is_in_the_note_not_the_subject(self):
         # A pair soaked on the case arena and on the per-case runner is one subject (the summary counts the
-        # newest soak of it); each item says which runner ran it, and the short count stays first.
+        # largest soak of it); each item says which runner ran it, and the short count stays first.
         row = {"kernel": "mma", "dtype": "f16", "property": "P", "cases": 100, "asked": 100, "failures": 0}
         self.put("prop_soak.json", header("prop_soak", rows=[row], runner="per-case"))
         self.put("arena/prop_soak.json", header("prop_soak", rows=[dict(row, cases=90)], runner="arena"))

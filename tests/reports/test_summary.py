@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""The summary's rules (reports/fpreport/summary.py): the newest record of each subject wins, a
-failure, a skip or a count not recorded is red and never reads as a pass, AMD items gather in one
-block by evidence, and a missing kind of evidence says so."""
+"""The summary's rules (reports/fpreport/summary.py): the newest record of each subject wins (the
+soak: the largest, with the newest beside it), a failure, a skip or a count not recorded is red and
+never reads as a pass, AMD items gather in one block by evidence, and a missing kind of evidence
+says so."""
 import unittest
 
 import fixtures  # noqa: F401  (puts reports/ on the path)
@@ -22,13 +23,14 @@ class Rows(unittest.TestCase):
         old = rec("h100/2026-11-23-a/x.json", "2026-11-23T00:00:00Z")
         new = rec("h100/2026-11-24-b/x.json", "2026-11-24T00:00:00Z")
         its = [item("gate", "mma", 5, 0, 1, old), item("gate", "mma", 9, 0, 0, new), item("gate", "tiled", 9, 0, 0, old)]
-        kept = summary.newest_per_subject(its)
+        kept, beside = summary.counted_per_subject(its)
         self.assertEqual(sorted((i.subject, i.run) for i in kept), [("mma", 9), ("tiled", 9)])
+        self.assertEqual(beside, [])
 
     def test_subjects_of_different_blocks_do_not_shadow_each_other(self):
         hw = rec("h100/2026-11-23-a/x.json", "2026-11-23T00:00:00Z")
         sim = rec("local/this-build/sim.json", "2026-11-25T00:00:00Z")
-        kept = summary.newest_per_subject([item("probes", "SM80_X", 1, 0, 0, hw), item("probes", "SM80_X", 1, 0, 0, sim)])
+        kept, _ = summary.counted_per_subject([item("probes", "SM80_X", 1, 0, 0, hw), item("probes", "SM80_X", 1, 0, 0, sim)])
         self.assertEqual(len(kept), 2)
 
     def test_red_on_failure_skip_or_missing_count(self):
@@ -62,6 +64,90 @@ class Rows(unittest.TestCase):
             self.assertIn(f"<td>{ev}</td>", html)
         self.assertEqual(html.count("no record yet"), 3)  # measured, emulated, documented
         self.assertIn("title='gfx1100'>Compiled device code (1 target)", html)
+
+
+def soak(path, date, commit, cases, failures=0, skipped=0, pairs=(("mma", "f16"), ("mma", "bf16"))):
+    rows = [{"kernel": k, "dtype": d, "property": "AgreesWithOracle", "cases": cases, "failures": failures,
+             "shards_skipped": skipped} for k, d in pairs]
+    return records.Record("prop_soak", {"date": date, "commit": commit, "rows": rows}, path, "/")
+
+
+def soak_row(*recs_):
+    recs = records.Records()
+    for r in recs_:
+        recs.add(r)
+    blocks, problems = summary.collect(recs)
+    assert problems == [], problems
+    return blocks["h100"]["soak"]
+
+
+class SoakRow(unittest.TestCase):
+    """The soak's row counts, per kernel x dtype x property, the current soak that ran the most cases
+    (10^5 per pair at ec0c125 rather than the 2,004 of a later defaults check at fb56b67), shows its date
+    and commit, and shows the newest soak beside it: never summed, red when it failed or skipped."""
+    BIG = ("h100/2026-11-27-soak-ec0c125/soak-1/prop_soak.json", "2026-11-27T01:46:56Z", "ec0c125", 100008)
+    SMALL = ("h100/2026-11-27-soak-fb56b67/prop_soak.json", "2026-11-27T03:12:53Z", "fb56b67", 2004)
+
+    def test_the_largest_soak_is_counted_and_the_newest_shown_beside_it(self):
+        row = soak_row(soak(*self.BIG), soak(*self.SMALL))
+        self.assertEqual(summary.counts_text(row), "200,016 run · 0 skipped · 0 failed")
+        self.assertEqual({i.record.commit for i in row.items}, {"ec0c125"})
+        self.assertIn("ec0c125", summary.provenance(row))
+        self.assertIn("2026-11-27", summary.provenance(row))
+        note = summary.row_note(row)
+        self.assertIn("newest 2026-11-27 · fb56b67: 4,008 run · 0 skipped · 0 failed", note)
+        self.assertFalse(row.bad)
+        html = summary.check_table({"soak": row})
+        self.assertIn("200,016 run", html)
+        self.assertIn("fb56b67", html)
+
+    def test_a_newer_failure_or_skip_is_not_hidden_by_a_larger_pass(self):
+        for fails, skips, what in ((1, 0, "2 failed"), (0, 1, "2 skipped")):  # one per pair
+            small = soak(*self.SMALL, failures=fails, skipped=skips)
+            row = soak_row(soak(*self.BIG), small)
+            self.assertTrue(row.bad, what)
+            self.assertIn("newest mma bf16 AgreesWithOracle", summary.row_note(row))
+            self.assertIn(what, summary.newest_text(row))
+
+    def test_per_pair_each_subject_takes_its_own_largest(self):
+        # Two records of one soak (run in two calls) each hold part of the pairs; a later check of one
+        # pair only is newest for that pair alone.
+        a = soak("h100/r/soak-1/prop_soak.json", "2026-11-27T01:00:00Z", "ec0c125", 100008, pairs=(("mma", "f16"),))
+        b = soak("h100/r/soak-2/prop_soak.json", "2026-11-27T02:00:00Z", "ec0c125", 100008, pairs=(("wgmma", "f16"),))
+        c = soak("h100/s/prop_soak.json", "2026-11-27T03:00:00Z", "fb56b67", 2004, pairs=(("mma", "f16"),))
+        row = soak_row(a, b, c)
+        self.assertEqual(sorted((i.subject, i.run) for i in row.items),
+                         [("mma f16 AgreesWithOracle", 100008), ("wgmma f16 AgreesWithOracle", 100008)])
+        self.assertEqual([(i.subject, i.run) for i in row.newest], [("mma f16 AgreesWithOracle", 2004)])
+
+    def test_equal_sizes_count_the_newer_and_nothing_is_shown_beside(self):
+        old = soak("h100/a/prop_soak.json", "2026-11-26T00:00:00Z", "aaaaaaa", 10010, failures=1)
+        new = soak("h100/b/prop_soak.json", "2026-11-27T00:00:00Z", "bbbbbbb", 10010)
+        row = soak_row(old, new)
+        self.assertEqual({i.record.commit for i in row.items}, {"bbbbbbb"})
+        self.assertEqual(row.newest, [])
+        self.assertEqual(summary.newest_text(row), "")
+
+    def test_a_count_not_recorded_ranks_below_any_count(self):
+        unknown = soak("h100/b/prop_soak.json", "2026-11-27T00:00:00Z", "bbbbbbb", None)
+        row = soak_row(soak("h100/a/prop_soak.json", "2026-11-26T00:00:00Z", "aaaaaaa", 5), unknown)
+        self.assertEqual({i.run for i in row.items}, {5})
+        self.assertTrue(row.bad)  # the newest lacks its count: red, named
+        self.assertIn("count not recorded", summary.row_note(row))
+
+    def test_other_checks_still_count_the_newest(self):
+        old = rec("h100/2026-11-23-a/x.json", "2026-11-23T00:00:00Z")
+        new = rec("h100/2026-11-24-b/x.json", "2026-11-24T00:00:00Z")
+        kept, beside = summary.counted_per_subject([item("grid", "mma", 900, 0, 0, old), item("grid", "mma", 9, 0, 0, new)])
+        self.assertEqual([i.run for i in kept], [9])
+        self.assertEqual(beside, [])
+
+    def test_the_details_list_the_newest_as_not_counted(self):
+        from fpreport import details
+        row = soak_row(soak(*self.BIG), soak(*self.SMALL))
+        html = details.check_details({"h100": {"soak": row}}, {})
+        self.assertEqual(html.count("newest, not counted"), 2)
+        self.assertEqual(html.count("2026-11-27-soak-ec0c125"), 2)
 
 
 class Collect(unittest.TestCase):

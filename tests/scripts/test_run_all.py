@@ -329,7 +329,7 @@ esac
 
     def test_soak_runs_the_arena_and_soak_per_case_the_per_case_runner(self):
         """The soak stage runs on the case arena, the soak's default; soak-per-case runs the same soak on
-        the per-case runner into per-case/prop_soak.json, and the report counts each pair once (the newest)."""
+        the per-case runner into per-case/prop_soak.json, and the report counts each pair once (one subject)."""
         props = """#!/usr/bin/env bash
 echo "runner ${FLASHPROBE_CASE_ARENA:-unset}" >> "$STANDIN_ARGS"
 echo "cases x: $FLASHPROBE_PROP_CASES run, passed"

@@ -14,8 +14,14 @@
 # PROBE is a command (one CUDA process) run under the daemon before the work: MPS counts as on only
 # when it passed and the daemon then lists a server. mps_down stops the daemon mps_up started, and
 # nothing else (a daemon found running is left as it was). FLASHPROBE_MPS_CONTROL names the control
-# program (default nvidia-cuda-mps-control).
-MPS_ON=0 MPS_HOW="" MPS_STARTED=0 MPS_PIPE="" MPS_EMPTY=""
+# program (default nvidia-cuda-mps-control); FLASHPROBE_MPS_WAIT_S (default 20) how long the daemon
+# may take to answer after its start and to exit after quit before the script ends it.
+# The daemon runs in the foreground (-f) as a background job of the sourcing shell, which waits for
+# it in mps_down: its exit status is collected here. Started with -d it forked away from the script,
+# and on a machine whose PID 1 does not reap orphans its exit left a <defunct> entry
+# (reports/data/h100-80gb-hbm3/2026-11-27-soak-fb56b67/). Its output in -f mode goes to
+# LOGDIR/control-f.txt (CUDA_MPS_LOG_DIRECTORY is LOGDIR as well).
+MPS_ON=0 MPS_HOW="" MPS_STARTED=0 MPS_PIPE="" MPS_EMPTY="" MPS_PID="" MPS_WHY=""
 
 mps_ctl() {  # control command on stdin, against $MPS_PIPE; never waits long
   CUDA_MPS_PIPE_DIRECTORY=$MPS_PIPE timeout 20 "${FLASHPROBE_MPS_CONTROL:-nvidia-cuda-mps-control}" 2>&1
@@ -48,10 +54,8 @@ mps_up() {  # MODE LOGDIR PROBE...
   if ! echo get_server_list | mps_ctl > /dev/null; then
     MPS_PIPE=$(mktemp -d /tmp/fp-mpsXXXXXX)
     mkdir -p "$logdir"
-    CUDA_MPS_PIPE_DIRECTORY=$MPS_PIPE CUDA_MPS_LOG_DIRECTORY=$logdir "$ctl" -d > "$logdir/start.txt" 2>&1 < /dev/null
-    rc=$?
-    ((rc == 0)) || { rm -rf "$MPS_PIPE"; mps_fail "$mode" "$ctl -d exited $rc ($(head -c 200 "$logdir/start.txt"))"; return; }
     MPS_STARTED=1
+    mps_start "$ctl" "$logdir" || { mps_fail "$mode" "$MPS_WHY"; return; }
     found="started by the soak (pipe $MPS_PIPE, log $logdir)"
   fi
   export CUDA_MPS_PIPE_DIRECTORY=$MPS_PIPE
@@ -64,11 +68,58 @@ mps_up() {  # MODE LOGDIR PROBE...
   MPS_HOW="on: daemon $found, server ${servers% }"
 }
 
+mps_wait_s() {  # FLASHPROBE_MPS_WAIT_S, checked
+  local w=${FLASHPROBE_MPS_WAIT_S:-20}
+  [[ $w =~ ^[1-9][0-9]*$ ]] || { echo "mps: FLASHPROBE_MPS_WAIT_S = '$w' must be a positive integer (seconds); using 20" >&2; w=20; }
+  echo "$w"
+}
+
+mps_alive() {  # the daemon this shell started still runs (an exited child not yet reaped does not)
+  [ -n "$MPS_PID" ] && kill -0 "$MPS_PID" 2> /dev/null && ! grep -qs '^State:[[:space:]]*Z' "/proc/$MPS_PID/status"
+}
+
+mps_start() {  # CTL LOGDIR: the control daemon in the foreground as this shell's job; 0 once it answers,
+               # else 1 with MPS_WHY (it exited, or did not answer in time and was ended and reaped)
+  local ctl=$1 logdir=$2 i=0 n rc
+  n=$(( $(mps_wait_s) * 10 ))
+  CUDA_MPS_PIPE_DIRECTORY=$MPS_PIPE CUDA_MPS_LOG_DIRECTORY=$logdir "$ctl" -f < /dev/null > "$logdir/control-f.txt" 2>&1 &
+  MPS_PID=$!
+  while ((i++ < n)); do
+    if ! mps_alive; then
+      wait "$MPS_PID"; rc=$?
+      MPS_PID=""
+      MPS_WHY="$ctl -f exited $rc ($(head -c 200 "$logdir/control-f.txt"))"
+      return 1
+    fi
+    echo get_server_list | mps_ctl > /dev/null && return 0
+    sleep 0.1
+  done
+  MPS_WHY="$ctl -f did not answer within $((n / 10)) s"
+  return 1
+}
+
+mps_reap() {  # waits for the daemon this shell started to exit, ends it if it does not in time, collects it
+  local i=0 n
+  [ -n "$MPS_PID" ] || return 0
+  n=$(( $(mps_wait_s) * 10 ))
+  while mps_alive && ((i++ < n)); do sleep 0.1; done
+  if mps_alive; then
+    echo "mps: the control daemon (pid $MPS_PID) still ran $((n / 10)) s after quit: ended with SIGTERM" >&2
+    kill "$MPS_PID" 2> /dev/null
+    i=0
+    while mps_alive && ((i++ < 50)); do sleep 0.1; done
+    mps_alive && kill -KILL "$MPS_PID" 2> /dev/null
+  fi
+  wait "$MPS_PID" 2> /dev/null
+  MPS_PID=""
+}
+
 mps_down() {
   [ -z "$MPS_EMPTY" ] || rm -rf "$MPS_EMPTY"
   MPS_EMPTY=""
   ((MPS_STARTED)) || return 0
   echo quit | mps_ctl > /dev/null
+  mps_reap
   rm -rf "$MPS_PIPE"
   MPS_STARTED=0
 }

@@ -45,23 +45,66 @@ runner=per-case; [ "${FLASHPROBE_CASE_ARENA:-0}" = 1 ] && runner=arena  # the bi
 printf '{"schema":"flashprobe.prop_throughput/1","commit":"c0ffee","device":{"name":"Fake GPU"},"rows":[{"kernel":"%s","cases":%s,"seconds":1.5,"oracle_s":1.0,"kernel_s":0.25,"runner":"%s"}]}' "$k" "$n" "$runner" > "$FLASHPROBE_RECORD_DIR/prop_throughput.json"
 """
 
-# A stand-in for nvidia-cuda-mps-control: -d starts a "daemon" (a file in its pipe folder), and on
-# stdin get_server_list (the servers its clients made) and quit; every call is logged.
+# A stand-in for nvidia-cuda-mps-control, a daemon that lives while its pipe folder holds "control":
+#   -f  runs it in the foreground until a client's quit removes that file (then logs "exit")
+#   -d  the same daemon forked into the background, the starter returning at once, as the real -d does:
+#       the daemon is then nobody's child but the orphans' reaper's
+# and as a client, on stdin, get_server_list (the servers its clients made) and quit; every call is
+# logged. FAKE_MPS_START_FAILS: the start fails; FAKE_MPS_MUTE: the daemon never answers;
+# FAKE_MPS_IGNORES_QUIT: quit is logged but the daemon stays (until SIGTERM).
 FAKE_MPS = r"""#!/usr/bin/env bash
 d=${CUDA_MPS_PIPE_DIRECTORY:-/tmp/nvidia-mps}
-if [ "${1:-}" = -d ]; then
-  echo "start pipe=$d log=${CUDA_MPS_LOG_DIRECTORY:-}" >> "$FAKE_MPS_CALLS"
+daemon() {  # on SIGTERM it ends after its current sleep (collected), as a daemon stops its server first
+  trap 'echo "terminated pipe=$d" >> "$FAKE_MPS_CALLS"; exit 143' TERM
+  [ -n "${FAKE_MPS_MUTE:-}" ] || touch "$d/control"
+  while [ -e "$d/control" ] || [ -n "${FAKE_MPS_MUTE:-}" ]; do sleep 0.05; done
+  echo "exit pipe=$d" >> "$FAKE_MPS_CALLS"
+}
+if [ "${1:-}" = -d ] || [ "${1:-}" = -f ]; then
+  echo "start $1 pipe=$d log=${CUDA_MPS_LOG_DIRECTORY:-}" >> "$FAKE_MPS_CALLS"
   [ -n "${FAKE_MPS_START_FAILS:-}" ] && { echo "An instance of this daemon is already running"; exit 1; }
-  touch "$d/control"; exit 0
+  if [ "$1" = -f ]; then daemon; exit 0; fi
+  daemon < /dev/null > /dev/null 2>&1 &
+  exit 0
 fi
 [ -e "$d/control" ] || { echo "Cannot find MPS control daemon process"; exit 1; }
 read -r cmd
 echo "$cmd pipe=$d" >> "$FAKE_MPS_CALLS"
 case $cmd in
   get_server_list) cat "$d/server" 2>/dev/null || true ;;
-  quit) rm -f "$d/control" "$d/server" ;;
+  quit) [ -n "${FAKE_MPS_IGNORES_QUIT:-}" ] || rm -f "$d/control" "$d/server" ;;
 esac
 """
+
+PR_SET_CHILD_SUBREAPER = 36  # prctl(2)
+
+
+def orphans_after(run):
+    """Runs run() with this process as the reaper of orphaned descendants (as PID 1 or a subreaper is
+    on the GPU machine) and returns the pids this process had to reap afterwards: a process the soak
+    started and did not collect itself, which a machine whose PID 1 does not reap shows as <defunct>.
+    Waits up to 5 s for such a process to exit (one still running afterwards is returned too)."""
+    import ctypes, time
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
+    reaped = []
+    try:
+        result = run()
+        deadline = time.time() + 5
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return result, reaped
+            if pid:
+                reaped.append(pid)
+            elif time.time() > deadline:
+                return result, reaped + ["still running"]
+            else:
+                time.sleep(0.05)
+    finally:
+        libc.prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
 
 
 class SoakRun:
@@ -238,7 +281,7 @@ class SoakMps(SoakRun, unittest.TestCase):
         self.assertIn("started by the soak", rec["mps"]["how"])
         self.assertIn("server 4242", rec["mps"]["how"])
         self.assertIn("MPS on", p.stdout)
-        pipe = re.search(r"^start pipe=(\S+) log=(\S+)$", self.called(), re.M)
+        pipe = re.search(r"^start -f pipe=(\S+) log=(\S+)$", self.called(), re.M)
         self.assertIsNotNone(pipe, self.called())
         self.assertEqual(pipe.group(2), os.path.join(self.work, "soak", "mps-log"))  # its own log folder
         logs = list(self.shard_logs())
@@ -246,7 +289,33 @@ class SoakMps(SoakRun, unittest.TestCase):
         for log in logs:
             self.assertIn(f"mps daemon at {pipe.group(1)}\n", log)
         self.assertIn(f"quit pipe={pipe.group(1)}", self.called())
+        self.assertIn(f"exit pipe={pipe.group(1)}", self.called())  # it quit before the soak ended
         self.assertFalse(os.path.exists(pipe.group(1)))  # its own pipe folder, removed with it
+
+    def test_the_daemon_it_started_is_its_own_child_and_reaped_by_it(self):
+        # 2026-11-27-soak-fb56b67: after the soak, `pgrep -a nvidia-cuda-mps` showed the control daemon as
+        # <defunct>. Started with -d it had forked away from the soak, so its exit status went to the
+        # machine's orphan reaper, which did not collect it. Here this test is that reaper: the soak must
+        # leave it nothing to collect, whether the daemon quits when asked or has to be ended.
+        for extra in ({}, {"FAKE_MPS_IGNORES_QUIT": "1", "FLASHPROBE_MPS_WAIT_S": "1"}):
+            open(self.calls, "w").close()
+            (p, rec), orphans = orphans_after(lambda: self.soak(**extra))
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            self.assertTrue(rec["mps"]["on"], rec["mps"])
+            self.assertEqual(orphans, [], f"{extra}: processes left to the orphans' reaper; calls: {self.called()}")
+            if extra:
+                self.assertIn("still ran 1 s after quit: ended with SIGTERM", p.stderr)
+                self.assertIn("terminated pipe=", self.called())
+            else:
+                self.assertIn("exit pipe=", self.called())
+
+    def test_a_daemon_that_never_answers_is_ended_and_reaped(self):
+        (p, rec), orphans = orphans_after(lambda: self.soak(FAKE_MPS_MUTE="1", FLASHPROBE_MPS_WAIT_S="1"))
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(orphans, [])
+        self.assertFalse(rec["mps"]["on"])
+        self.assertIn("-f did not answer within 1 s", rec["mps"]["how"])
+        self.assertEqual(rec["total_cases"], 12)
 
     def test_a_daemon_found_running_is_used_and_left_running(self):
         pipe = os.path.join(self.tmp, "their-mps")
@@ -275,7 +344,7 @@ class SoakMps(SoakRun, unittest.TestCase):
     def test_a_failing_daemon_is_stopped_and_the_soak_runs_without_it(self):
         for extra, why in (({"FAKE_MPS_PROBE_FAILS": "1"}, "a one-case probe under it exited 1"),
                            ({"FAKE_MPS_NO_SERVER": "1"}, "it lists no server after the probe"),
-                           ({"FAKE_MPS_START_FAILS": "1"}, "-d exited 1 (An instance of this daemon is already running")):
+                           ({"FAKE_MPS_START_FAILS": "1"}, "-f exited 1 (An instance of this daemon is already running")):
             open(self.calls, "w").close()
             p, rec = self.soak(**extra)
             self.assertEqual(p.returncode, 0, p.stdout + p.stderr)

@@ -18,6 +18,11 @@ import sys
 from collections import OrderedDict
 
 
+def folder_name(kernel):
+    """A shard folder's name for a kernel or variant (scripts/gpu/soak: "mma/classes=fine" -> "mma_classes_fine")."""
+    return re.sub(r"[^A-Za-z0-9]", "_", kernel)
+
+
 def shard_result(path):
     log = open(os.path.join(path, "log.txt"), errors="replace").read()
     rc = int(open(os.path.join(path, "rc")).read().strip() or -1)
@@ -68,7 +73,7 @@ def main():
     combos = OrderedDict()
     header = None
     for k, dt, s, seed in plan:
-        r = shard_result(os.path.join(soak, f"{k}-{dt}-{s}"))
+        r = shard_result(os.path.join(soak, f"{folder_name(k)}-{dt}-{s}"))
         r["seed"] = int(seed)
         header = header or r["header"]
         combos.setdefault((k, dt), []).append(r)

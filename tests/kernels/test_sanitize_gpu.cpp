@@ -2,14 +2,21 @@
 // production kernel and kv_append on a few problems that exercise tails, GQA, causal masks and
 // several tiles, each also checked against the oracle. SanitizeMutant.* runs the mutants whose only
 // reliable killer is the race detector; scripts/gpu/run-all's sanitize stage expects racecheck to
-// report hazards there and none in Sanitize.*. Skips without a GPU.
+// report hazards there and none in Sanitize.*. SanitizeVariants.* runs the kernel variants named in
+// FLASHPROBE_SANITIZE_VARIANTS (variants.h, e.g. "mma/classes=fine") on the same problems (skipped when
+// it names none; the stage checks that it ran). Skips without a GPU.
 #include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
 
 #include "../common/gpu_skip.h"
 #include "flashprobe/kernels/kv_append.h"
 #include "flashprobe/kernels/mutants.h"
 #include "flashprobe/kernels/registry.h"
 #include "flashprobe/kernels/runner.h"
+#include "flashprobe/kernels/variants.h"
 #include "flashprobe/oracle/check.h"
 
 namespace flashprobe::kernels {
@@ -32,8 +39,9 @@ std::vector<AttnProblem> sample_problems() {
   // Head dims below the tensor-core tile class (registry.h), packed rows: a load of the padding
   // columns past d or dv on the last rows would leave the allocations (memcheck), a store past dv
   // would write the next row. d = 40 (class 64 of mma and wgmma), 72 / 40 (mma class 80, wgmma
-  // 128), MLA's 192 / 128 (mma class 256, its general instantiation), causal, GQA, tails.
-  for (auto [dq, dv] : {std::pair{40, 40}, std::pair{72, 40}, std::pair{192, 128}}) {
+  // 128), MLA's 192 / 128 (mma class 256, its general instantiation; 192 in mma's fine ladder), 136
+  // and 176 (the fine ladder's 160 and 192 classes, head_dim_classes.h), causal, GQA, tails.
+  for (auto [dq, dv] : {std::pair{40, 40}, std::pair{72, 40}, std::pair{192, 128}, std::pair{136, 136}, std::pair{176, 176}}) {
     AttnProblem t = a;
     t.d = dq;
     t.dv = dv;
@@ -46,21 +54,44 @@ std::vector<AttnProblem> sample_problems() {
   return v;
 }
 
+// Runs k on every sample problem it takes, each checked for clean guards and against the oracle;
+// returns how many ran.
+int run_samples(const KernelInfo& k, const DeviceInfo& dev) {
+  int runs = 0;
+  for (const AttnProblem& p : sample_problems()) {
+    if (!k.supports(dev, p)) continue;
+    const AttnInputs in = random_inputs(p, 5);
+    const RunResult r = run_kernel(k, p, in);
+    EXPECT_TRUE(r.clean()) << k.name << " " << p.id() << ": " << r.describe();
+    const auto chk = oracle::check(p, in, r.out);
+    EXPECT_TRUE(chk.pass) << k.name << " " << chk.summary();
+    ++runs;
+  }
+  return runs;
+}
+
 TEST(Sanitize, ProductionKernelsOnRepresentativeProblems) {
   FP_SKIP_WITHOUT_GPU();
   const DeviceInfo dev = require_device();
   int runs = 0;
-  for (const KernelInfo& k : kernels())
-    for (const AttnProblem& p : sample_problems()) {
-      if (!k.supports(dev, p)) continue;
-      const AttnInputs in = random_inputs(p, 5);
-      const RunResult r = run_kernel(k, p, in);
-      EXPECT_TRUE(r.clean()) << k.name << " " << p.id() << ": " << r.describe();
-      const auto chk = oracle::check(p, in, r.out);
-      EXPECT_TRUE(chk.pass) << k.name << " " << chk.summary();
-      ++runs;
-    }
+  for (const KernelInfo& k : kernels()) runs += run_samples(k, dev);
   EXPECT_GE(runs, 8);
+}
+
+TEST(SanitizeVariants, NamedVariantsOnRepresentativeProblems) {
+  FP_SKIP_WITHOUT_GPU();
+  const char* env = std::getenv("FLASHPROBE_SANITIZE_VARIANTS");
+  std::istringstream names(env ? env : "");
+  std::vector<std::string> named;
+  for (std::string n; names >> n;) named.push_back(n);
+  if (named.empty()) GTEST_SKIP() << "FLASHPROBE_SANITIZE_VARIANTS names no variant";
+  const DeviceInfo dev = require_device();
+  for (const std::string& n : named) {
+    const KernelInfo k = find_variant(n);  // UsageError (a failure) for a name this build does not know
+    const int runs = run_samples(k, dev);
+    std::cout << "sanitized variant " << k.name << ": " << runs << " problems" << std::endl;
+    EXPECT_GE(runs, 1) << k.name << " takes none of the problems on " << dev.arch;
+  }
 }
 
 TEST(Sanitize, KvAppend) {

@@ -357,5 +357,114 @@ printf '{"schema":"flashprobe.prop_throughput/1","rows":[{"kernel":"k","cases":1
             self.assertEqual(by_path["per-case/prop_soak.json"]["runner"], "per-case")
             self.assertEqual({i.subject for r in recs.of("prop_soak") for i in checks.items_of(r)}, {"mma f16 AgreesWithOracle"})
 
+    def test_soak_stage_soaks_a_variant_named_in_the_soak_set(self):
+        """FLASHPROBE_SOAK_SET may name a variant (mma/classes=fine): each shard runs test_kernel_props with
+        FLASHPROBE_PROP_VARIANTS naming it and the variant's test (Variants/KernelProps), and the record's
+        subject is the variant, not mma: a soak that dropped the name would have soaked mma instead."""
+        props = """#!/usr/bin/env bash
+echo "variants=${FLASHPROBE_PROP_VARIANTS-unset} $*" >> "$STANDIN_ARGS"
+case "$*" in
+  *--gtest_filter=Variants/KernelProps.Holds/mma_classes_fine_AgreesWithOracle*)
+    [ "$FLASHPROBE_PROP_VARIANTS" = mma/classes=fine ] || { echo "no such test"; exit 0; }
+    echo "cases mma/classes=fine/AgreesWithOracle: $FLASHPROBE_PROP_CASES run, passed" ;;
+  *) echo "[  PASSED  ] 0 tests." ;;
+esac
+printf '{"schema":"flashprobe.prop_throughput/1","rows":[{"kernel":"mma/classes=fine","cases":1,"seconds":1.0,"runner":"arena"}]}' \
+  > "$FLASHPROBE_RECORD_DIR/prop_throughput.json"
+"""
+        with tempfile.TemporaryDirectory() as d:
+            standin_tree(d, ((".device-carry/tests/test_kernel_props", props),), ("soak", "soak_summary.py", "mps.sh"))
+            out, argf = os.path.join(d, "out"), os.path.join(d, "args.txt")
+            env = dict(os.environ, OUT=out, STANDIN_ARGS=argf, FLASHPROBE_SOAK_SET="mma/classes=fine:f16,bf16",
+                       FLASHPROBE_SOAK_CASES="4", FLASHPROBE_SOAK_JOBS="2", FLASHPROBE_MPS_CONTROL=os.path.join(d, "none"))
+            p = subprocess.run([os.path.join(ROOT, "scripts", "gpu", "run-all"), "soak"], cwd=d,
+                               env=env, capture_output=True, text=True, timeout=120)
+            self.assertIn("soak: rc=0", p.stdout, p.stdout + p.stderr)
+            self.assertIn("soak mma/classes=fine/f16/AgreesWithOracle: run 4 cases", p.stdout)
+            self.assertIn("soak mma/classes=fine/bf16/AgreesWithOracle: run 4 cases", p.stdout)
+            with open(argf) as f:
+                calls = f.read().splitlines()
+            self.assertEqual(len(calls), 4)  # 2 dtypes x 2 shards
+            for c in calls:
+                self.assertTrue(c.startswith("variants=mma/classes=fine --gtest_filter=Variants/KernelProps.Holds/"
+                                             "mma_classes_fine_AgreesWithOracle"), c)
+            res = os.path.join(d, "res", "h100", "run")
+            with tarfile.open(os.path.join(out, "results.tgz")) as t:
+                t.extractall(res)
+                self.assertIn("results/soak/mma_classes_fine-f16-0/log.txt", t.getnames())
+            recs = records.load([os.path.join(d, "res")])
+            self.assertEqual({i.subject for r in recs.of("prop_soak") for i in checks.items_of(r)},
+                             {"mma/classes=fine f16 AgreesWithOracle", "mma/classes=fine bf16 AgreesWithOracle"})
+
+    def test_soak_of_a_variant_the_binary_does_not_register_fails(self):
+        """A variant the props binary does not know (an older carry: the filter matches no test) runs no
+        case: the soak fails, never a pass."""
+        props = "#!/usr/bin/env bash\necho '[==========] 0 tests from 0 test suites ran.'\necho '[  PASSED  ] 0 tests.'\n"
+        with tempfile.TemporaryDirectory() as d:
+            standin_tree(d, ((".device-carry/tests/test_kernel_props", props),), ("soak", "soak_summary.py", "mps.sh"))
+            env = dict(os.environ, OUT=os.path.join(d, "out"), FLASHPROBE_SOAK_SET="mma/classes=fine:f16",
+                       FLASHPROBE_SOAK_CASES="4", FLASHPROBE_SOAK_JOBS="2", FLASHPROBE_MPS_CONTROL=os.path.join(d, "none"))
+            p = subprocess.run([os.path.join(ROOT, "scripts", "gpu", "run-all"), "soak"], cwd=d,
+                               env=env, capture_output=True, text=True, timeout=120)
+            self.assertIn("soak: rc=1", p.stdout)
+            self.assertIn("soak mma/classes=fine/f16/AgreesWithOracle: run 0 cases", p.stdout)
+
+    def test_sanitize_stage_runs_the_named_variants_under_every_tool(self):
+        """FLASHPROBE_SANITIZE_VARIANTS reaches test_kernels_sanitize, whose SanitizeVariants test runs
+        under memcheck, racecheck and synccheck beside the production kernels; a tool's run in which the
+        variants' test did not pass (here: skipped, as when the name is dropped) is a failure."""
+        sanitize = """#!/usr/bin/env bash
+echo "variants=${FLASHPROBE_SANITIZE_VARIANTS-unset} $*" >> "$STANDIN_ARGS"
+case "$*" in
+  *SanitizeMutant*) echo "========= RACECHECK SUMMARY: 1 hazard displayed"; exit 1 ;;
+esac
+echo "[       OK ] Sanitize.ProductionKernelsOnRepresentativeProblems (10 ms)"
+case "$*" in
+  *SanitizeVariants*)
+    if [ -n "$FLASHPROBE_SANITIZE_VARIANTS" ]; then
+      echo "sanitized variant $FLASHPROBE_SANITIZE_VARIANTS: 9 problems"
+      echo "[       OK ] SanitizeVariants.NamedVariantsOnRepresentativeProblems (10 ms)"
+    else echo "[  SKIPPED ] SanitizeVariants.NamedVariantsOnRepresentativeProblems (0 ms)"; fi ;;
+esac
+echo "========= ERROR SUMMARY: 0 errors"
+"""
+        # compute-sanitizer --tool T --error-exitcode 1 BINARY ARGS...: runs the binary with its arguments.
+        tool = """#!/usr/bin/env bash
+shift 4; "$@"
+"""
+        with tempfile.TemporaryDirectory() as d:
+            standin_tree(d, ((".device-carry/tests/test_kernels_sanitize", sanitize), ("bin/compute-sanitizer", tool)))
+            argf = os.path.join(d, "args.txt")
+            env = dict(os.environ, OUT=os.path.join(d, "out"), STANDIN_ARGS=argf,
+                       PATH=os.path.join(d, "bin") + os.pathsep + os.environ["PATH"])
+            p = subprocess.run([os.path.join(ROOT, "scripts", "gpu", "run-all"), "sanitize"], cwd=d,
+                               env=dict(env, FLASHPROBE_SANITIZE_VARIANTS="mma/classes=fine"),
+                               capture_output=True, text=True, timeout=120)
+            for t in ("memcheck", "racecheck", "synccheck"):
+                self.assertIn(f"sanitize {t} (production kernels and mma/classes=fine, expect clean): rc=0", p.stdout)
+            self.assertEqual(p.stdout.count("sanitized variant mma/classes=fine: 9 problems"), 3)
+            self.assertIn("rc=1 KILLED", p.stdout)
+            with open(argf) as f:
+                calls = f.read().splitlines()
+            self.assertEqual(sum(c.startswith("variants=mma/classes=fine --gtest_filter=Sanitize.*:SanitizeVariants.*")
+                                 for c in calls), 3)
+            # Without variants: the production kernels only, as before.
+            os.remove(argf)
+            p = subprocess.run([os.path.join(ROOT, "scripts", "gpu", "run-all"), "sanitize"], cwd=d,
+                               env=env, capture_output=True, text=True, timeout=120)
+            self.assertIn("sanitize memcheck (production kernels, expect clean): rc=0", p.stdout)
+            with open(argf) as f:
+                self.assertIn("variants= --gtest_filter=Sanitize.*", f.read().splitlines())
+            # A variants' test that does not pass (the stand-in skips it, as the binary does when the
+            # name did not reach it) fails the tool's line.
+            bad = sanitize.replace('if [ -n "$FLASHPROBE_SANITIZE_VARIANTS" ]', "if false")
+            standin_tree(os.path.join(d, "b"), ((".device-carry/tests/test_kernels_sanitize", bad),))
+            p = subprocess.run([os.path.join(ROOT, "scripts", "gpu", "run-all"), "sanitize"], cwd=os.path.join(d, "b"),
+                               env=dict(env, FLASHPROBE_SANITIZE_VARIANTS="mma/classes=fine"),
+                               capture_output=True, text=True, timeout=120)
+            self.assertIn("sanitize memcheck: the variants' test did not pass", p.stdout)
+            self.assertIn("sanitize memcheck (production kernels and mma/classes=fine, expect clean): rc=1", p.stdout)
+
+
 if __name__ == "__main__":
     unittest.main()

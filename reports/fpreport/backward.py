@@ -4,7 +4,7 @@ backward mutants with their shrunk cases, PyTorch's SDPA backward property-teste
 package (torch_props rows of the sdpa-*-bwd subjects), and the backward speed beside PyTorch's flash
 and cuDNN backward timed in the same call (bench records with "pass": "backward"). Every table names its records; a
 part with no records says so (class 'none'), never an empty pass."""
-import html
+import html, math
 
 from .details import table
 from .checks import _gtest_cases, _gtest_state
@@ -153,11 +153,60 @@ def speed_rows(recs):
     return out
 
 
+def _gmean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def speed_summary_rows(recs):
+    """Per run and flashprobe kernel (and the best of them per case: the fastest kernel the run timed
+    on it), the geometric mean and range of its same-call ratio to PyTorch's flash and to cuDNN's
+    backward over the cases where both were timed, with the number of cases; the kernel the
+    dispatcher picked (the records' "dispatched") marked. A ratio never divides two calls' numbers."""
+    per_run = {}
+    for x in speed_rows(recs):
+        per_run.setdefault(x["run"], []).append(x)
+    out = []
+    for run, xs in sorted(per_run.items()):
+        base = {b: {x["case"]: x["tflops"] for x in xs if x["impl"] == f"torch-{b}"} for b in ("flash", "cudnn")}
+        ours = {}
+        dispatched = set()
+        for x in xs:
+            if not x["impl"].startswith("torch-"):
+                ours.setdefault(x["impl"], {})[x["case"]] = x["tflops"]
+        for r in {id(x["record"]): x["record"] for x in xs}.values():
+            dispatched |= {res.get("dispatched") for res in r.data.get("results") or [] if res.get("dispatched")}
+        best = {}
+        for k, cases in ours.items():
+            for c, t in cases.items():
+                best[c] = max(best.get(c, 0.0), t)
+        for name, cases in [("best of ours", best)] + sorted(ours.items()):
+            cells = []
+            for b in ("flash", "cudnn"):
+                rs = [t / base[b][c] for c, t in cases.items() if base[b].get(c)]
+                cells.append((len(rs), _gmean(rs), min(rs), max(rs)) if rs else (0, None, None, None))
+            if not cells[0][0] and not cells[1][0]:
+                continue
+            out.append(dict(run=run, impl=name, dispatched=name in dispatched, flash=cells[0], cudnn=cells[1]))
+    return out
+
+
+def _ratio_cell(c):
+    n, g, lo, hi = c
+    return f"{g:.3f} ({lo:.3f}-{hi:.3f}), {n} cases" if n else "not timed"
+
+
 def speed(recs):
     rows = speed_rows(recs)
     if not rows:
         return _none("No backward timings (scripts/gpu/run-all bwd-bench).")
-    return ("<p>TFLOP/s with FlashAttention's convention (the backward counts 2.5x the forward's FLOPs); "
+    summ = speed_summary_rows(recs)
+    return ("<p>Per call, each kernel's speed over PyTorch's flash and cuDNN backward timed in the same call "
+            "(geometric mean, min-max, over the cases both timed; &gt; 1: flashprobe faster); best of ours: the "
+            "fastest kernel the call timed on each case.</p>" +
+            table(["run", "kernel", "vs torch-flash", "vs torch-cudnn"],
+                  [[x["run"], x["impl"] + (" (dispatched)" if x["dispatched"] else ""), _ratio_cell(x["flash"]),
+                    _ratio_cell(x["cudnn"])] for x in summ], "det") +
+            "<p>TFLOP/s with FlashAttention's convention (the backward counts 2.5x the forward's FLOPs); "
             "ratio: the kernel's TFLOP/s over PyTorch's flash backward on the same case in the same call.</p>" +
             table(["run", "case", "implementation", "TFLOP/s", "median ms", "vs torch-flash", "record"],
                   [[x["run"], x["case"], x["impl"] + (f" (torch {x['torch']})" if x["torch"] else ""),

@@ -141,6 +141,34 @@ class Section(unittest.TestCase):
         self.assertIn("torch-cudnn (torch 2.9.0) | | 250.00", t)
         self.assertIn("2.5x the forward", t)
 
+    def test_speed_summary_per_call_against_flash_and_cudnn(self):
+        # Two calls on one device: each kernel's geometric mean over the cases both sides timed in its own
+        # call, against flash and cuDNN; the best of ours per case; the dispatched kernel marked.
+        run = os.path.join(self.tmp.name, "test-gpu", "2026-11-27-bwd2")
+        write_json(os.path.join(run, "bench-backward.json"), header("bench", "2026-11-27T00:00:00Z") | {"pass": "backward", "results": [
+            {"impl": "flashprobe", "kernel": "a", "dispatched": "b", "case": "c1", "tflops": 100.0, "median_ms": 1.0},
+            {"impl": "flashprobe", "kernel": "b", "dispatched": "b", "case": "c1", "tflops": 50.0, "median_ms": 2.0},
+            {"impl": "flashprobe", "kernel": "a", "dispatched": "b", "case": "c2", "tflops": 25.0, "median_ms": 4.0},
+            {"impl": "flashprobe", "kernel": "b", "dispatched": "b", "case": "c2", "tflops": 100.0, "median_ms": 1.0}]})
+        write_json(os.path.join(run, "bench-backward-torch.json"), header("bench", "2026-11-27T00:00:00Z") | {"pass": "backward", "results": [
+            {"impl": "torch-flash", "case": "c1", "tflops": 200.0, "median_ms": 0.5},
+            {"impl": "torch-flash", "case": "c2", "tflops": 50.0, "median_ms": 2.0},
+            {"impl": "torch-cudnn", "case": "c1", "tflops": 400.0, "median_ms": 0.25}]})
+        recs = records.load([self.tmp.name])
+        got = {(x["run"].split("/")[-1], x["impl"]): x for x in backward.speed_summary_rows(recs)}
+        best = got[("2026-11-27-bwd2", "best of ours")]
+        self.assertEqual(best["flash"][0], 2)
+        self.assertAlmostEqual(best["flash"][1], (0.5 * 2.0) ** 0.5)          # 100/200 on c1, 100/50 on c2
+        self.assertEqual(best["cudnn"][:2], (1, 0.25))                         # cuDNN timed c1 only
+        self.assertAlmostEqual(got[("2026-11-27-bwd2", "a")]["flash"][1], (0.5 * 0.5) ** 0.5)
+        self.assertTrue(got[("2026-11-27-bwd2", "b")]["dispatched"])
+        self.assertFalse(got[("2026-11-27-bwd2", "a")]["dispatched"])
+        # The older call's kernel is divided by its own call's flash only (50/200), never by the newer's.
+        self.assertEqual(got[("2026-11-26-bwd", "tiled_bwd")]["flash"][:2], (1, 0.25))
+        self.assertEqual(got[("2026-11-26-bwd", "tiled_bwd")]["cudnn"][:2], (1, 0.2))
+        t = text(backward.speed(recs))
+        self.assertIn("b (dispatched) | | 0.707 (0.250-2.000), 2 cases", re.sub(r"\s+", " ", t))
+
     def test_forward_tables_leave_backward_timings_out(self):
         # A forward run of the same call, with the same case id: its ratios never see the backward's.
         write_json(os.path.join(self.tmp.name, "test-gpu", "2026-11-26-bwd", "bench-flashprobe.json"), header("bench") | {

@@ -70,7 +70,7 @@ for n in files():
             tok = m.group(1).rstrip(".,")
             after = line[m.end(1) - (len(m.group(1)) - len(tok)):][:4]
             if any(c in tok for c in "*<>$") or re.search(r"/[A-Z_]{3,}(/|$)", tok) or tok.endswith("/") or \
-                    after[:1] in ("*", "$", "<", "{") or after.startswith("/...") or re.search(r"\{\w+\.\w+\}", tok):
+                    re.match(r"[\w.-]*[*$<{]", after) or after.startswith("/...") or re.search(r"\{\w+\.\w+\}", tok):
                 continue
             for p in expand(tok):
                 checked += 1

@@ -122,4 +122,9 @@ FP_DEV std::uint32_t to_bits2(float lo, float hi) {
 #endif
 }
 
+// to_bits2 for a 16-bit type t (f16 or bf16) known at run time (an output's type).
+FP_DEV std::uint32_t to_bits2_as(DType t, float lo, float hi) {
+  return t == DType::f16 ? to_bits2<F16>(lo, hi) : to_bits2<BF16>(lo, hi);
+}
+
 }  // namespace flashprobe::kernels::dev

@@ -86,8 +86,8 @@ KernelInfo wgmma_variant(const std::string& name, std::map<std::string, std::str
   detail::WgmmaOptions o;
   std::string canon = "wgmma/", desc = "wgmma (benchmarks and tests):";
   const std::string schedule = take(opts, "schedule"), carry = take(opts, "carry"), l2ahead = take(opts, "l2ahead"),
-                    grid = take(opts, "grid"), blocks = take(opts, "blocks");
-  no_other_options(name, "wgmma", opts, "schedule, carry, l2ahead, grid, blocks");
+                    epilogue = take(opts, "epilogue"), grid = take(opts, "grid"), blocks = take(opts, "blocks");
+  no_other_options(name, "wgmma", opts, "schedule, carry, l2ahead, epilogue, grid, blocks");
   const auto add = [&canon](const std::string& kv) { canon += (canon.back() == '/' ? "" : ",") + kv; };
   if (!schedule.empty()) {
     if (schedule == "serial") o.schedule = dev::WgmmaSchedule::serial;
@@ -116,6 +116,17 @@ KernelInfo wgmma_variant(const std::string& name, std::map<std::string, std::str
     add("l2ahead=on");
     desc += " the next row block's Q and first K/V tiles prefetched into the L2 (d, dv <= 128, no soft-cap or ALiBi);";
   }
+  if (!epilogue.empty()) {
+    if (epilogue != "vec16")
+      bad(name, "epilogue=" + epilogue + ": must be vec16 (the shipped wgmma stores O in 4-byte column pairs)");
+    if (!schedule.empty()) bad(name, "epilogue=vec16 and schedule=" + schedule + ": the 16-byte stores are built for pingpong only");
+    if (!carry.empty() || !l2ahead.empty())
+      bad(name, std::string("epilogue=vec16 and ") + (carry.empty() ? "l2ahead=on" : "carry=on") +
+                    ": built as separate kernels, not together");
+    o.vec_o = true;
+    add("epilogue=vec16");
+    desc += " O stored in 16-byte pieces after a transpose inside each lane quad (d, dv <= 128, no soft-cap or ALiBi);";
+  }
   if (!grid.empty()) {
     if (grid != "full") bad(name, "grid=" + grid + ": must be full (the shipped wgmma is persistent)");
     if (!blocks.empty()) bad(name, "grid=full and blocks=" + blocks + " both set the grid: give one");
@@ -142,13 +153,14 @@ KernelInfo decode_variant(const std::string& name, std::map<std::string, std::st
 std::string variant_syntax() {
   return std::string("mma/order=rows|heads, mma/rescale=lazy, mma/classes=fine, wgmma/schedule=serial|overlap, wgmma/carry=on") +
          (detail::kWgmmaAllSchedules ? "" : " (built with -DFLASHPROBE_WGMMA_SCHEDULES=ON)") +
-         ", wgmma/l2ahead=on, wgmma/grid=full, wgmma/blocks=<n>, decode/splits=<n>; one kernel's options combine with ','";
+         ", wgmma/l2ahead=on, wgmma/epilogue=vec16, wgmma/grid=full, wgmma/blocks=<n>, decode/splits=<n>; one kernel's "
+         "options combine with ','";
 }
 
 std::vector<std::string> variant_names() {
   std::vector<std::string> v = {"mma/order=rows", "mma/order=heads", "mma/rescale=lazy", "mma/classes=fine"};
   if (detail::kWgmmaAllSchedules) v.insert(v.end(), {"wgmma/schedule=serial", "wgmma/schedule=overlap", "wgmma/carry=on"});
-  v.insert(v.end(), {"wgmma/l2ahead=on", "wgmma/grid=full"});
+  v.insert(v.end(), {"wgmma/l2ahead=on", "wgmma/epilogue=vec16", "wgmma/grid=full"});
   return v;
 }
 

@@ -200,6 +200,37 @@ TEST(WgmmaWalk, AnyBlockCountAgrees) {
   EXPECT_TRUE(rep.failures.empty()) << rep.failures.size() << " failing case(s), first: " << rep.failures.front();
 }
 
+// wgmma/epilogue=vec16 changes only how O reaches memory (16-byte pieces after a transpose inside each
+// lane quad, src/wgmma/wgmma_epilogue.h): on every grid case it takes, its O and LSE are bitwise the
+// shipped wgmma's, with the grid's own output layout (16-byte pieces where rows are 16-byte aligned)
+// and with O's head stride dv + 2 (rows 4-byte aligned only: the shipped 4-byte stores).
+TEST(WgmmaEpilogue, Vec16IsBitwiseTheShippedStores) {
+  FP_SKIP_WITHOUT_GPU();
+  const DeviceInfo dev = require_device();
+  const KernelInfo* w = find_kernel("wgmma");
+  ASSERT_NE(w, nullptr);
+  const KernelInfo v = find_variant("wgmma/epilogue=vec16");
+  Report rep{"wgmma_epilogue_vec16"};
+  for (const GridCase& c : kernel_grid())
+    for (const bool padded : {false, true}) {
+      AttnProblem p = c.with_dtype(c.seed % 2 ? DType::bf16 : DType::f16);
+      if (padded) {
+        if (!p.o.is_zero()) continue;
+        const std::int64_t hs = p.dv + 2;
+        p.o = Strides{std::int64_t{p.sq} * p.hq * hs, std::int64_t{p.hq} * hs, hs, 1};
+      }
+      if (!v.supports(dev, p)) continue;
+      const AttnInputs in = random_inputs(p, c.seed, c.dist);
+      const RunResult a = run_kernel(*w, p, in), b = run_kernel(v, p, in);
+      const bool same = a.out.o.bytes == b.out.o.bytes &&
+                        std::memcmp(a.out.lse.data(), b.out.lse.data(), a.out.lse.size() * sizeof(float)) == 0;
+      rep.add(v.name, c.id(p.dtype) + (padded ? "/o_head_stride_dv+2" : ""), same && b.clean(),
+              {{"bitwise_equal", same}, {"run_findings", b.describe()}}, same ? b.describe() : "O or LSE differ from wgmma's");
+    }
+  if (rep.run == 0) GTEST_SKIP() << "wgmma runs on sm_90 only: " << dev.arch;
+  EXPECT_TRUE(rep.failures.empty()) << rep.failures.size() << " failing case(s), first: " << rep.failures.front();
+}
+
 // decode reads aligned K/V rows as 16-byte vectors and other rows with 16-bit loads into the same
 // lanes, feeding the same arithmetic: the same values stored off alignment (head stride d + 1) give
 // bitwise the same O and LSE. Covers the fallback on every grid feature with contiguous K/V.

@@ -77,6 +77,7 @@ TEST(Variants, NamesAreCanonical) {
   EXPECT_EQ(find_variant("wgmma/blocks=7").name, wgmma_with_blocks(7).name);
   EXPECT_EQ(find_variant("wgmma/grid=full").name, "wgmma/grid=full");
   EXPECT_EQ(find_variant("wgmma/blocks=3,l2ahead=on").name, "wgmma/l2ahead=on,blocks=3");
+  EXPECT_EQ(find_variant("wgmma/blocks=2,epilogue=vec16").name, "wgmma/epilogue=vec16,blocks=2");
   AttnProblem p = problems().front();
   EXPECT_EQ(find_variant("decode/splits=3").name, "decode/splits=3");
   EXPECT_EQ(find_variant("decode/splits=3").workspace_bytes(p), decode_with_splits(3).workspace_bytes(p));
@@ -89,7 +90,8 @@ TEST(Variants, UnknownNamesAreUsageErrorsNamingWhatIsAllowed) {
         "decode/splits=-1", "decode/splits=1e3", "decode/splits=70000", "decode/splits=", "wgmma/blocks=0",
         "wgmma/grid=persistent", "wgmma/grid=full,blocks=2", "wgmma/schedule=pingpong", "wgmma/schedule=fast", "wgmma/carry=off", "wgmma/carry=",
         "wgmma/carry=on,schedule=serial", "wgmma/l2ahead=off", "wgmma/l2ahead=", "wgmma/l2ahead=on,carry=on",
-        "wgmma/l2ahead=on,schedule=overlap", "mma/classes=coarse", "mma/classes=", "mma/classes=fine,classes=fine"}) {
+        "wgmma/l2ahead=on,schedule=overlap", "wgmma/epilogue=smem", "wgmma/epilogue=", "wgmma/epilogue=vec16,l2ahead=on",
+        "wgmma/epilogue=vec16,carry=on", "wgmma/epilogue=vec16,schedule=serial", "mma/classes=coarse", "mma/classes=", "mma/classes=fine,classes=fine"}) {
     const std::string m = usage_error(bad);
     EXPECT_NE(m.find("'" + bad + "'"), std::string::npos) << bad << ": " << m;
     EXPECT_NE(m.find("mma/order=rows|heads"), std::string::npos) << bad << ": " << m;
@@ -101,11 +103,11 @@ TEST(Variants, UnknownNamesAreUsageErrorsNamingWhatIsAllowed) {
   EXPECT_NE(m.find("mma/order=rows|heads"), std::string::npos) << "and the variants: " << m;
 }
 
-// wgmma/carry=on and wgmma/l2ahead=on refuse what they are not built for, each naming itself and why;
-// the rest is wgmma's.
+// wgmma/carry=on, wgmma/l2ahead=on and wgmma/epilogue=vec16 refuse what they are not built for, each
+// naming itself and why; the rest is wgmma's.
 TEST(Variants, WgmmaCarryAndL2AheadTakeTheD64AndD128ClassesWithoutScoreTransforms) {
   const std::vector<std::string> built = variant_names();
-  for (const std::string name : {"wgmma/carry=on", "wgmma/l2ahead=on"}) {
+  for (const std::string name : {"wgmma/carry=on", "wgmma/l2ahead=on", "wgmma/epilogue=vec16"}) {
     if (std::find(built.begin(), built.end(), name) == built.end()) continue;  // carry=on: WgmmaSchedulesAndCarryExistWhereBuilt
     SCOPED_TRACE(name);
     const KernelInfo v = find_variant(name);

@@ -23,6 +23,7 @@
 #include "src/wgmma/sm90_roles.cuh"
 #include "src/wgmma/sm90_tma.cuh"
 #include "src/wgmma/wgmma_block.cuh"
+#include "src/wgmma/wgmma_epilogue.h"
 
 namespace flashprobe::kernels::dev {
 
@@ -53,7 +54,9 @@ constexpr bool same_local_rows(const atoms::CRows<SL>& rs, const atoms::CRows<OL
 // kExtras: soft-cap or ALiBi is on. A separate instantiation, as in mma: the score transform (a
 // division and tanh per score, ALiBi's slope loads) nearly doubles the consumer's code and spills
 // about 100 bytes at D = 128, which the common case should not carry.
-template <class E, int D, WgmmaSchedule kSched, bool kExtras>
+// kVecO: wgmma/epilogue=vec16, O in 16-byte stores after a transpose inside each lane quad
+// (wgmma_epilogue.h) where the output allows it; the shipped stores otherwise and when false.
+template <class E, int D, WgmmaSchedule kSched, bool kExtras, bool kVecO = false>
 FP_DEV void wgmma_consume(const WgmmaSmem<D>& sm, const Params& p) {
   using C = WgmmaConfig<D>;
   constexpr int Bn = C::kBn;
@@ -119,6 +122,11 @@ FP_DEV void wgmma_consume(const WgmmaSmem<D>& sm, const Params& p) {
   static_assert(atoms::c_pairs_along_n<OL>(), "O slots 2j, 2j+1 must be adjacent columns of one row");
   const bool pack_o = p.out_dtype != DType::f32 && p.os.d == 1 && (p.os.s % 2 == 0) && (p.os.h % 2 == 0) &&
                       (p.os.b % 2 == 0) && (reinterpret_cast<std::uintptr_t>(p.o) % 4 == 0);
+  // kVecO: 16-byte stores of 8 columns (dv is a multiple of 8, so a piece is wholly inside or past
+  // it) where every row's start is 16-byte aligned.
+  static_assert(!kVecO || vec16_layout_ok<OL>(), "the quad transpose of wgmma_epilogue.h does not fit this C layout");
+  [[maybe_unused]] const bool vec_o = kVecO && pack_o && (p.os.s % 8 == 0) && (p.os.h % 8 == 0) && (p.os.b % 8 == 0) &&
+                                      (reinterpret_cast<std::uintptr_t>(p.o) % 16 == 0);
 
   int n = 0;   // tiles of the walk consumed so far (ring position)
   int qn = 0;  // row blocks with keys so far (Q buffer uses)
@@ -309,7 +317,38 @@ FP_DEV void wgmma_consume(const WgmmaSmem<D>& sm, const Params& p) {
     float inv[R];
 #pragma unroll
     for (int rr = 0; rr < R; ++rr) inv[rr] = inv_row_sum(l_r[rr]);
-    if (pack_o) {
+    bool stored = false;
+    if constexpr (kVecO) {
+      if (vec_o) {
+        const int qd = lt % 4;
+#pragma unroll
+        for (int x = 0; x < vec16_groups(C::kDv); ++x) {
+          const int hh = vec16_group_h(x), g = vec16_group_g(x);
+          const int rr = kORows.local[2 * hh];
+          std::uint32_t a[4];
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            const int q = vec16_slot(hh, g, i);
+            a[i] = to_bits2_as(p.out_dtype, o[q] * inv[rr], o[q + 1] * inv[rr]);
+          }
+#pragma unroll
+          for (int m = 2; m >= 1; m /= 2) {
+            std::uint32_t snd[2], rcv[2];
+            quad_send(a, qd, m, snd);
+            rcv[0] = fp_dev::shfl_xor(snd[0], m, 32);
+            rcv[1] = fp_dev::shfl_xor(snd[1], m, 32);
+            quad_recv(a, qd, m, rcv);
+          }
+          const int col = vec16_col(qd, g);
+          if (row_i[rr] < p.sq && col < p.dv)
+            *reinterpret_cast<uint4*>(static_cast<std::uint16_t*>(p.o) + offset4(p.os, b, row_i[rr], h, col)) =
+                make_uint4(a[0], a[1], a[2], a[3]);
+        }
+        stored = true;
+      }
+    }
+    if (stored) {
+    } else if (pack_o) {
 #pragma unroll
       for (int q = 0; q < OL::kC; q += 2) {
         const int rr = kORows.local[q];

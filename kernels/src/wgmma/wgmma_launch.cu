@@ -84,13 +84,14 @@ unsigned grid_blocks(std::int64_t items, const WgmmaOptions& o) {
   return static_cast<unsigned>(items < cap ? items : cap);
 }
 
-template <class E, int D, WgmmaSchedule kSched, bool kExtras, bool kCarry = false, bool kL2Ahead = false>
+template <class E, int D, WgmmaSchedule kSched, bool kExtras, bool kCarry = false, bool kL2Ahead = false,
+          bool kVecO = false>
 void launch(const Params& p, Stream s, const WgmmaOptions& o) {
   using C = dev::WgmmaConfig<D>;
   const CUtensorMap tq = tensor_map("q", p.q, p.qs, p.batch, p.sq, p.hq, p.d, C::kBm, p.dtype);
   const CUtensorMap tk = tensor_map("k", p.k, p.ks, p.batch, p.sk, p.hkv, p.d, C::kBn, p.dtype);
   const CUtensorMap tv = tensor_map("v", p.v, p.vs, p.batch, p.sk, p.hkv, p.dv, C::kBn, p.dtype);
-  auto* kernel = dev::wgmma_fwd<E, D, kSched, kExtras, kCarry, kL2Ahead>;
+  auto* kernel = dev::wgmma_fwd<E, D, kSched, kExtras, kCarry, kL2Ahead, kVecO>;
   static const bool raised = [&] {  // once per instantiation
     FP_CHECK(fp_rt::set_max_dynamic_smem(kernel, C::kSmemBytes));
     return true;
@@ -111,19 +112,22 @@ void by_schedule(const Params& p, Stream s, const WgmmaOptions& o) {
   }
   if (o.schedule != WgmmaSchedule::pingpong)
     throw UsageError("wgmma: this build has the pingpong schedule only (configure with -DFLASHPROBE_WGMMA_SCHEDULES=ON)");
-  // The carried walk (wgmma/carry=on) and the L2 prefetch (wgmma/l2ahead=on) are built at the 64/64
-  // and 128/128 classes without soft-cap or ALiBi only (their supports() refuse the rest,
-  // wgmma_registry.cpp), and not together (variants.cpp refuses the pair); carry=on, measured slower,
-  // only with the other schedules (variants.cpp refuses it elsewhere).
+  // The carried walk (wgmma/carry=on), the L2 prefetch (wgmma/l2ahead=on) and the 16-byte O stores
+  // (wgmma/epilogue=vec16) are built at the 64/64 and 128/128 classes without soft-cap or ALiBi only
+  // (their supports() refuse the rest, wgmma_registry.cpp), one at a time (variants.cpp refuses
+  // pairs); carry=on, measured slower, only with the other schedules (variants.cpp refuses it elsewhere).
+  const int picked = int{o.carry} + int{o.l2ahead} + int{o.vec_o};
   if constexpr ((D == 64 || D == 128) && !kExtras) {
     if constexpr (kWgmmaAllSchedules)
-      if (o.carry && !o.l2ahead) return launch<E, D, WgmmaSchedule::pingpong, kExtras, true>(p, s, o);
-    if (o.l2ahead && !o.carry) return launch<E, D, WgmmaSchedule::pingpong, kExtras, false, true>(p, s, o);
+      if (o.carry && picked == 1) return launch<E, D, WgmmaSchedule::pingpong, kExtras, true>(p, s, o);
+    if (o.l2ahead && picked == 1) return launch<E, D, WgmmaSchedule::pingpong, kExtras, false, true>(p, s, o);
+    if (o.vec_o && picked == 1) return launch<E, D, WgmmaSchedule::pingpong, kExtras, false, false, true>(p, s, o);
   }
-  if (o.carry || o.l2ahead)
-    throw UsageError(std::string(o.carry && o.l2ahead ? "wgmma/carry=on,l2ahead=on: not built together"
+  if (picked > 0)
+    throw UsageError(std::string(picked > 1 ? "wgmma/carry=on, l2ahead=on and epilogue=vec16: not built together"
                                  : o.carry ? "wgmma/carry=on (built only with -DFLASHPROBE_WGMMA_SCHEDULES=ON)"
-                                           : "wgmma/l2ahead=on") +
+                                 : o.l2ahead ? "wgmma/l2ahead=on"
+                                             : "wgmma/epilogue=vec16") +
                      ": built for the 64/64 and 128/128 classes without soft-cap or ALiBi only (d=" +
                      std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + ")");
   return launch<E, D, WgmmaSchedule::pingpong, kExtras>(p, s, o);

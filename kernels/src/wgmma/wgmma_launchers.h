@@ -31,8 +31,8 @@ inline constexpr bool kWgmmaAllSchedules = false;
 #endif
 
 // The launch's measurement choices: the shipped kernel takes the defaults; the named variants of
-// variants.h (wgmma/schedule=..., wgmma/carry=on, wgmma/l2ahead=on, wgmma/grid=full, wgmma/blocks=<n>) set them, for
-// benchmarks and tests only.
+// variants.h (wgmma/schedule=..., wgmma/carry=on, wgmma/l2ahead=on, wgmma/epilogue=vec16, wgmma/grid=full,
+// wgmma/blocks=<n>) set them, for benchmarks and tests only.
 struct WgmmaOptions {
   dev::WgmmaSchedule schedule = dev::WgmmaSchedule::pingpong;
   bool full_grid = false;  // one block per work item instead of one per SM (no persistence)
@@ -43,12 +43,15 @@ struct WgmmaOptions {
   // The producer brings the next row block's Q and first K/V tiles into the L2 while the current one
   // runs (wgmma_producer.cuh): pingpong, tile classes 64/64 and 128/128, no soft-cap or ALiBi.
   bool l2ahead = false;
+  // O stored in 16-byte pieces after a transpose inside each lane quad (wgmma_epilogue.h): pingpong,
+  // tile classes 64/64 and 128/128, no soft-cap or ALiBi.
+  bool vec_o = false;
 };
 
 // Launches wgmma_fwd in the tile class of (p.d, p.dv) on a persistent grid (one block per SM, never more than there are work
 // items; o says otherwise). The TMA needs 16-byte aligned base pointers; a problem whose q, k or v
 // pointer is not (a view at an odd offset) runs on mma instead, which handles any alignment.
-// @pre o.schedule is pingpong, or kWgmmaAllSchedules; o.carry or o.l2ahead (not both) only with
+// @pre o.schedule is pingpong, or kWgmmaAllSchedules; o.carry, o.l2ahead or o.vec_o (one) only with
 // pingpong in the 64/64 or 128/128 class without soft-cap or ALiBi (wgmma_carry_supports).
 void launch_wgmma(const Params& p, Stream s, const WgmmaOptions& o = {});
 

@@ -131,6 +131,23 @@ class Shipped(unittest.TestCase):
             # keeps the CUDA version of the newest record that states one.
             self.assertIn("NVIDIA H100 80GB HBM3 (sm_90), driver 580.159.04, CUDA 13.0", html)
 
+    def test_readme_cites_the_soaks_the_summary_counts(self):
+        """The README quotes soak numbers: it cites every run the summary's soak row counts (the largest
+        current soak of each pair, summary.counted_per_subject) and the newest shown beside them, so that
+        the README and the report rest on the same soaks."""
+        import sys
+        sys.path.insert(0, os.path.join(root, "reports"))
+        from fpreport import index, records, summary
+        data = os.path.join(root, "reports", "data")
+        recs = records.load([data], allow=index.allow_current(index.parse(os.path.join(data, "INDEX.md"))))
+        blocks, _ = summary.collect(recs)
+        readme = read_text(os.path.join(root, "README.md"))
+        cited = index.cited_runs(readme)
+        runs = {i.record.run.split("/")[-1] for rows in blocks.values() if "soak" in rows
+                for i in rows["soak"].items + rows["soak"].newest}
+        self.assertTrue(runs)
+        self.assertEqual(sorted(runs - cited), [], "soak runs the report counts or shows that the README does not cite")
+
     def test_bad_usage(self):
         with tempfile.TemporaryDirectory() as d:
             p, _ = build(os.path.join(d, "nope"), d)

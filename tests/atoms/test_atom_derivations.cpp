@@ -175,3 +175,19 @@ TEST(AtomDerivations, LdmatrixFeedsSm80AFromARowMajorTile) {
   };
   EXPECT_FALSE((ldsm_feeds_a<HalvesSwapped, N>()));
 }
+
+// The backward's FA2 shape stores dS once, [key][query] (A of dK = dS^T Q, row-major), and reads the
+// A fragment of dQ = dS K (m = queries, k = keys) from the same tile with ldmatrix.x4.trans.
+TEST(AtomDerivations, LdmatrixTransFeedsSm80AFromAKMajorTile) {
+  using flashprobe::atoms::ldsm_feeds_a;
+  using flashprobe::atoms::SM80_16x8x16_Layout;
+  using N = flashprobe::atoms::SM75_LDMATRIX_X4_Layout<false>;
+  using T = flashprobe::atoms::SM75_LDMATRIX_X4_Layout<true>;
+  static_assert(ldsm_feeds_a<SM80_16x8x16_Layout, T, false>());
+  // Plain ldmatrix from a k-major tile delivers A^T.
+  static_assert(!ldsm_feeds_a<SM80_16x8x16_Layout, N, false>());
+  struct HalvesSwapped : SM80_16x8x16_Layout {
+    static constexpr flashprobe::atoms::Coord a(int lane, int i) { return SM80_16x8x16_Layout::a(lane, i ^ 1); }
+  };
+  EXPECT_FALSE((ldsm_feeds_a<HalvesSwapped, T, false>()));
+}

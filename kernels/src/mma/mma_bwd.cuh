@@ -40,22 +40,9 @@
 #include "src/mma/async_copy.cuh"
 #include "src/mma/ldsm_imm.cuh"
 #include "src/mma/mma_attn.cuh"
+#include "src/mma/mma_bwd_lanes.h"
 
 namespace flashprobe::kernels::dev {
-
-// The lane addresses (tile row, 8-element chunk) of the ldmatrix.x4 loads whose delivery the atom
-// derivations prove (sm75_ldmatrix.h): an A fragment from a row-major [m][k] tile (ldsm_feeds_a:
-// matrix t / 8 holds row block (t / 8) % 2 and k block t / 16), the B fragments of two n-tiles from
-// an n-major [n][k] tile (ldsm_feeds_b, NMajor: matrix t / 8 holds k block (t / 8) % 2 of n-tile
-// t / 16) and from a k-major [k][n] tile with .trans (the same matrices, rows along k).
-struct LdsmLanes {
-  FP_DEV static int a_row(int t) { return ((t >> 3) & 1) * 8 + (t & 7); }
-  FP_DEV static int a_chunk(int t) { return t >> 4; }
-  FP_DEV static int bn_row(int t) { return (t >> 4) * 8 + (t & 7); }
-  FP_DEV static int bn_chunk(int t) { return (t >> 3) & 1; }
-  FP_DEV static int bk_row(int t) { return ((t >> 3) & 1) * 8 + (t & 7); }
-  FP_DEV static int bk_chunk(int t) { return t >> 4; }
-};
 
 // Whether an atom can run this backward: ldmatrix feeds A (row-major), B n-major and B k-major, and a
 // C fragment converts into an A fragment in place.

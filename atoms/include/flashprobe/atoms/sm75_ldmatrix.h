@@ -13,7 +13,9 @@
 // ldsm_feeds_a<Atom, Ld>() is the same for the A operand (kA = 8 slots, M = K = 16): one ldmatrix.x4
 // (non-trans) from a row-major [m][k] tile gives the atom's whole A fragment, matrix m holding
 // row-block m % 2 and k-block m / 2 (so lane t addresses tile row 8 * ((t / 8) % 2) + t % 8, column
-// 8 * (t / 16)); the mma kernel reads Q from shared memory this way.
+// 8 * (t / 16)); the mma kernel reads Q from shared memory this way. ldsm_feeds_a<Atom, Ld, false>()
+// is the k-major case ([k][m] tile, .trans: memory row i of matrix m is k, its column j is m), which
+// the backward uses to read dS as A from the [key][query] tile it stores for dK.
 #include "flashprobe/atoms/layouts.h"
 
 namespace flashprobe::atoms {
@@ -47,7 +49,7 @@ constexpr bool ldsm_feeds_b() {
   return true;
 }
 
-template <class Atom, class Ld>
+template <class Atom, class Ld, bool MMajor = true>
 constexpr bool ldsm_feeds_a() {
   if (Atom::kWave != Ld::kWave || Atom::kA != 8 || Atom::M != 16 || Atom::K != 16) return false;
   for (int lane = 0; lane < Ld::kWave; ++lane)
@@ -55,8 +57,10 @@ constexpr bool ldsm_feeds_a() {
       for (int h = 0; h < 2; ++h) {
         const Coord e = Ld::at(lane, 2 * m + h);
         if (e.row / 8 != m) return false;
-        // Memory row i of matrix m is A row 8 * (m % 2) + i, its column j is k = 8 * (m / 2) + j.
-        const Coord want{8 * (m % 2) + e.row % 8, 8 * (m / 2) + e.col};
+        // m-major: memory row i of matrix m is A row 8 * (m % 2) + i, its column j is k = 8 * (m / 2) + j;
+        // k-major: memory row i is k = 8 * (m / 2) + i, column j is A row 8 * (m % 2) + j.
+        const int i = e.row % 8, j = e.col;
+        const Coord want = MMajor ? Coord{8 * (m % 2) + i, 8 * (m / 2) + j} : Coord{8 * (m % 2) + j, 8 * (m / 2) + i};
         if (!(Atom::a(lane, 2 * m + h) == want)) return false;
       }
   return true;

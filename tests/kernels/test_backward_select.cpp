@@ -127,7 +127,33 @@ TEST(BackwardSelect, WorkspaceIsTheRowTermPlusTheAtomicDqBuffer) {
   EXPECT_EQ(find_backward_kernel("tiled_bwd_det")->workspace_bytes(p), rows * 4);
   EXPECT_EQ(find_backward_kernel("tiled_bwd")->workspace_bytes(p), rows * 4 * 65);
   EXPECT_EQ(find_backward_kernel("nope"), nullptr);
-  EXPECT_EQ(backward_kernel_names(), "mma_bwd_det, mma_bwd, mma_bwd_amd, tiled_bwd, tiled_bwd_det, mma_bwd_k128, mma_bwd_det_k128, mma_bwd_k128_bulk");
+  EXPECT_EQ(backward_kernel_names(), "mma_bwd_det, mma_bwd, mma_bwd_amd, tiled_bwd, tiled_bwd_det, mma_bwd_k128, mma_bwd_det_k128, mma_bwd_k128_bulk, mma_bwd_fa2, mma_bwd_det_fa2");
+}
+
+// mma_bwd_fa2 / mma_bwd_det_fa2 (FlashAttention-2's block, mma_bwd_fa2_plan.h): 182272 bytes at d = 64
+// (128 x 128 tiles), 177152 at d = 128 (64 query rows), in both modes: an H100 takes them, an A100
+// (166912) is refused with the numbers; never selected.
+TEST(BackwardSelect, Fa2ShapeNeedsHopperSharedMemory) {
+  DeviceInfo a100 = device("nvidia", "sm_80", 32), h100 = device("nvidia", "sm_90", 32);
+  a100.smem_per_block_optin = 166912;
+  h100.smem_per_block_optin = 232448;
+  for (const char* n : {"mma_bwd_fa2", "mma_bwd_det_fa2"}) {
+    const BackwardKernelInfo* k = find_backward_kernel(n);
+    ASSERT_NE(k, nullptr) << n;
+    EXPECT_EQ(k->deterministic, std::string(n) == "mma_bwd_det_fa2");
+    for (int d : {64, 128}) EXPECT_TRUE(k->supports(h100, prob(d))) << n << " d=" << d;
+    const Support wide = k->supports(a100, prob(64));
+    EXPECT_FALSE(wide);
+    EXPECT_NE(wide.reason.find(std::string(n) + " at d=64 needs 182272 bytes"), std::string::npos) << wide.reason;
+    const Support narrow = k->supports(a100, prob(128));
+    EXPECT_FALSE(narrow);
+    EXPECT_NE(narrow.reason.find("needs 177152 bytes"), std::string::npos) << narrow.reason;
+  }
+  for (bool det : {false, true}) {
+    const BackwardSelection sel = select_backward(h100, prob(64), det, kCuda, backward_kernels());
+    ASSERT_TRUE(sel);
+    EXPECT_EQ(sel.kernel->name.find("fa2"), std::string::npos) << sel.kernel->name;
+  }
 }
 
 // A device whose opt-in shared memory per block is below a shape's largest block refuses that

@@ -8,6 +8,7 @@
 #include "flashprobe/core/error.h"
 #include "flashprobe/core/vendor.h"
 #include "src/mma/mma_bwd.cuh"
+#include "src/mma/mma_bwd_fa2.cuh"
 #include "src/mma/mma_bwd_launchers.h"
 
 namespace flashprobe::kernels::detail {
@@ -18,10 +19,11 @@ namespace flashprobe::kernels::detail {
 // after the next step's barrier (one barrier per step); BulkDq: the fast mode's dQ tile is staged in
 // shared memory in fp32 and added to the workspace one row per cp.reduce.async.bulk (sm_90) instead
 // of atomics from registers. BWD_NOTES.md has the model of each.
-template <int Waves, bool PairedDq, bool DeferDq, int SubD128, bool BulkDq = false>
+template <int Waves, bool PairedDq, bool DeferDq, int SubD128, bool BulkDq = false, bool Fa2 = false>
 struct MmaBwdShape {
   static constexpr int kWaves = Waves;
   static constexpr bool kPairedDq = PairedDq, kDeferDq = DeferDq, kBulkDq = BulkDq;
+  static constexpr bool kFa2 = Fa2;  // the dK/dV kernel is mma_bwd_fa2_dkdv (mma_bwd_fa2_plan.h), not mma_bwd_dkdv
   static constexpr int kSubD128 = SubD128;  // query rows of S^T and dP^T live at once at d >= 128
 };
 // mma_bwd, mma_bwd_det (measured on the H200): 64-key blocks of 4 warps, scalar atomics.
@@ -34,6 +36,10 @@ using MmaBwdK128 = MmaBwdShape<8, true, true, 32>;
 // mma_bwd_k128_bulk (fast mode, d = 64, sm_90): MmaBwdK128 with the bulk dQ reduction. Compiled, not
 // yet run on a GPU: registered last, never preferred.
 using MmaBwdK128Bulk = MmaBwdShape<8, true, true, 32, true>;
+// mma_bwd_fa2, mma_bwd_det_fa2: FlashAttention-2's block with its two-dimensional wave split, P^T and
+// dS^T through shared memory (mma_bwd_fa2_plan.h), dQ in the same step with paired atomics.
+// Compiled, not yet run on a GPU: registered last, never preferred.
+using MmaBwdFa2 = MmaBwdShape<8, true, false, 0, false, true>;
 inline constexpr int kMmaBwdRows = 64;
 inline constexpr int kMmaBwdDqWaves = 4;
 inline constexpr int kMmaBwdDqKeys = 64;
@@ -62,7 +68,18 @@ void launch_mma_bwd_config(const BwdParams& bp, Stream s) {
         bp.dq_acc, nq);
     FP_CHECK_LAUNCH("bwd_zero");
   }
-  if (p.sk > 0) {
+  if constexpr (Shape::kFa2) {
+    if (p.sk > 0) {
+      using F = MmaBwdFa2Plan<D>;
+      auto* k = dev::mma_bwd_fa2_dkdv<Atom, E, D, bug, !Det, Extras>;
+      static const bool raised = (raise_smem(k, F::kSmemBytes), true);  // once per instantiation
+      (void)raised;
+      const dim3 grid(static_cast<unsigned>((p.sk + F::kBc - 1) / F::kBc), static_cast<unsigned>(p.hkv),
+                      static_cast<unsigned>(p.batch));
+      k<<<grid, F::kWaves * Atom::kWave, F::kSmemBytes, s>>>(bp);
+      FP_CHECK_LAUNCH("mma_bwd_fa2_dkdv");
+    }
+  } else if (p.sk > 0) {
     constexpr int kSub = D >= 128 ? Shape::kSubD128 : kMmaBwdRows;
     auto* k = dev::mma_bwd_dkdv<Atom, E, D, Shape::kWaves, kMmaBwdRows, kSub, bug, !Det, Shape::kPairedDq, Shape::kDeferDq,
                                 Extras, Shape::kBulkDq>;

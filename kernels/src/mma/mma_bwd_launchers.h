@@ -16,6 +16,9 @@ void launch_mma_bwd_k128_nvidia(const BwdParams& p, bool deterministic, Stream s
 // MmaBwdK128Bulk, fast mode, d = 64 only (at d = 128 its two fp32 staging tiles would not fit beside
 // the k128 tiles): mma_bwd_k128_bulk.
 void launch_mma_bwd_k128_bulk_nvidia_d64(const BwdParams& p, Stream s);
+// FlashAttention-2's block (MmaBwdFa2), Bug::none: mma_bwd_fa2 and mma_bwd_det_fa2.
+template <int D>
+void launch_mma_bwd_fa2_nvidia(const BwdParams& p, bool deterministic, Stream s);
 
 // The head dims mma_bwd is built for (d == dv).
 inline constexpr int kMmaBwdDims[] = {64, 128};

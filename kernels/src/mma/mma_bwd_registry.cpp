@@ -53,12 +53,15 @@ Support mma_bwd_bulk_supports(const DeviceInfo& dev, const AttnProblem& p) {
 }  // namespace
 
 BackwardKernelInfo make_mma_bwd_kernel(bool deterministic, MmaBwdShapeId shape) {
-  const bool k128 = shape == MmaBwdShapeId::k128, bulk = shape == MmaBwdShapeId::k128_bulk;
+  const bool k128 = shape == MmaBwdShapeId::k128, bulk = shape == MmaBwdShapeId::k128_bulk, fa2 = shape == MmaBwdShapeId::fa2;
   if (bulk && deterministic) throw std::logic_error("mma_bwd_k128_bulk has no deterministic mode (it is an atomic dQ path)");
   BackwardKernelInfo k;
-  k.name = std::string(deterministic ? "mma_bwd_det" : "mma_bwd") + (k128 ? "_k128" : bulk ? "_k128_bulk" : "");
+  k.name = std::string(deterministic ? "mma_bwd_det" : "mma_bwd") + (k128 ? "_k128" : bulk ? "_k128_bulk" : fa2 ? "_fa2" : "");
   const std::string blocks =
-      bulk ? "128-key blocks of 8 warps, dQ staged in shared memory and added with cp.reduce.async.bulk (sm_90, d = 64; "
+      fa2 ? std::string("FlashAttention-2's block: 128 keys x 128 (d = 64) or 64 (d = 128) queries, 8 warps split in two "
+                        "dimensions per product, P and dS through shared memory") +
+                (deterministic ? "" : ", paired dQ atomics") + " (compiled, not yet measured: never preferred)"
+      : bulk ? "128-key blocks of 8 warps, dQ staged in shared memory and added with cp.reduce.async.bulk (sm_90, d = 64; "
              "compiled, not yet measured: never preferred)"
       : !k128 ? "64-key blocks of 4 warps"
               : std::string("128-key blocks of 8 warps") + (deterministic ? "" : ", paired dQ atomics") +
@@ -84,7 +87,7 @@ BackwardKernelInfo make_mma_bwd_kernel(bool deterministic, MmaBwdShapeId shape) 
     return Support::yes();
   };
   k.workspace_bytes = [deterministic](const AttnProblem& p) { return backward_workspace_bytes(p, deterministic); };
-  k.launch = [deterministic, k128, bulk, n = k.name](const AttnProblem& p, const BwdDeviceTensors& t, void* ws, Stream s) {
+  k.launch = [deterministic, k128, bulk, fa2, n = k.name](const AttnProblem& p, const BwdDeviceTensors& t, void* ws, Stream s) {
 #if defined(FP_HAVE_GPU_RUNTIME) && !defined(FP_VENDOR_HIP)
     const BwdParams bp = make_bwd_params(p, t, ws, deterministic);
     if (p.d != 64 && p.d != 128) throw UsageError("d=" + std::to_string(p.d) + ": " + n + " is built for d in {64, 128}");
@@ -92,6 +95,9 @@ BackwardKernelInfo make_mma_bwd_kernel(bool deterministic, MmaBwdShapeId shape) 
       if (p.d != kMmaBwdBulkDim)
         throw UsageError("d=" + std::to_string(p.d) + ": " + n + " is built for d = " + std::to_string(kMmaBwdBulkDim));
       detail::launch_mma_bwd_k128_bulk_nvidia_d64(bp, s);
+    } else if (fa2) {
+      if (p.d == 64) detail::launch_mma_bwd_fa2_nvidia<64>(bp, deterministic, s);
+      else detail::launch_mma_bwd_fa2_nvidia<128>(bp, deterministic, s);
     } else if (k128) {
       if (p.d == 64) detail::launch_mma_bwd_k128_nvidia<64>(bp, deterministic, s);
       else detail::launch_mma_bwd_k128_nvidia<128>(bp, deterministic, s);
@@ -100,7 +106,7 @@ BackwardKernelInfo make_mma_bwd_kernel(bool deterministic, MmaBwdShapeId shape) 
       else detail::launch_mma_bwd_nvidia<128, Bug::none>(bp, deterministic, s);
     }
 #else
-    (void)p, (void)t, (void)ws, (void)s, (void)deterministic, (void)k128, (void)bulk;
+    (void)p, (void)t, (void)ws, (void)s, (void)deterministic, (void)k128, (void)bulk, (void)fa2;
     throw NoDevice("no NVIDIA GPU backend in this build: " + n + " cannot launch");
 #endif
   };

@@ -4,6 +4,7 @@
 // a launch that fails. mma_bwd_smem_check.cu asserts at compile time that these are the kernels' own
 // counts (MmaBwdConfig and MmaBwdDqConfig::kSmemBytes, mma_bwd.cuh) for every shape, mode and head
 // dim built, so that the two cannot drift apart.
+#include "src/mma/mma_bwd_fa2_plan.h"
 #include "src/mma/mma_bwd_registry.h"
 
 namespace flashprobe::kernels {
@@ -32,9 +33,10 @@ constexpr int mma_bwd_dkdv_smem_bytes(int d, int keys, int rows, int ds_tiles, i
 constexpr int mma_bwd_dq_smem_bytes(int d, int rows, int keys) { return 2 * (2 * rows * (d + 8) + 4 * keys * (d + 8)); }
 
 // The largest block one backward of this shape launches at head dim d (the deterministic mode also
-// launches mma_bwd_dq).
+// launches mma_bwd_dq); the fa2 shape's dK/dV block is MmaBwdFa2Plan's (both modes).
 constexpr int mma_bwd_smem_bytes(MmaBwdShapeId s, bool deterministic, int d) {
-  const int dkdv = mma_bwd_dkdv_smem_bytes(d, mma_bwd_block_keys(s), kMmaBwdSmemRows, mma_bwd_ds_tiles(s, deterministic),
+  const int dkdv = s == MmaBwdShapeId::fa2 ? (d == 64 ? MmaBwdFa2Plan<64>::kSmemBytes : MmaBwdFa2Plan<128>::kSmemBytes)
+                                           : mma_bwd_dkdv_smem_bytes(d, mma_bwd_block_keys(s), kMmaBwdSmemRows, mma_bwd_ds_tiles(s, deterministic),
                                            mma_bwd_dq_tiles(s));
   const int dq = deterministic ? mma_bwd_dq_smem_bytes(d, kMmaBwdSmemRows, kMmaBwdSmemDqKeys) : 0;
   return dkdv > dq ? dkdv : dq;

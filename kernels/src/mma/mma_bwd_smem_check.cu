@@ -33,6 +33,16 @@ constexpr bool all_agree() {
 
 static_assert(all_agree<kMmaBwdDims[0]>() && all_agree<kMmaBwdDims[1]>() && std::size(kMmaBwdDims) == 2,
               "mma_bwd_smem.h must count the shared memory the backward kernels ask for");
+// mma_bwd_fa2: its kernel reads MmaBwdFa2Plan itself; what is checked here is that the registry's
+// count is that plan's (and the deterministic mode's largest block is still the dK/dV kernel's).
+template <int D>
+constexpr bool fa2_agrees() {
+  using Q = dev::MmaBwdDqConfig<atoms::SM80_16x8x16_F32F16F16F32_TN, D, kMmaBwdDqWaves, kMmaBwdDqKeys>;
+  constexpr int kDkdv = MmaBwdFa2Plan<D>::kSmemBytes;
+  return mma_bwd_smem_bytes(MmaBwdShapeId::fa2, false, D) == kDkdv &&
+         mma_bwd_smem_bytes(MmaBwdShapeId::fa2, true, D) == (Q::kSmemBytes > kDkdv ? Q::kSmemBytes : kDkdv);
+}
+static_assert(fa2_agrees<64>() && fa2_agrees<128>(), "mma_bwd_smem.h must count mma_bwd_fa2's block");
 // mma_bwd_k128_bulk: fast mode at the one head dim it is built for.
 static_assert(smem_counts_agree<MmaBwdK128Bulk, MmaBwdShapeId::k128_bulk, kMmaBwdBulkDim, false>(),
               "mma_bwd_smem.h must count the bulk dQ staging tiles");

@@ -47,6 +47,17 @@ TEST(KernelGrid, CoversTheRequiredEdges) {
   EXPECT_TRUE(any([&](const AttnProblem& p) { return fine_only(p) && p.softcap > 0; })) << "soft-cap in a fine-only class";
   EXPECT_TRUE(any([&](const AttnProblem& p) { return fine_only(p) && p.k.s % 8 != 0 && p.d != p.dv; }))
       << "element-wise loads in a fine-only class";
+  // The head-dim tail's mutants (scripts/gpu/mma-tail-mutants) in each of those classes: a k-step of S
+  // half past d (d % 16 == 8), an O tile pair half past dv, and dv below the class with 16-byte rows
+  // (a store past dv), each in more than one query block.
+  for (const HeadDimClass& c : kMmaFineDimClasses) {
+    if (mma_specialised_class(c.d)) continue;
+    const auto in_c = [&](const AttnProblem& p) { return head_dim_class(kMmaFineDimClasses, p.d, p.dv) == c && p.sq > 128; };
+    EXPECT_TRUE(any([&](const AttnProblem& p) { return in_c(p) && p.d % 16 == 8; })) << c.d << ": d half a k-step past";
+    EXPECT_TRUE(any([&](const AttnProblem& p) { return in_c(p) && p.dv % 16 == 8; })) << c.d << ": dv half an O pair past";
+    EXPECT_TRUE(any([&](const AttnProblem& p) { return in_c(p) && p.dv < c.dv && p.dv % 8 == 0 && p.o.is_zero(); }))
+        << c.d << ": dv below the class, packed O rows";
+  }
   EXPECT_TRUE(any([](const AttnProblem& p) { return p.hkv >= 2 && p.group() == 3; }));
   EXPECT_TRUE(any([](const AttnProblem& p) { return p.hkv >= 2 && p.group() == 6; }));
   EXPECT_TRUE(any([](const AttnProblem& p) { return p.kv_offset > 0 && p.sq <= 8; }));

@@ -120,13 +120,14 @@ FP_DEV void wgmma_consume(const WgmmaSmem<D>& sm, const Params& p) {
   // row, checked below at compile time) when the output is 16-bit, its dims contiguous and every
   // pair's offset even on a 4-byte aligned base.
   static_assert(atoms::c_pairs_along_n<OL>(), "O slots 2j, 2j+1 must be adjacent columns of one row");
-  const bool pack_o = p.out_dtype != DType::f32 && p.os.d == 1 && (p.os.s % 2 == 0) && (p.os.h % 2 == 0) &&
-                      (p.os.b % 2 == 0) && (reinterpret_cast<std::uintptr_t>(p.o) % 4 == 0);
-  // kVecO: 16-byte stores of 8 columns (dv is a multiple of 8, so a piece is wholly inside or past
-  // it) where every row's start is 16-byte aligned.
+  const auto packable = [&] {
+    return p.out_dtype != DType::f32 && p.os.d == 1 && (p.os.s % 2 == 0) && (p.os.h % 2 == 0) && (p.os.b % 2 == 0) &&
+           (reinterpret_cast<std::uintptr_t>(p.o) % 4 == 0);
+  };
+  // kVecO reads it again at each row block's stores (from the parameters): held across the walk, the
+  // flag was spilled to local memory at d128.
+  [[maybe_unused]] const bool pack_o = !kVecO && packable();
   static_assert(!kVecO || vec16_layout_ok<OL>(), "the quad transpose of wgmma_epilogue.h does not fit this C layout");
-  [[maybe_unused]] const bool vec_o = kVecO && pack_o && (p.os.s % 8 == 0) && (p.os.h % 8 == 0) && (p.os.b % 8 == 0) &&
-                                      (reinterpret_cast<std::uintptr_t>(p.o) % 16 == 0);
 
   int n = 0;   // tiles of the walk consumed so far (ring position)
   int qn = 0;  // row blocks with keys so far (Q buffer uses)
@@ -317,10 +318,20 @@ FP_DEV void wgmma_consume(const WgmmaSmem<D>& sm, const Params& p) {
     float inv[R];
 #pragma unroll
     for (int rr = 0; rr < R; ++rr) inv[rr] = inv_row_sum(l_r[rr]);
+    const bool pack_here = kVecO ? packable() : pack_o;
     bool stored = false;
     if constexpr (kVecO) {
+      // 16-byte stores of 8 columns (dv is a multiple of 8, so a piece is wholly inside or past it)
+      // where every row's start is 16-byte aligned.
+      const bool vec_o = pack_here && (p.os.s % 8 == 0) && (p.os.h % 8 == 0) && (p.os.b % 8 == 0) &&
+                         (reinterpret_cast<std::uintptr_t>(p.o) % 16 == 0);
       if (vec_o) {
         const int qd = lt % 4;
+        // The two rows of this thread (h = 0, 1), dims contiguous (pack_here): each store adds its column.
+        std::uint16_t* orow[2];
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh)
+          orow[hh] = static_cast<std::uint16_t*>(p.o) + offset4(p.os, b, row_i[kORows.local[2 * hh]], h, 0);
 #pragma unroll
         for (int x = 0; x < vec16_groups(C::kDv); ++x) {
           const int hh = vec16_group_h(x), g = vec16_group_g(x);
@@ -341,14 +352,13 @@ FP_DEV void wgmma_consume(const WgmmaSmem<D>& sm, const Params& p) {
           }
           const int col = vec16_col(qd, g);
           if (row_i[rr] < p.sq && col < p.dv)
-            *reinterpret_cast<uint4*>(static_cast<std::uint16_t*>(p.o) + offset4(p.os, b, row_i[rr], h, col)) =
-                make_uint4(a[0], a[1], a[2], a[3]);
+            *reinterpret_cast<uint4*>(orow[hh] + col) = make_uint4(a[0], a[1], a[2], a[3]);
         }
         stored = true;
       }
     }
     if (stored) {
-    } else if (pack_o) {
+    } else if (pack_here) {
 #pragma unroll
       for (int q = 0; q < OL::kC; q += 2) {
         const int rr = kORows.local[q];

@@ -19,8 +19,9 @@
 # The daemon runs in the foreground (-f) as a background job of the sourcing shell, which waits for
 # it in mps_down: its exit status is collected here. Started with -d it forked away from the script,
 # and on a machine whose PID 1 does not reap orphans its exit left a <defunct> entry
-# (reports/data/h100-80gb-hbm3/2026-11-27-soak-fb56b67/). Its output in -f mode goes to
-# LOGDIR/control-f.txt (CUDA_MPS_LOG_DIRECTORY is LOGDIR as well).
+# (reports/data/h100-80gb-hbm3/2026-11-27-soak-fb56b67/). In -f mode the daemon and its server log to
+# its stdout, kept as LOGDIR/control-f.txt (no control.log or server.log; measured on the H100 at
+# 974195e, where the soak collected it and left no MPS process: reports/data/h100-80gb-hbm3/2026-11-27-mps-974195e/).
 MPS_ON=0 MPS_HOW="" MPS_STARTED=0 MPS_PIPE="" MPS_EMPTY="" MPS_PID="" MPS_WHY=""
 
 mps_ctl() {  # control command on stdin, against $MPS_PIPE; never waits long

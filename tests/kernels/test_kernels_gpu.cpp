@@ -173,13 +173,14 @@ TEST(DecodeSplits, AnySplitCountAgrees) {
 // block's first S with the previous one's last P V at every boundary between row blocks with keys:
 // within an item, between items, around empty row blocks (no carry there), across (batch, head)s.
 // And for wgmma/l2ahead=on, whose producer walks with the same lookahead and prefetches the next row
-// block (a hint: the loads into shared memory are the shipped ones).
+// block (a hint: the loads into shared memory are the shipped ones), and wgmma/epilogue=vec16 (its
+// stores after row blocks of every kind: empty, partial, across (batch, head)s).
 TEST(WgmmaWalk, AnyBlockCountAgrees) {
   FP_SKIP_WITHOUT_GPU();
   const DeviceInfo dev = require_device();
   Report rep{"wgmma_blocks"};
   const std::vector<std::string> built = variant_names();
-  for (const std::string variant : {"", "carry=on,", "l2ahead=on,"})
+  for (const std::string variant : {"", "carry=on,", "l2ahead=on,", "epilogue=vec16,"})
   for (int blocks : {1, 3, 2, 7}) {
     if (!variant.empty() && std::find(built.begin(), built.end(), "wgmma/" + variant.substr(0, variant.size() - 1)) == built.end())
       continue;  // carry=on is built only with -DFLASHPROBE_WGMMA_SCHEDULES=ON

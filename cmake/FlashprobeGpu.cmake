@@ -84,7 +84,9 @@ function(flashprobe_gpu_sources target)
     if(NOT G_ALL_TARGETS)
       list(APPEND _opts ${_fp_hip_dropped_targets})
     endif()
-    set_source_files_properties(${_srcs} TARGET_DIRECTORY ${target} PROPERTIES LANGUAGE CXX COMPILE_OPTIONS "${_opts}")
+    # No precompiled header (FLASHPROBE_TEST_PCH): it is host C++, these are HIP.
+    set_source_files_properties(${_srcs} TARGET_DIRECTORY ${target} PROPERTIES LANGUAGE CXX COMPILE_OPTIONS "${_opts}"
+                                SKIP_PRECOMPILE_HEADERS ON)
   elseif(FLASHPROBE_BACKEND STREQUAL "cuda")
     set_source_files_properties(${_srcs} TARGET_DIRECTORY ${target} PROPERTIES LANGUAGE CUDA)
   endif()

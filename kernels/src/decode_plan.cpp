@@ -22,18 +22,44 @@ DecodeGeometry decode_geometry(int d, int dv, int group, int sq, bool score_tran
   return g;
 }
 
-int decode_splits(const AttnProblem& p, int multiprocessors) {
-  const DecodeGeometry g = decode_geometry(p.d, p.dv, p.group(), p.sq, p.softcap > 0 || !p.alibi_slopes.empty());
-  const int sms = multiprocessors > 0 ? multiprocessors : kDecodeNominalSMs;
+namespace {
+// As many splits as `slots` blocks hold for one batch element, rounded down; each split a whole
+// number of key steps (decode_splits, decode_fused_splits).
+int splits_for_slots(const AttnProblem& p, const DecodeGeometry& g, long long slots) {
   const long long blocks_per_split = static_cast<long long>(p.hkv) * g.row_tiles;
-  const long long slots = static_cast<long long>(decode_blocks_per_sm(g.rows_per_block)) * sms;  // resident blocks
-  // As many splits as one wave of blocks holds, rounded down: a few blocks past a full wave would
-  // run alone after it, each too few loads in flight to use the memory system.
+  // A few blocks past a full wave would run alone after it, each too few loads in flight to use the
+  // memory system: rounded down.
   const long long want = slots / blocks_per_split;
   const int steps = std::max(ceil_div(std::max(p.sk, 0), g.keys_per_step), 1);
   // Every split gets the same whole number of steps: at most `want` splits of steps_per_split steps.
   const int steps_per_split = ceil_div(steps, static_cast<int>(std::clamp<long long>(want, 1, steps)));
   return ceil_div(steps, steps_per_split);
+}
+DecodeGeometry geometry_of(const AttnProblem& p) {
+  return decode_geometry(p.d, p.dv, p.group(), p.sq, p.softcap > 0 || !p.alibi_slopes.empty());
+}
+// Resident blocks of the whole device (slots) or half of them (decode/fused=on's target).
+long long slots_of(const DecodeGeometry& g, int multiprocessors, int share) {
+  const int sms = multiprocessors > 0 ? multiprocessors : kDecodeNominalSMs;
+  return std::max(static_cast<long long>(decode_blocks_per_sm(g.rows_per_block)) * sms / share, 1LL);
+}
+}  // namespace
+
+int decode_splits(const AttnProblem& p, int multiprocessors) {
+  const DecodeGeometry g = geometry_of(p);
+  return splits_for_slots(p, g, slots_of(g, multiprocessors, 1));
+}
+
+int decode_fused_splits(const AttnProblem& p, int multiprocessors) {
+  const DecodeGeometry g = geometry_of(p);
+  return splits_for_slots(p, g, slots_of(g, multiprocessors, 2));
+}
+
+int decode_walk(const AttnProblem& p, int splits, int multiprocessors) {
+  const DecodeGeometry g = geometry_of(p);
+  const long long tiles = static_cast<long long>(std::max(p.batch, 1)) * std::max(p.hkv, 1) * g.row_tiles;
+  const long long blocks = std::clamp<long long>(slots_of(g, multiprocessors, 2) / tiles, 1, std::max(splits, 1));
+  return ceil_div(std::max(splits, 1), blocks);
 }
 
 int decode_chunk(int sk, int splits, int keys_per_step) {

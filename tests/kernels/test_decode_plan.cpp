@@ -114,6 +114,55 @@ TEST(DecodePlan, SplitsNeverExceedKeyStepsAndEverySplitGetsWholeSteps) {
             }
 }
 
+// decode/fused=on's plan: half the resident blocks. h32 d128 on 132 SMs: 8 splits at every Sk of the
+// benchmark (1k-32k) and every batch; batch 1 walks one split per block (256 blocks), batch 8 walks all
+// 8 (one block per head, 256 blocks); every split is walked by exactly one block; the batch's blocks
+// fit half a wave whenever one split per row tile does.
+TEST(DecodePlan, TheFusedPlanFillsHalfTheResidentBlocks) {
+  for (int sk : {1024, 2048, 4096, 8192, 32768})
+    for (int batch : {1, 8}) EXPECT_EQ(decode_fused_splits(make_problem(batch, 32, 32, 1, sk, 128), 132), 8) << sk;
+  EXPECT_EQ(decode_fused_splits(make_problem(1, 32, 32, 1, 64, 128), 132), 2) << "never more splits than key steps";
+  EXPECT_EQ(decode_walk(make_problem(1, 32, 32, 1, 2048, 128), 8, 132), 1);
+  EXPECT_EQ(decode_walk(make_problem(8, 32, 32, 1, 2048, 128), 8, 132), 8);
+  EXPECT_EQ(decode_walk(make_problem(4, 32, 32, 1, 2048, 128), 8, 132), 4);
+  EXPECT_EQ(decode_walk(make_problem(1, 32, 32, 1, 2048, 128), 16, 132), 2);
+  EXPECT_EQ(decode_walk_blocks(16, 8), 2);
+  EXPECT_EQ(decode_walk_blocks(7, 3), 3);  // 3 + 3 + 1
+  for (int sms : {1, 20, 132, 304})
+    for (int batch : {1, 2, 3, 8, 64})
+      for (int hkv : {1, 8, 32})
+        for (int group : {1, 4})
+          for (int splits : {1, 2, 3, 7, 16, 49, 64}) {
+            const AttnProblem p = make_problem(batch, hkv * group, hkv, 1, 4096, 128);
+            const DecodeGeometry g = decode_geometry(p.d, p.dv, p.group(), p.sq);
+            const int walk = decode_walk(p, splits, sms);
+            SCOPED_TRACE(p.id() + " sms=" + std::to_string(sms) + " splits=" + std::to_string(splits) + " walk=" + std::to_string(walk));
+            ASSERT_GE(walk, 1);
+            ASSERT_LE(walk, splits);
+            const int blocks = decode_walk_blocks(splits, walk);
+            // No block without a split, and the last block's splits are the rest.
+            EXPECT_GT(splits - (blocks - 1) * walk, 0);
+            const long long tiles = static_cast<long long>(batch) * hkv * g.row_tiles;
+            const long long half = std::max(static_cast<long long>(decode_blocks_per_sm(g.rows_per_block)) * sms / 2, 1LL);
+            if (tiles <= half) {
+              EXPECT_LE(blocks * tiles, half) << "the batch's blocks fit half a wave";
+            } else {
+              EXPECT_EQ(walk, splits) << "more row tiles than half a wave: one block per row tile";
+            }
+            // The largest walk that fits: one split fewer per block would need more blocks.
+            if (walk > 1 && tiles <= half) {
+              EXPECT_GT(decode_walk_blocks(splits, walk - 1) * tiles, half);
+            }
+            // The fused split count: independent of the batch, within the key steps, half a wave.
+            const int fs = decode_fused_splits(p, sms);
+            AttnProblem one = p;
+            one.batch = 1;
+            EXPECT_EQ(fs, decode_fused_splits(one, sms));
+            EXPECT_GE(fs, 1);
+            EXPECT_LE(fs, decode_splits(p, sms));
+          }
+}
+
 TEST(DecodePlan, ForcedSplitCountsKeepTheirBorders) {
   // Rounding 34 keys per split up to 64 would leave the third split empty: the chunk stays 34.
   EXPECT_EQ(decode_chunk(100, 3, 64), 34);

@@ -51,6 +51,32 @@ DecodeGeometry decode_geometry(int d, int dv, int group, int sq, bool score_tran
 // batch runs more waves of small blocks.
 int decode_splits(const AttnProblem& p, int multiprocessors);
 
+// decode/fused=on (variants.h) aims at half the resident blocks (2 per SM up to 2 rows per block):
+// on an H100 (h32 d128, Sk 1k-32k, reports/data/h100-80gb-hbm3/2026-11-27-decode-splits-a796e02/) the
+// best split count at batch 1 was 8 (256 blocks) and the best at batch 8 was 1 (256 blocks), both
+// faster than a full wave of shorter blocks.
+//
+// Its split count: decode_splits for half the resident blocks (h32 d128 on 132 SMs: 8). Independent
+// of the batch, as decode_splits.
+int decode_fused_splits(const AttnProblem& p, int multiprocessors);
+// Splits walked per block: each block takes this many consecutive splits of one (batch, kv head, row
+// tile) in turn, computing and writing each split's partial exactly as a block of its own does, so
+// the output does not depend on it and the batch may choose it (the split count, which fixes the
+// order of the sums, may not). As many blocks per row tile as half the resident blocks hold for the
+// whole batch (batch x hkv x row_tiles blocks per split), at least 1 and at most `splits`; each block
+// walks ceil(splits / blocks) splits (the last may walk fewer).
+// Example (132 SMs, h32 d128, 8 splits): batch 1 walks 1 (8 blocks per head), batch 8 walks 8 (one
+// block per head, which also combines its row: no second kernel, no arrival counter).
+// @pre splits >= 1.
+int decode_walk(const AttnProblem& p, int splits, int multiprocessors);
+// Blocks per row tile when each walks `walk` of `splits` splits: ceil(splits / walk).
+constexpr int decode_walk_blocks(int splits, int walk) { return (splits + walk - 1) / walk; }
+// The arrival counters of decode/fused=on when a row tile has more than one block: one per row tile
+// of the batch (batch x hkv x row_tiles), 32 bits each, after the partials in the workspace.
+constexpr long long decode_arrival_counters(int batch, int hkv, const DecodeGeometry& g) {
+  return static_cast<long long>(batch) * hkv * g.row_tiles;
+}
+
 // Keys per split for `splits` splits: ceil(sk / splits) rounded up to a multiple of keys_per_step
 // when that still leaves no split empty (always so for decode_splits' counts), else ceil(sk / splits)
 // itself (forced split counts in the tests keep their uneven split borders). At least 1.

@@ -7,7 +7,10 @@ torch-flash), joined by case id. Prints, per case, the planned split count (deco
 by bench as "planned_splits"), its time, every forced count's time relative to cuDNN, and the best
 count; then, per (Sk, dtype), the one count that serves every batch size best (the split count may
 not depend on the batch: decode_splits' BatchInvariant property), judged by the worst ratio over the
-batch sizes. Ratios are cuDNN time / flashprobe time: above 1 flashprobe is faster.
+batch sizes. Other decode variants in the record (decode/fused=on, ...: batch invariant by
+themselves) get a table of their own: per case the ratio to cuDNN and to the shipped decode, per
+(Sk, dtype) the worst cuDNN ratio over the batches. Ratios are cuDNN time / flashprobe time: above 1
+flashprobe is faster.
 
   python3 scripts/gpu/decode_splits_table.py bench-decode-splits.json bench-torch-decode-splits.json \
       [--json summary.json]
@@ -31,7 +34,7 @@ def table(fp_rec, torch_rec):
     """{case: {"planned": n, "decode": ms, "splits": {n: ms}, "cudnn": ms, "flash": ms, "problem": {...}}}"""
     cases = {}
     for r in fp_rec.get("results", []):
-        c = cases.setdefault(r["case"], {"splits": {}})
+        c = cases.setdefault(r["case"], {"splits": {}, "variants": {}})
         c["problem"] = r.get("problem")
         if r["kernel"] == "decode":
             c["decode"] = r["median_ms"]
@@ -39,6 +42,8 @@ def table(fp_rec, torch_rec):
                 c["planned"] = r["planned_splits"]
         elif m := SPLITS.match(r["kernel"]):
             c["splits"][int(m.group(1))] = r["median_ms"]
+        elif r["kernel"].startswith("decode/"):
+            c["variants"][r["kernel"]] = r["median_ms"]
     for r in torch_rec.get("results", []):
         if r["case"] in cases and r["impl"] in ("torch-cudnn", "torch-flash"):
             cases[r["case"]][r["impl"].split("-", 1)[1]] = r["median_ms"]
@@ -67,6 +72,25 @@ def batch_invariant_choice(cases):
                "worst_ratio_planned": min(c["cudnn"] / c["decode"] for c in cs if "decode" in c)
                if all("decode" in c for c in cs) else None}
         out.append(row)
+    return out
+
+
+def variant_rows(cases):
+    """Per (variant, sk, dtype): the worst cuDNN ratio over the batch sizes and the worst ratio to decode."""
+    groups = {}
+    for c in cases.values():
+        p = c.get("problem") or {}
+        for v, ms in c["variants"].items():
+            if "cudnn" in c:
+                groups.setdefault((v, p.get("sk"), p.get("dtype")), []).append((p.get("batch"), c["cudnn"] / ms,
+                                                                                 c["decode"] / ms if "decode" in c else None))
+    out = []
+    for (v, sk, dtype), rs in sorted(groups.items(), key=lambda kv: (kv[0][0], str(kv[0][2]), kv[0][1] or 0)):
+        vs_dec = [d for _, _, d in rs if d is not None]
+        out.append({"variant": v, "sk": sk, "dtype": dtype, "batches": sorted(b for b, _, _ in rs),
+                    "cudnn_ratio_by_batch": {str(b): r for b, r, _ in sorted(rs, key=lambda x: x[0] or 0)},
+                    "worst_cudnn_ratio": min(r for _, r, _ in rs),
+                    "worst_ratio_to_decode": min(vs_dec) if len(vs_dec) == len(rs) else None})
     return out
 
 
@@ -106,10 +130,20 @@ def main(argv=None):
             planned = f"; planned {r['planned_splits']} (worst {wp:.3f})" if wp is not None else ""
             print(f"  sk {r['sk']:6d} {r['dtype']:4s} batches {r['batches']}: best {r['best_splits']:3d} splits "
                   f"(worst {r['worst_ratio_at_best']:.3f}){planned}")
+    variants = variant_rows(cases)
+    if variants:
+        print("\nDecode variants (batch invariant by themselves), per Sk and dtype: cuDNN/variant by batch, the worst, "
+              "and the worst decode/variant")
+        for r in variants:
+            by_batch = " ".join(f"b{b}:{x:.3f}" for b, x in r["cudnn_ratio_by_batch"].items())
+            wd = r["worst_ratio_to_decode"]
+            print(f"  {r['variant']:32s} sk {r['sk']:6d} {r['dtype']:4s} {by_batch}  worst {r['worst_cudnn_ratio']:.3f}"
+                  f"  vs decode {wd:.3f}" if wd is not None else
+                  f"  {r['variant']:32s} sk {r['sk']:6d} {r['dtype']:4s} {by_batch}  worst {r['worst_cudnn_ratio']:.3f}")
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"schema": "flashprobe.decode_splits/1", "cases": per_case, "batch_invariant": choice}, f,
-                      indent=1)
+            json.dump({"schema": "flashprobe.decode_splits/1", "cases": per_case, "batch_invariant": choice,
+                       "variants": variants}, f, indent=1)
     return 0
 
 

@@ -34,6 +34,7 @@ FP = {"results": [
     fp_result(1, 1024, "decode/splits=4", 0.020), fp_result(8, 1024, "decode/splits=4", 0.050),
     fp_result(1, 1024, "decode/splits=8", 0.013), fp_result(8, 1024, "decode/splits=8", 0.052),
     fp_result(1, 1024, "decode/splits=16", 0.0120), fp_result(8, 1024, "decode/splits=16", 0.0574),
+    fp_result(1, 1024, "decode/fused=on", 0.0110), fp_result(8, 1024, "decode/fused=on", 0.0500),
 ]}
 TORCH = {"results": [torch_result(1, 1024, "cudnn", 0.012), torch_result(8, 1024, "cudnn", 0.050),
                      torch_result(1, 1024, "flash", 0.015), torch_result(8, 1024, "flash", 0.058),
@@ -56,6 +57,16 @@ class DecodeSplitsTable(unittest.TestCase):
         self.assertEqual(row["planned_splits"], [16])
         self.assertAlmostEqual(row["worst_ratio_planned"], 0.050 / 0.0574)
 
+    def test_variants_apart_from_the_split_counts(self):
+        cases = dst.table(FP, TORCH)
+        self.assertEqual(cases["custom:b1_sk1024"]["variants"], {"decode/fused=on": 0.0110})
+        self.assertNotIn("fused", str(cases["custom:b1_sk1024"]["splits"]))
+        (row,) = dst.variant_rows(cases)
+        self.assertEqual((row["variant"], row["sk"], row["batches"]), ("decode/fused=on", 1024, [1, 8]))
+        self.assertAlmostEqual(row["cudnn_ratio_by_batch"]["1"], 0.012 / 0.0110)
+        self.assertAlmostEqual(row["worst_cudnn_ratio"], 1.0)  # b8: 0.050 / 0.050
+        self.assertAlmostEqual(row["worst_ratio_to_decode"], min(0.0136 / 0.0110, 0.0574 / 0.0500))
+
     def test_command_line_writes_the_summary(self):
         with tempfile.TemporaryDirectory() as d:
             paths = []
@@ -72,6 +83,8 @@ class DecodeSplitsTable(unittest.TestCase):
                 s = json.load(f)
             self.assertEqual(s["schema"], "flashprobe.decode_splits/1")
             self.assertEqual([c["best_splits"] for c in s["cases"]], [16, 4])
+            self.assertEqual([v["variant"] for v in s["variants"]], ["decode/fused=on"])
+            self.assertIn("decode/fused=on", out.getvalue())
 
     def test_no_flashprobe_results_is_exit_2(self):
         with tempfile.TemporaryDirectory() as d:

@@ -213,6 +213,12 @@ int run(const Opts& o, const std::vector<kernels::KernelInfo>& timed, const std:
       // The shipped decode's split count as planned here (decode_plan.h), beside forced counts timed
       // as decode/splits=<n> variants (scripts/gpu/decode_splits_table.py).
       if (k.name == "decode") results.back()["planned_splits"] = kernels::decode_default_splits(c.p);
+      // decode/fused=on's plan: its split count and the splits each block walks at this batch.
+      if (k.name == "decode/fused=on") {
+        const int n = kernels::decode_default_fused_splits(c.p);
+        results.back()["planned_splits"] = n;
+        results.back()["planned_walk"] = kernels::decode_default_walk(c.p, n);
+      }
       write_results(o, rec, results, false);
     }
   }

@@ -111,9 +111,26 @@ FP_DEV void merge_row(RowsState<R>& s, int r, float mo, float lo, const float (&
   s.m[r] = mx;
 }
 
-template <class E, Bug bug, int R, bool kVectorLoads>
-__global__ FP_LAUNCH_BOUNDS(kDecodeThreads, decode_blocks_per_sm(R)) void decode_split(Params p, int lanes_per_key, int row_tiles,
-                                                                                     int splits, int chunk, DecodeWorkspace ws) {
+// The combine's threads: a split-kernel block's in decode/fused=on.
+inline constexpr int kCombineThreads = kDecodeThreads;
+
+// decode/fused=on (variants.h): each block walks `walk` consecutive splits of its row tile (its
+// pipeline running on across their borders), and the last of a row tile's blocks to finish combines
+// the tile's rows (arrivals counted in `arrivals`, zeroed in the same call; null when one block walks
+// every split of its tile). Each split's partial is computed and written as a split block does.
+struct DecodeWalk {
+  int walk;
+  unsigned* arrivals;  // [batch][hkv][row_tiles]
+};
+
+template <Bug bug>
+FP_DEV void combine_row(const Params& p, int splits, const DecodeWorkspace& ws, std::int64_t row);
+
+// The split kernel's block (kWalk false: one split, `walk` unused) or the walking block of
+// decode/fused=on; the two kernels below.
+template <class E, Bug bug, int R, bool kVectorLoads, bool kWalk>
+FP_DEV void decode_split_block(const Params& p, int lanes_per_key, int row_tiles, int splits, int chunk, const DecodeWorkspace& ws,
+                               const DecodeWalk& walk) {
   static_assert(sizeof(typename E::storage) == 2, "decode reads 16-bit K and V");
   constexpr int U = decode_unroll(R);
   __shared__ float part_m[kDecodeWaves][R], part_l[kDecodeWaves][R];
@@ -124,7 +141,9 @@ __global__ FP_LAUNCH_BOUNDS(kDecodeThreads, decode_blocks_per_sm(R)) void decode
   const int sub = lane & (G - 1), x0 = sub * kVec;  // this lane's dims x0 .. x0 + 7
   const int groups = kDecodeThreads / G, group = static_cast<int>(threadIdx.x) / G;
   const int step = groups * U;
-  const int tile = static_cast<int>(blockIdx.x) % row_tiles, split = static_cast<int>(blockIdx.x) / row_tiles;
+  // Split kernel: block x runs split x / row_tiles. Walk: block x runs the splits [first, last).
+  const int tile = static_cast<int>(blockIdx.x) % row_tiles, first = static_cast<int>(blockIdx.x) / row_tiles * (kWalk ? walk.walk : 1);
+  const int last = kWalk ? (first + walk.walk < splits ? first + walk.walk : splits) : first + 1;
   const int hk = static_cast<int>(blockIdx.y), b = static_cast<int>(blockIdx.z);
   const int rows = p.group * p.sq;
   // Row r of this block: t = tile * R + r is query head mask::q_head(hk, t / sq) (member t / sq of kv
@@ -133,27 +152,31 @@ __global__ FP_LAUNCH_BOUNDS(kDecodeThreads, decode_blocks_per_sm(R)) void decode
   auto head_of = [&](int r) { return mask::q_head(hk, (tile * R + r < rows ? tile * R + r : tile * R) / p.sq, p.group); };
   auto pos_of = [&](int r) { return (tile * R + r < rows ? tile * R + r : tile * R) % p.sq; };
 
-  // Each row's visible keys cut to the split; the block walks the union of the rows' ranges. Key
-  // indices fit in int (decode_supports: sk <= kDecodeMaxKeys).
-  const std::int64_t split_begin = std::int64_t{split} * chunk;
-  const int s0 = split_begin < p.sk ? static_cast<int>(split_begin) : p.sk;  // empty splits start past the keys
-  const int s1 = (split_begin + chunk < p.sk ? static_cast<int>(split_begin + chunk) : p.sk) - 1;
+  // Each row's visible keys cut to the split; the block walks the union of the rows' ranges (no key
+  // when jlo > jhi). Key indices fit in int (decode_supports: sk <= kDecodeMaxKeys). s0 is where the
+  // split's steps start.
   const std::int64_t diag = diag_of<bug>(p, b);
-  int lo[R], hi[R];
-  int jlo = s1 + 1, jhi = s0 - 1;
+  auto range_of = [&](int split, int (&lo)[R], int (&hi)[R], int& jlo, int& jhi, int& s0) {
+    const std::int64_t split_begin = std::int64_t{split} * chunk;
+    s0 = split_begin < p.sk ? static_cast<int>(split_begin) : p.sk;  // empty splits start past the keys
+    const int s1 = (split_begin + chunk < p.sk ? static_cast<int>(split_begin + chunk) : p.sk) - 1;
+    jlo = s1 + 1, jhi = s0 - 1;
 #pragma unroll
-  for (int r = 0; r < R; ++r) {
-    std::int64_t vlo = 1, vhi = 0;
-    if (tile * R + r < rows) visible_range<bug>(p, b, pos_of(r), vlo, vhi);
-    vlo = vlo > s0 ? vlo : s0;
-    vhi = vhi < s1 ? vhi : s1;
-    if (vlo > vhi) vlo = 1, vhi = 0;  // empty
-    lo[r] = static_cast<int>(vlo), hi[r] = static_cast<int>(vhi);
-    if (lo[r] <= hi[r]) {
-      jlo = lo[r] < jlo ? lo[r] : jlo;
-      jhi = hi[r] > jhi ? hi[r] : jhi;
+    for (int r = 0; r < R; ++r) {
+      std::int64_t vlo = 1, vhi = 0;
+      if (tile * R + r < rows) visible_range<bug>(p, b, pos_of(r), vlo, vhi);
+      vlo = vlo > s0 ? vlo : s0;
+      vhi = vhi < s1 ? vhi : s1;
+      if (vlo > vhi) vlo = 1, vhi = 0;  // empty
+      lo[r] = static_cast<int>(vlo), hi[r] = static_cast<int>(vhi);
+      if (lo[r] <= hi[r]) {
+        jlo = lo[r] < jlo ? lo[r] : jlo;
+        jhi = hi[r] > jhi ? hi[r] : jhi;
+      }
     }
-  }
+  };
+  int lo[R], hi[R], jlo, jhi, s0;
+  range_of(first, lo, hi, jlo, jhi, s0);
 
   // score = dot * scale in base 2, or soft-cap / ALiBi through score(): those problems run one row
   // per block (decode_geometry), so blocks of several rows never compile the transform.
@@ -173,18 +196,28 @@ __global__ FP_LAUNCH_BOUNDS(kDecodeThreads, decode_blocks_per_sm(R)) void decode
     st.m[r] = kNegInf;
     st.l[r] = 0.f;
   }
+  auto reset_state = [&] {
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) st.o[r][e] = 0.f;
+      st.m[r] = kNegInf;
+      st.l[r] = 0.f;
+    }
+  };
 
   const KeyStream kst = key_stream(p.k, p.ks, b, hk, x0, p.d), vst = key_stream(p.v, p.vs, b, hk, x0, p.dv);
   // Slot u of step jb holds key jb + u * groups + group. Keys outside [jlo, jhi] (every row masks
   // them) read key jhi or jlo instead, a row inside the keys: no branch around the loads.
   auto key_of = [&](int jb, int u) { return jb + u * groups + group; };
-  auto load_keys = [&](const KeyStream& ks, uint4 (&c)[U], int jb) {
+  auto load_keys_in = [&](const KeyStream& ks, uint4 (&c)[U], int jb, int kl, int kh) {
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int j = key_of(jb, u);
-      c[u] = load_chunk<kVectorLoads>(ks, ks.at(j < jlo ? jlo : j > jhi ? jhi : j));
+      c[u] = load_chunk<kVectorLoads>(ks, ks.at(j < kl ? kl : j > kh ? kh : j));
     }
   };
+  auto load_keys = [&](const KeyStream& ks, uint4 (&c)[U], int jb) { load_keys_in(ks, c, jb, jlo, jhi); };
   // The scores of a step's keys and the online-softmax update of (m, l), o rescaled; pr gets the
   // keys' weights for values_step.
   // `transformed` (a constant at each call, folded once inlined): soft-cap or ALiBi applied to the
@@ -249,97 +282,198 @@ __global__ FP_LAUNCH_BOUNDS(kDecodeThreads, decode_blocks_per_sm(R)) void decode
         for (int e = 0; e < kVec; ++e) st.o[r][e] = fmaf(pr[r][u], vf[e], st.o[r][e]);
     }
   };
-  auto load_step = [&](KVChunks<U>& buf, int jb) {
-    load_keys(kst, buf.k, jb);
-    load_keys(vst, buf.v, jb);
+  auto load_step_in = [&](KVChunks<U>& buf, int jb, int kl, int kh) {
+    load_keys_in(kst, buf.k, jb, kl, kh);
+    load_keys_in(vst, buf.v, jb, kl, kh);
   };
+  auto load_step = [&](KVChunks<U>& buf, int jb) { load_step_in(buf, jb, jlo, jhi); };
   auto compute_step = [&](const KVChunks<U>& buf, int jb) {
     float pr[R][U];
     scores_step(buf.k, jb, pr, false);
     values_step(buf.v, pr);
   };
 
-  if (jlo <= jhi) {  // block-uniform: every lane takes the same steps (the shuffles need all of them)
-    // Steps start on the split's grid (s0 + n * step), so a key's lane group does not depend on
-    // which rows share the block.
-    int jb = s0 + (jlo - s0) / step * step;
-    KVChunks<U> a, c;
+  // One split from its first step to its last (jlo, jhi, lo, hi and s0 are the split's; the state
+  // starts empty).
+  auto run_split = [&] {
+    if (jlo <= jhi) {  // block-uniform: every lane takes the same steps (the shuffles need all of them)
+      // Steps start on the split's grid (s0 + n * step), so a key's lane group does not depend on
+      // which rows share the block.
+      int jb = s0 + (jlo - s0) / step * step;
+      KVChunks<U> a, c;
+      if (kVectorLoads && plain) {
+        // The next step's loads are issued before this step computes (past the end they re-read key
+        // jhi): two steps of 16-byte loads in flight per lane.
+        load_step(a, jb);
+        for (;;) {
+          load_step(c, jb + step);
+          compute_step(a, jb);
+          jb += step;
+          if (jb > jhi) break;
+          load_step(a, jb + step);
+          compute_step(c, jb);
+          jb += step;
+          if (jb > jhi) break;
+        }
+      } else {
+        // One step in flight, K then V: 16-bit loads hold a register each until packed, and the score
+        // transform (tanhf may be a call on AMD) keeps little live across it. The steps and the
+        // arithmetic are the loop's above, so is the result.
+        for (; jb <= jhi; jb += step) {
+          float pr[R][U];
+          load_keys(kst, a.k, jb);
+          scores_step(a.k, jb, pr, !plain);
+          load_keys(vst, a.v, jb);
+          values_step(a.v, pr);
+        }
+      }
+    }
+  };
+  // The state of the split into its partial: merge the key groups of a wave (lanes G, 2G, ... apart
+  // hold the same dims), then the waves, and write it.
+  auto flush = [&](int split) {
+    for (int off = G; off < fp_dev::kWaveSize; off *= 2) {
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        float oo[kVec];
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) oo[e] = fp_dev::shfl_xor(st.o[r][e], off);
+        const float mo = fp_dev::shfl_xor(st.m[r], off), lo_other = fp_dev::shfl_xor(st.l[r], off);
+        merge_row(st, r, mo, lo_other, oo);
+      }
+    }
+    if (lane < G) {
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+#pragma unroll
+        for (int e = 0; e < kVec; ++e)
+          if (x0 + e < p.dv) part_o[wave][r][x0 + e] = st.o[r][e];
+        if (lane == 0) {
+          part_m[wave][r] = st.m[r];
+          part_l[wave][r] = st.l[r];
+        }
+      }
+    }
+    fp_dev::barrier();
+    for (int x = static_cast<int>(threadIdx.x); x < R * p.dv; x += kDecodeThreads) {
+      const int r = x / p.dv, dim = x % p.dv, t = tile * R + r;
+      if (t >= rows) break;  // rows past the group's end come last
+      float mb = kNegInf;
+      for (int w = 0; w < kDecodeWaves; ++w) mb = fmaxf(mb, part_m[w][r]);
+      // An empty split: every wave has m = -inf; skip the weights (exp2(-inf - -inf) would be NaN).
+      float lb = 0.f, acc = 0.f;
+      if (mb != kNegInf)
+        for (int w = 0; w < kDecodeWaves; ++w) {
+          const float wgt = exp2f(part_m[w][r] - mb);
+          lb += wgt * part_l[w][r];
+          acc += wgt * part_o[w][r][dim];
+        }
+      const std::int64_t part = ((std::int64_t{b} * p.hq + head_of(r)) * p.sq + pos_of(r)) * splits + split;
+      ws.o[part * p.dv + dim] = lb > 0.f ? acc / lb : 0.f;
+      if (dim == 0) ws.lse[part] = lb > 0.f ? (mb + log2f(lb)) * kLn2 : kNegInf;
+    }
+  };
+
+  if constexpr (!kWalk) {
+    run_split();
+    flush(first);
+  } else {
+    // A barrier after each partial: the next one reuses the shared arrays.
+    auto flush_walked = [&](int split) {
+      flush(split);
+      fp_dev::barrier();
+      reset_state();
+    };
     if (kVectorLoads && plain) {
-      // The next step's loads are issued before this step computes (past the end they re-read key
-      // jhi): two steps of 16-byte loads in flight per lane.
-      load_step(a, jb);
-      for (;;) {
-        load_step(c, jb + step);
-        compute_step(a, jb);
-        jb += step;
-        if (jb > jhi) break;
-        load_step(a, jb + step);
-        compute_step(c, jb);
-        jb += step;
-        if (jb > jhi) break;
+      // The loads of a split's first step are issued while the previous split's last step computes:
+      // the pipeline runs on across split borders. Splits without a visible key write the empty
+      // partial (the reset state) and issue no loads.
+      int cs = first;
+      while (jlo > jhi && cs < last) {
+        flush_walked(cs);
+        if (++cs < last) range_of(cs, lo, hi, jlo, jhi, s0);
+      }
+      if (cs < last) {
+        int jb = s0 + (jlo - s0) / step * step;
+        KVChunks<U> a, c;
+        // Loads the step after jb into nxt (this split's next step, else the first step of the next
+        // split with keys; past the last, jb's step again, never used) and computes cur (step jb).
+        // True once the block's last split is written.
+        auto advance = [&](const KVChunks<U>& cur, KVChunks<U>& nxt) {
+          int ns = cs, njb = jb + step, nlo = jlo, nhi = jhi;
+          if (njb > jhi) {
+            int dlo[R], dhi[R], ns0 = s0;
+            for (ns = cs + 1; ns < last; ++ns) {
+              range_of(ns, dlo, dhi, nlo, nhi, ns0);
+              if (nlo <= nhi) break;
+            }
+            if (ns < last) njb = ns0 + (nlo - ns0) / step * step;
+            else njb = jb, nlo = jlo, nhi = jhi;
+          }
+          load_step_in(nxt, njb, nlo, nhi);
+          compute_step(cur, jb);
+          if (ns != cs) {
+            for (int e = cs; e < ns; ++e) flush_walked(e);  // this split, then the empty ones after it
+            if (ns == last) return true;
+            cs = ns;
+            range_of(cs, lo, hi, jlo, jhi, s0);
+          }
+          jb = njb;
+          return false;
+        };
+        load_step(a, jb);
+        for (;;) {
+          if (advance(a, c)) break;
+          if (advance(c, a)) break;
+        }
       }
     } else {
-      // One step in flight, K then V: 16-bit loads hold a register each until packed, and the score
-      // transform (tanhf may be a call on AMD) keeps little live across it. The steps and the
-      // arithmetic are the loop's above, so is the result.
-      for (; jb <= jhi; jb += step) {
-        float pr[R][U];
-        load_keys(kst, a.k, jb);
-        scores_step(a.k, jb, pr, !plain);
-        load_keys(vst, a.v, jb);
-        values_step(a.v, pr);
+      for (int cs = first;;) {
+        run_split();
+        flush_walked(cs);
+        if (++cs == last) break;
+        range_of(cs, lo, hi, jlo, jhi, s0);
       }
     }
-  }
-
-  // Merge the key groups of a wave (lanes G, 2G, ... apart hold the same dims), then the waves.
-  for (int off = G; off < fp_dev::kWaveSize; off *= 2) {
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      float oo[kVec];
-#pragma unroll
-      for (int e = 0; e < kVec; ++e) oo[e] = fp_dev::shfl_xor(st.o[r][e], off);
-      const float mo = fp_dev::shfl_xor(st.m[r], off), lo_other = fp_dev::shfl_xor(st.l[r], off);
-      merge_row(st, r, mo, lo_other, oo);
-    }
-  }
-  if (lane < G) {
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-#pragma unroll
-      for (int e = 0; e < kVec; ++e)
-        if (x0 + e < p.dv) part_o[wave][r][x0 + e] = st.o[r][e];
-      if (lane == 0) {
-        part_m[wave][r] = st.m[r];
-        part_l[wave][r] = st.l[r];
+    // Every split of this block is written. The last of the row tile's blocks to get here combines
+    // the tile's rows from every split's partial, as decode_combine does.
+    if (walk.arrivals != nullptr) {
+      // The block's partials are written (the barrier after the last one); thread 0 releases them
+      // with its arrival (a fence, then the count: the barrier makes the other threads' writes part
+      // of what it releases) and, if it arrived last, acquires the others' (the fence after).
+      __shared__ int last_arrival;
+      if (threadIdx.x == 0) {
+        __threadfence();
+        const unsigned before = atomicAdd(walk.arrivals + (std::int64_t{b} * p.hkv + hk) * row_tiles + tile, 1u);
+        __threadfence();
+        last_arrival = before + 1 == gridDim.x / static_cast<unsigned>(row_tiles);
       }
+      fp_dev::barrier();
+      if (!last_arrival) return;
     }
-  }
-  fp_dev::barrier();
-  for (int x = static_cast<int>(threadIdx.x); x < R * p.dv; x += kDecodeThreads) {
-    const int r = x / p.dv, dim = x % p.dv, t = tile * R + r;
-    if (t >= rows) break;  // rows past the group's end come last
-    float mb = kNegInf;
-    for (int w = 0; w < kDecodeWaves; ++w) mb = fmaxf(mb, part_m[w][r]);
-    // An empty split: every wave has m = -inf; skip the weights (exp2(-inf - -inf) would be NaN).
-    float lb = 0.f, acc = 0.f;
-    if (mb != kNegInf)
-      for (int w = 0; w < kDecodeWaves; ++w) {
-        const float wgt = exp2f(part_m[w][r] - mb);
-        lb += wgt * part_l[w][r];
-        acc += wgt * part_o[w][r][dim];
-      }
-    const std::int64_t part = ((std::int64_t{b} * p.hq + head_of(r)) * p.sq + pos_of(r)) * splits + split;
-    ws.o[part * p.dv + dim] = lb > 0.f ? acc / lb : 0.f;
-    if (dim == 0) ws.lse[part] = lb > 0.f ? (mb + log2f(lb)) * kLn2 : kNegInf;
+    for (int r = 0; r < R && tile * R + r < rows; ++r)
+      combine_row<Bug::none>(p, splits, ws, (std::int64_t{b} * p.hq + head_of(r)) * p.sq + pos_of(r));
   }
 }
 
-inline constexpr int kCombineThreads = 128;
+template <class E, Bug bug, int R, bool kVectorLoads>
+__global__ FP_LAUNCH_BOUNDS(kDecodeThreads, decode_blocks_per_sm(R)) void decode_split(Params p, int lanes_per_key, int row_tiles,
+                                                                                     int splits, int chunk, DecodeWorkspace ws) {
+  decode_split_block<E, bug, R, kVectorLoads, false>(p, lanes_per_key, row_tiles, splits, chunk, ws, DecodeWalk{1, nullptr});
+}
 
+template <class E, int R, bool kVectorLoads>
+__global__ FP_LAUNCH_BOUNDS(kDecodeThreads, decode_blocks_per_sm(R)) void decode_split_walk(Params p, int lanes_per_key, int row_tiles,
+                                                                                          int splits, int chunk, DecodeWorkspace ws,
+                                                                                          DecodeWalk walk) {
+  decode_split_block<E, Bug::none, R, kVectorLoads, true>(p, lanes_per_key, row_tiles, splits, chunk, ws, walk);
+}
+
+// Row `row` ((b * Hq + h) * Sq + i, the LSE index too) from its splits' partials, by the block's
+// kCombineThreads threads: decode_combine's block, and in decode/fused=on the last block of a row
+// tile (the same code on the same partials: bitwise the same output).
 template <Bug bug>
-__global__ __launch_bounds__(kCombineThreads) void decode_combine(Params p, int splits, DecodeWorkspace ws) {
-  const std::int64_t row = blockIdx.x;  // (b * Hq + h) * Sq + i, the LSE index too
+FP_DEV void combine_row(const Params& p, int splits, const DecodeWorkspace& ws, std::int64_t row) {
   const int i = static_cast<int>(row % p.sq);
   const int h = static_cast<int>((row / p.sq) % p.hq);
   const int b = static_cast<int>(row / (std::int64_t{p.sq} * p.hq));
@@ -368,6 +502,11 @@ __global__ __launch_bounds__(kCombineThreads) void decode_combine(Params p, int 
     store(p.o, offset4(p.os, b, i, h, x), p.out_dtype, sum > 0.f ? acc / sum : 0.f);
   }
   if (threadIdx.x == 0) p.lse[row] = sum > 0.f ? mx + logf(sum) : kNegInf;
+}
+
+template <Bug bug>
+__global__ __launch_bounds__(kCombineThreads) void decode_combine(Params p, int splits, DecodeWorkspace ws) {
+  combine_row<bug>(p, splits, ws, blockIdx.x);
 }
 
 // Whether the rows of a [B, S, H, n] tensor can be read as aligned 16-byte vectors: 16-byte aligned

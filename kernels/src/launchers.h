@@ -35,5 +35,19 @@ void launch_tiled(const Params& p, Stream s);
 std::size_t decode_workspace_bytes(const AttnProblem& p, int splits);
 template <Bug bug>
 void launch_decode(const Params& p, int splits, void* workspace, Stream s);
+// A decode entry's launch choices (registry.cpp's make_decode_variant; variants.h): splits > 0 forces
+// the split count (else decode_splits, or decode_fused_splits when fused); fused runs
+// launch_decode_walk, each block walking `walk` splits (0: decode_walk's plan for this device and
+// batch; a forced walk above the split count walks them all).
+struct DecodeOptions {
+  int splits = 0;
+  bool fused = false;
+  int walk = 0;
+};
+// decode/fused=on: `splits` key splits, `walk` of them per block (1..splits), the combine in the last
+// block of each row tile; workspace = decode_walk_workspace_bytes(p, splits, walk) (the partials, then
+// the arrival counters of decode_plan.h when a row tile has more than one block).
+std::size_t decode_walk_workspace_bytes(const AttnProblem& p, int splits, int walk);
+void launch_decode_walk(const Params& p, int splits, int walk, void* workspace, Stream s);
 
 }  // namespace flashprobe::kernels::detail

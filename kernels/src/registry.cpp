@@ -9,6 +9,7 @@
 #include "flashprobe/core/error.h"
 #include "flashprobe/kernels/decode_plan.h"
 #include "src/launchers.h"
+#include "src/variant_makers.h"
 
 namespace flashprobe::kernels {
 
@@ -91,31 +92,81 @@ void tiled_launch(const Params& prm, Stream s) {
 }
 #endif
 
-KernelInfo make_decode(const std::string& name, int forced_splits) {
-  auto splits_of = [forced_splits](const AttnProblem& p) { return forced_splits > 0 ? forced_splits : decode_default_splits(p); };
-  KernelInfo k{name,
-          forced_splits > 0 ? "decode with exactly " + std::to_string(forced_splits) + " key split(s) (tests)"
-                            : "split-K decode for sq <= 8: key splits merged through their LSE",
-          decode_supports,
-          [splits_of](const AttnProblem& p) { return detail::decode_workspace_bytes(p, splits_of(p)); },
-          [splits_of, name](const AttnProblem& p, const DeviceTensors& t, void* ws, Stream s) {
+// The SM count of the device this process runs on (the first, as require_device() picks it); 0
+// without one (decode's plans then assume a nominal device). Asked once: one device per process.
+int this_device_sms() {
+  static const int sms = [] {
+    const DeviceQuery q = query_devices();
+    return q.devices.empty() ? 0 : q.devices.front().multiprocessors;
+  }();
+  return sms;
+}
+
+std::string decode_name(const detail::DecodeOptions& o) {
+  std::string opts;
+  const auto add = [&opts](const std::string& kv) { opts += (opts.empty() ? "" : ",") + kv; };
+  if (o.splits > 0) add("splits=" + std::to_string(o.splits));
+  if (o.fused) add("fused=on");
+  if (o.walk > 0) add("walk=" + std::to_string(o.walk));
+  return opts.empty() ? "decode" : "decode/" + opts;
+}
+
+std::string decode_description(const detail::DecodeOptions& o) {
+  if (o.splits == 0 && !o.fused) return "split-K decode for sq <= 8: key splits merged through their LSE";
+  std::string d = "decode (benchmarks and tests):";
+  if (o.splits > 0) d += " exactly " + std::to_string(o.splits) + " key split(s);";
+  if (o.fused)
+    d += std::string(" one kernel, the combine in the last block of each row tile, ") +
+         (o.splits > 0 ? "" : "the split count for half the resident blocks (decode_fused_splits), ") +
+         (o.walk > 0 ? "at most " + std::to_string(o.walk) + " split(s) per block;" : std::string("splits per block for half a wave of the batch;"));
+  return d;
+}
+
+}  // namespace
+
+KernelInfo make_decode_variant(const detail::DecodeOptions& o) {
+  if (o.splits < 0 || o.walk < 0 || (o.walk > 0 && !o.fused))
+    throw UsageError("decode variant splits=" + std::to_string(o.splits) + ", walk=" + std::to_string(o.walk) +
+                     (o.fused ? ", fused" : "") + " is not allowed: splits, walk >= 1 when given, walk only with fused=on");
+  const std::string name = decode_name(o);
+  auto splits_of = [o](const AttnProblem& p) {
+    return o.splits > 0 ? o.splits : o.fused ? decode_default_fused_splits(p) : decode_default_splits(p);
+  };
+  auto walk_of = [o](const AttnProblem& p, int splits) {
+    return o.walk > 0 ? std::min(o.walk, splits) : decode_default_walk(p, splits);
+  };
+  KernelInfo k{name, decode_description(o), decode_supports,
+               [o, splits_of, walk_of](const AttnProblem& p) {
+                 const int n = splits_of(p);
+                 return o.fused ? detail::decode_walk_workspace_bytes(p, n, walk_of(p, n)) : detail::decode_workspace_bytes(p, n);
+               },
+               [o, splits_of, walk_of, name](const AttnProblem& p, const DeviceTensors& t, void* ws, Stream s) {
 #ifdef FP_HAVE_GPU_RUNTIME
-            (void)name;
-            detail::launch_decode<Bug::none>(make_params(p, t), splits_of(p), ws, s);
+                 (void)name;
+                 const int n = splits_of(p);
+                 if (o.fused) detail::launch_decode_walk(make_params(p, t), n, walk_of(p, n), ws, s);
+                 else detail::launch_decode<Bug::none>(make_params(p, t), n, ws, s);
 #else
-            (void)p, (void)t, (void)ws, (void)s;
-            no_backend(name);
+                 (void)o, (void)p, (void)t, (void)ws, (void)s;
+                 no_backend(name);
 #endif
-          }};
-  k.with_splits = [](int n) { return decode_with_splits(n); };
+               }};
+  k.with_splits = [o](int n) {
+    if (n < 1) throw UsageError("decode splits=" + std::to_string(n) + " is not allowed: use >= 1");
+    detail::DecodeOptions forced = o;
+    forced.splits = n;
+    return make_decode_variant(forced);
+  };
   return k;
 }
+
+namespace {
 
 std::vector<KernelInfo> make_table() {
   std::vector<KernelInfo> v;
   v.push_back(make_mma_kernel());
   v.push_back(make_wgmma_kernel());
-  v.push_back(make_decode("decode", 0));
+  v.push_back(make_decode_variant({}));
   v.push_back({"tiled", "scalar FlashAttention-2: online softmax, K/V tiles through shared memory, d = dv in {64, 80, 96, 128, 256}",
                tiled_supports, [](const AttnProblem&) { return std::size_t{0}; },
                [](const AttnProblem& p, const DeviceTensors& t, void* ws, Stream s) {
@@ -150,21 +201,23 @@ std::size_t decode_workspace_bytes(const AttnProblem& p, int splits) {
   const auto parts = static_cast<std::size_t>(std::int64_t{p.batch} * p.hq * p.sq * splits);
   return parts * static_cast<std::size_t>(p.dv + 1) * sizeof(float);
 }
+std::size_t decode_walk_workspace_bytes(const AttnProblem& p, int splits, int walk) {
+  std::size_t bytes = decode_workspace_bytes(p, splits);
+  if (decode_walk_blocks(splits, walk) > 1) {
+    const DecodeGeometry g = decode_geometry(p.d, p.dv, p.group(), p.sq, p.softcap > 0 || !p.alibi_slopes.empty());
+    bytes += static_cast<std::size_t>(decode_arrival_counters(p.batch, p.hkv, g)) * sizeof(unsigned);
+  }
+  return bytes;
+}
 }  // namespace detail
 
-int decode_default_splits(const AttnProblem& p) {
-  // The SM count of the device this process runs on (the first, as require_device() picks it);
-  // without one, decode_splits plans for a nominal device. Asked once: one device per process.
-  static const int sms = [] {
-    const DeviceQuery q = query_devices();
-    return q.devices.empty() ? 0 : q.devices.front().multiprocessors;
-  }();
-  return decode_splits(p, sms);
-}
+int decode_default_splits(const AttnProblem& p) { return decode_splits(p, this_device_sms()); }
+int decode_default_fused_splits(const AttnProblem& p) { return decode_fused_splits(p, this_device_sms()); }
+int decode_default_walk(const AttnProblem& p, int splits) { return decode_walk(p, splits, this_device_sms()); }
 
 KernelInfo decode_with_splits(int splits) {
   if (splits < 1) throw UsageError("decode splits=" + std::to_string(splits) + " is not allowed: use >= 1");
-  return make_decode("decode/splits=" + std::to_string(splits), splits);
+  return make_decode_variant({splits, false, 0});
 }
 
 const std::vector<KernelInfo>& kernels() {

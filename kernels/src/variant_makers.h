@@ -5,6 +5,7 @@
 #include <string>
 
 #include "flashprobe/kernels/registry.h"
+#include "src/launchers.h"
 #include "src/mma/mma_launchers.h"
 #include "src/wgmma/wgmma_launchers.h"
 
@@ -12,5 +13,8 @@ namespace flashprobe::kernels {
 
 KernelInfo make_mma(std::string name, std::string description, const detail::MmaOptions& o);
 KernelInfo make_wgmma(std::string name, std::string description, const detail::WgmmaOptions& o);
+// decode with its choices (src/launchers.h), named canonically: "decode/splits=3,fused=on,walk=2";
+// no choice set is the production entry "decode".
+KernelInfo make_decode_variant(const detail::DecodeOptions& o);
 
 }  // namespace flashprobe::kernels

@@ -143,9 +143,19 @@ KernelInfo wgmma_variant(const std::string& name, std::map<std::string, std::str
 }
 
 KernelInfo decode_variant(const std::string& name, std::map<std::string, std::string> opts) {
-  const std::string splits = take(opts, "splits");
-  no_other_options(name, "decode", opts, "splits");
-  return decode_with_splits(count_of(name, "splits", splits));
+  detail::DecodeOptions o;
+  const std::string splits = take(opts, "splits"), fused = take(opts, "fused"), walk = take(opts, "walk");
+  no_other_options(name, "decode", opts, "splits, fused, walk");
+  if (!splits.empty()) o.splits = count_of(name, "splits", splits);
+  if (!fused.empty()) {
+    if (fused != "on") bad(name, "fused=" + fused + ": must be on (the shipped decode combines in a second kernel)");
+    o.fused = true;
+  }
+  if (!walk.empty()) {
+    if (!o.fused) bad(name, "walk=" + walk + " needs fused=on (the split kernel runs one split per block)");
+    o.walk = count_of(name, "walk", walk);
+  }
+  return make_decode_variant(o);
 }
 
 }  // namespace
@@ -153,14 +163,14 @@ KernelInfo decode_variant(const std::string& name, std::map<std::string, std::st
 std::string variant_syntax() {
   return std::string("mma/order=rows|heads, mma/rescale=lazy, mma/classes=fine, wgmma/schedule=serial|overlap, wgmma/carry=on") +
          (detail::kWgmmaAllSchedules ? "" : " (built with -DFLASHPROBE_WGMMA_SCHEDULES=ON)") +
-         ", wgmma/l2ahead=on, wgmma/epilogue=vec16, wgmma/grid=full, wgmma/blocks=<n>, decode/splits=<n>; one kernel's "
-         "options combine with ','";
+         ", wgmma/l2ahead=on, wgmma/epilogue=vec16, wgmma/grid=full, wgmma/blocks=<n>, decode/splits=<n>, decode/fused=on, "
+         "decode/walk=<n> (with fused=on); one kernel's options combine with ','";
 }
 
 std::vector<std::string> variant_names() {
   std::vector<std::string> v = {"mma/order=rows", "mma/order=heads", "mma/rescale=lazy", "mma/classes=fine"};
   if (detail::kWgmmaAllSchedules) v.insert(v.end(), {"wgmma/schedule=serial", "wgmma/schedule=overlap", "wgmma/carry=on"});
-  v.insert(v.end(), {"wgmma/l2ahead=on", "wgmma/epilogue=vec16", "wgmma/grid=full"});
+  v.insert(v.end(), {"wgmma/l2ahead=on", "wgmma/epilogue=vec16", "wgmma/grid=full", "decode/fused=on", "decode/fused=on,walk=1"});
   return v;
 }
 

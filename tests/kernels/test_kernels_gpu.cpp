@@ -164,6 +164,37 @@ TEST(DecodeSplits, AnySplitCountAgrees) {
   EXPECT_TRUE(rep.failures.empty()) << rep.failures.size() << " failing case(s), first: " << rep.failures.front();
 }
 
+// decode/fused=on computes each split's partial as the split kernel does and combines with the same
+// code, whichever block walks the split: bitwise the O and LSE of decode with the same split count,
+// for split counts 1, even, odd and more than the keys (empty splits), and walks of 1 (one block
+// per split, arrival counters), 2 and 3 (blocks crossing split borders, a shorter last block) and 64
+// (one block per row tile, no counters), on every grid case in f16 and, at the planned walk, bf16. So
+// the variant is batch invariant exactly where decode is, whatever walk the batch chooses.
+TEST(DecodeWalk, FusedGivesBitwiseTheSplitKernelsOutput) {
+  FP_SKIP_WITHOUT_GPU();
+  const DeviceInfo dev = require_device();
+  Report rep{"decode_walk"};
+  auto compare = [&](const KernelInfo& fused, const KernelInfo& split, const GridCase& c, DType t) {
+    const AttnProblem p = c.with_dtype(t);
+    if (!fused.supports(dev, p)) return;
+    const AttnInputs in = random_inputs(p, c.seed, c.dist);
+    const RunResult a = run_kernel(split, p, in), b = run_kernel(fused, p, in);
+    const bool same = a.out.o.bytes == b.out.o.bytes &&
+                      std::memcmp(a.out.lse.data(), b.out.lse.data(), a.out.lse.size() * sizeof(float)) == 0;
+    rep.add(fused.name, c.id(t), same && b.clean(), {{"bitwise_equal", same}, {"run_findings", b.describe()}},
+            same ? b.describe() : "differs from " + split.name);
+  };
+  for (const GridCase& c : kernel_grid()) {
+    compare(find_variant("decode/fused=on"), *find_kernel("decode"), c, DType::bf16);
+    for (int splits : {1, 2, 7, 64})
+      for (int walk : {1, 2, 3, 64})
+        compare(find_variant("decode/splits=" + std::to_string(splits) + ",fused=on,walk=" + std::to_string(walk)),
+                decode_with_splits(splits), c, DType::f16);
+  }
+  EXPECT_GT(rep.run, 0);
+  EXPECT_TRUE(rep.failures.empty()) << rep.failures.size() << " failing case(s), first: " << rep.failures.front();
+}
+
 // The wgmma kernel's persistent grid with few blocks: every block walks many row blocks of the grid's
 // problems, so the Q buffer is reused, the K/V ring's positions and phases run on across row blocks
 // and (batch, head) pairs, empty row blocks sit between full ones, V tails are zeroed more than once

@@ -81,6 +81,25 @@ TEST(Variants, NamesAreCanonical) {
   AttnProblem p = problems().front();
   EXPECT_EQ(find_variant("decode/splits=3").name, "decode/splits=3");
   EXPECT_EQ(find_variant("decode/splits=3").workspace_bytes(p), decode_with_splits(3).workspace_bytes(p));
+  EXPECT_EQ(find_variant("decode/walk=2,fused=on").name, "decode/fused=on,walk=2");
+  EXPECT_EQ(find_variant("decode/fused=on,splits=3").name, "decode/splits=3,fused=on");
+  EXPECT_EQ(find_variant("decode/fused=on,walk=2").with_splits(5).name, "decode/splits=5,fused=on,walk=2");
+  EXPECT_EQ(find_variant("decode/fused=on").with_splits(5).name, "decode/splits=5,fused=on");
+  EXPECT_EQ(decode_with_splits(4).with_splits(5).name, "decode/splits=5");
+  EXPECT_EQ(find_kernel("decode")->with_splits(5).name, "decode/splits=5");
+}
+
+// decode/fused=on's workspace: the split kernel's partials, then one 32-bit arrival counter per row
+// tile of the batch when a row tile has more than one block (a walk of fewer splits than the count).
+TEST(Variants, DecodeFusedWorkspaceAddsArrivalCountersOnlyWhereBlocksShareARowTile) {
+  AttnProblem p = problems().front();  // b2 h4/2 (group 2: one tile of 2 rows per kv head), sq 1
+  ASSERT_EQ(p.sq, 1);
+  const std::size_t partials = decode_with_splits(3).workspace_bytes(p);
+  EXPECT_EQ(partials, std::size_t{2} * 4 * 1 * 3 * (p.dv + 1) * 4);
+  EXPECT_EQ(find_variant("decode/splits=3,fused=on,walk=1").workspace_bytes(p), partials + 2 * 2 * 4);
+  EXPECT_EQ(find_variant("decode/splits=3,fused=on,walk=2").workspace_bytes(p), partials + 2 * 2 * 4);
+  EXPECT_EQ(find_variant("decode/splits=3,fused=on,walk=3").workspace_bytes(p), partials);
+  EXPECT_EQ(find_variant("decode/splits=3,fused=on,walk=9").workspace_bytes(p), partials) << "a walk above the count walks them all";
 }
 
 TEST(Variants, UnknownNamesAreUsageErrorsNamingWhatIsAllowed) {
@@ -91,7 +110,9 @@ TEST(Variants, UnknownNamesAreUsageErrorsNamingWhatIsAllowed) {
         "wgmma/grid=persistent", "wgmma/grid=full,blocks=2", "wgmma/schedule=pingpong", "wgmma/schedule=fast", "wgmma/carry=off", "wgmma/carry=",
         "wgmma/carry=on,schedule=serial", "wgmma/l2ahead=off", "wgmma/l2ahead=", "wgmma/l2ahead=on,carry=on",
         "wgmma/l2ahead=on,schedule=overlap", "wgmma/epilogue=smem", "wgmma/epilogue=", "wgmma/epilogue=vec16,l2ahead=on",
-        "wgmma/epilogue=vec16,carry=on", "wgmma/epilogue=vec16,schedule=serial", "mma/classes=coarse", "mma/classes=", "mma/classes=fine,classes=fine"}) {
+        "wgmma/epilogue=vec16,carry=on", "wgmma/epilogue=vec16,schedule=serial", "mma/classes=coarse", "mma/classes=", "mma/classes=fine,classes=fine",
+        "decode/fused=off", "decode/fused=", "decode/walk=2", "decode/splits=2,walk=2", "decode/fused=on,walk=0", "decode/fused=on,walk=x",
+        "decode/fused=on,fused=on", "decode/fused=on,blocks=2"}) {
     const std::string m = usage_error(bad);
     EXPECT_NE(m.find("'" + bad + "'"), std::string::npos) << bad << ": " << m;
     EXPECT_NE(m.find("mma/order=rows|heads"), std::string::npos) << bad << ": " << m;

@@ -68,6 +68,10 @@ std::string kernel_names();
 // for the SM count of this process's device. Exposed so tests can force 1, odd and
 // more-splits-than-keys counts through decode_with_splits().
 int decode_default_splits(const AttnProblem& p);
+// decode/fused=on's plan for this process's device (variants.h): decode_fused_splits() and, for a
+// split count, decode_walk() (decode_plan.h).
+int decode_default_fused_splits(const AttnProblem& p);
+int decode_default_walk(const AttnProblem& p, int splits);
 // A KernelInfo running decode with exactly `splits` splits (>= 1), named "decode/splits=<n>".
 KernelInfo decode_with_splits(int splits);
 // The wgmma kernel's persistent grid capped at `blocks` blocks (>= 1), named "wgmma/blocks=<n>": with

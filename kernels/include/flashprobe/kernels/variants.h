@@ -24,6 +24,12 @@
 //   wgmma/grid=full                 one block per work item instead of the persistent grid
 //   wgmma/blocks=<n>                the persistent grid capped at n blocks (decode_with_splits' twin)
 //   decode/splits=<n>               exactly n key splits
+//   decode/fused=on                 one kernel planned for half the resident blocks: the split count
+//                                   of decode_fused_splits, each block walking several splits of its
+//                                   row tile when the batch needs (decode_walk, decode_plan.h), the
+//                                   last block of a row tile combining its rows (src/decode.cuh);
+//                                   bitwise the output of decode with the same split count
+//   decode/walk=<n>                 with fused=on: at most n splits per block instead of the plan's
 // e.g. "wgmma/schedule=overlap,grid=full". The variant's name is canonical: options in the order above.
 //
 // Example:
@@ -36,7 +42,7 @@
 
 namespace flashprobe::kernels {
 
-// The variants of this build with one fixed-valued option each ("mma/order=rows", ...; the
+// The variants of this build with fixed-valued options ("mma/order=rows", ...; the
 // schedules only where built): the GPU tests run each of them over the kernel grid.
 std::vector<std::string> variant_names();
 // What a variant name may be, for help and error messages.

@@ -16,9 +16,10 @@ class FuzzList(unittest.TestCase):
         self.assertEqual(r.stdout.split(), built)
 
     def test_unknown_argument_names_it(self):
-        r = subprocess.run([os.path.join(ROOT, "scripts", "fuzz"), "--lsit"], capture_output=True, text=True)
-        self.assertEqual(r.returncode, 2)
-        self.assertIn("'--lsit'", r.stderr)
+        for args, named in ((["--lsit"], "'--lsit'"), (["--build-only", "jsn"], "'jsn'")):
+            r = subprocess.run([os.path.join(ROOT, "scripts", "fuzz"), *args], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 2, args)
+            self.assertIn(named, r.stderr)
 
 
 class TestPythonSteps(unittest.TestCase):

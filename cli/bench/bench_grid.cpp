@@ -121,10 +121,10 @@ std::vector<HeadDimRatio> headdim_ratios(const nlohmann::json& results) {
   std::vector<HeadDimRatio> out;
   for (const Timed& x : t) {
     const std::string base = x.kernel.substr(0, x.kernel.find('/'));
-    // (the class the kernel runs the head dim in: mma/classes=fine runs the fine ladder)
-    const bool fine = base == "mma" && x.kernel.find("classes=fine") != std::string::npos;
-    const kernels::HeadDimClass cls = fine              ? kernels::head_dim_class(kernels::kMmaFineDimClasses, x.d, x.dv)
-                                      : base == "mma"   ? kernels::head_dim_class(kernels::kMmaDimClasses, x.d, x.dv)
+    // (the class the kernel runs the head dim in: mma the fine ladder, mma/classes=coarse the other;
+    // the headdim group has no soft-cap or ALiBi)
+    const bool coarse = x.kernel.find("classes=coarse") != std::string::npos;
+    const kernels::HeadDimClass cls = base == "mma"     ? kernels::mma_nvidia_class(x.d, x.dv, false, coarse)
                                       : base == "wgmma" ? kernels::head_dim_class(kernels::kWgmmaDimClasses, x.d, x.dv)
                                                         : kernels::HeadDimClass{};
     if (!cls || (x.d == cls.d && x.dv == cls.dv)) continue;

@@ -14,7 +14,8 @@ namespace {
 // The head dims a tensor-core kernel's gate draws (registry.h: tile classes): every class's d and
 // dv (the specialised instantiations) first, then per class its narrowest d (one step past the
 // class below) and, where the class spans more, the middle one (rounded to the step): 8, 32, 72,
-// 88, 104, 112, 136, 192 for mma. d != dv draws dv from the first eight (draw_problem).
+// 88, 104, 112, 136, 144, 168, 176, 200, 224 for mma's fine ladder (136 and 192 for the coarse
+// one's 256 class). d != dv draws dv from the first eight (draw_problem).
 template <std::size_t N>
 std::vector<int> tensor_core_dims(const kernels::HeadDimClass (&classes)[N]) {
   constexpr int step = kernels::kHeadDimStep;
@@ -60,9 +61,10 @@ Domain kernel_domain(const KernelInfo& k, const DeviceInfo& dev) {
     d.tile_n = 128;
     d.stride_align = kernels::kWgmmaStrideAlign;  // padded rows it takes (its TMA's 16 bytes)
   } else if (base == "mma") {
-    // (mma/classes=fine runs the fine ladder: its classes and the dims between them are drawn)
-    d.head_dims = n.find("classes=fine") != std::string::npos ? tensor_core_dims(kernels::kMmaFineDimClasses)
-                                                              : tensor_core_dims(kernels::kMmaDimClasses);
+    // (mma runs the fine ladder, mma/classes=coarse kMmaDimClasses: a ladder's classes and the dims
+    // between them are drawn; kernels::mma_nvidia_class)
+    d.head_dims = n.find("classes=coarse") != std::string::npos ? tensor_core_dims(kernels::kMmaDimClasses)
+                                                                : tensor_core_dims(kernels::kMmaFineDimClasses);
     d.dv_differs = true;
     d.tile_m = 64;
     d.tile_n = 64;

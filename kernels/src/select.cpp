@@ -41,9 +41,7 @@ std::string join(const std::vector<std::string>& v) {
 // The tile class a tensor-core path runs (d, dv) in (registry.h: head_dim_class): "; d=128, dv=128:
 // its own tile class (128/128)" or "; d=40, dv=40 in the 64/64 tile class, columns past d and dv
 // zero padding".
-template <std::size_t N>
-std::string tile_class_note(const HeadDimClass (&classes)[N], const AttnProblem& p, const char* general) {
-  const HeadDimClass c = head_dim_class(classes, p.d, p.dv);
+std::string tile_class_note(const HeadDimClass c, const AttnProblem& p, const char* general) {
   if (!c) return {};
   const std::string name = std::to_string(c.d) + "/" + std::to_string(c.dv);
   const std::string dims = "d=" + std::to_string(p.d) + ", dv=" + std::to_string(p.dv);
@@ -168,10 +166,10 @@ Selection select(const DeviceInfo& dev, const AttnProblem& p, const BinaryTarget
     if (name == "mma") {
       sel.reason = "tensor-core path supports the problem on " + dev.arch;
       if (std::string why; mma_ahead_on_hopper(p, &why) && sm_number(dev.arch) == 90) sel.reason += " (" + why + ")";
-      if (dev.vendor == "nvidia") sel.reason += tile_class_note(kMmaDimClasses, p, " (the general instantiation)");
+      if (dev.vendor == "nvidia") sel.reason += tile_class_note(mma_nvidia_class(p.d, p.dv, p.softcap != 0.f || !p.alibi_slopes.empty(), false), p, " (the general instantiation)");
     }
     else if (name == "wgmma")
-      sel.reason = "Hopper path (wgmma + TMA) supports the problem on " + dev.arch + tile_class_note(kWgmmaDimClasses, p, "");
+      sel.reason = "Hopper path (wgmma + TMA) supports the problem on " + dev.arch + tile_class_note(head_dim_class(kWgmmaDimClasses, p.d, p.dv), p, "");
     else if (name == "decode") {
       if (!decode_first(dev, p, &sel.reason)) sel.reason = "the tensor-core path does not support the problem";
     }

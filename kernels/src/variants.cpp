@@ -74,10 +74,12 @@ KernelInfo mma_variant(const std::string& name, std::map<std::string, std::strin
     desc += " conditional rescale, threshold 2^8 (d = 128);";
   }
   if (!classes.empty()) {
-    if (classes != "fine") bad(name, "classes=" + classes + ": must be fine (the shipped mma runs the classes 64, 80, 96, 128, 256)");
-    o.fine_classes = true;
-    canon += std::string(canon == "mma/" ? "" : ",") + "classes=fine";
-    desc += " head dims in the fine ladder of tile classes (64, 80, 96, 128, 160, 192, 256; NVIDIA);";
+    if (classes != "coarse")
+      bad(name, "classes=" + classes + ": must be coarse (the shipped mma runs the fine ladder 64, 80, 96, 128, 160, 192, "
+                "256; coarse is the one without 160 and 192)");
+    o.coarse_classes = true;
+    canon += std::string(canon == "mma/" ? "" : ",") + "classes=coarse";
+    desc += " head dims in the tile classes 64, 80, 96, 128, 256 (no 160, 192; NVIDIA);";
   }
   return make_mma(canon, desc, o);
 }
@@ -161,14 +163,14 @@ KernelInfo decode_variant(const std::string& name, std::map<std::string, std::st
 }  // namespace
 
 std::string variant_syntax() {
-  return std::string("mma/order=rows|heads, mma/rescale=lazy, mma/classes=fine, wgmma/schedule=serial|overlap, wgmma/carry=on") +
+  return std::string("mma/order=rows|heads, mma/rescale=lazy, mma/classes=coarse, wgmma/schedule=serial|overlap, wgmma/carry=on") +
          (detail::kWgmmaAllSchedules ? "" : " (built with -DFLASHPROBE_WGMMA_SCHEDULES=ON)") +
          ", wgmma/l2ahead=on, wgmma/epilogue=vec16, wgmma/grid=full, wgmma/blocks=<n>, decode/splits=<n>, decode/fused=on, "
          "decode/walk=<n> (with fused=on); one kernel's options combine with ','";
 }
 
 std::vector<std::string> variant_names() {
-  std::vector<std::string> v = {"mma/order=rows", "mma/order=heads", "mma/rescale=lazy", "mma/classes=fine"};
+  std::vector<std::string> v = {"mma/order=rows", "mma/order=heads", "mma/rescale=lazy", "mma/classes=coarse"};
   if (detail::kWgmmaAllSchedules) v.insert(v.end(), {"wgmma/schedule=serial", "wgmma/schedule=overlap", "wgmma/carry=on"});
   v.insert(v.end(), {"wgmma/l2ahead=on", "wgmma/epilogue=vec16", "wgmma/grid=full", "decode/fused=on", "decode/fused=on,walk=1"});
   return v;

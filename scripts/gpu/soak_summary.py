@@ -19,7 +19,7 @@ from collections import OrderedDict
 
 
 def folder_name(kernel):
-    """A shard folder's name for a kernel or variant (scripts/gpu/soak: "mma/classes=fine" -> "mma_classes_fine")."""
+    """A shard folder's name for a kernel or variant (scripts/gpu/soak: "mma/classes=coarse" -> "mma_classes_coarse")."""
     return re.sub(r"[^A-Za-z0-9]", "_", kernel)
 
 

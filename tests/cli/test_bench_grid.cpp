@@ -82,7 +82,7 @@ TEST(BenchGrid, HeadDimRatiosCompareWithTheTileClass) {
   };
   const nlohmann::json results = nlohmann::json::array({
       rec("mma", 64, 64, false, 300), rec("mma", 40, 40, false, 240), rec("mma", 40, 40, true, 100),  // causal 64 untimed
-      rec("mma", 256, 256, false, 400), rec("mma", 192, 128, false, 380), rec("wgmma", 128, 128, false, 500),
+      rec("mma/classes=coarse", 256, 256, false, 400), rec("mma/classes=coarse", 192, 128, false, 380), rec("wgmma", 128, 128, false, 500),
       rec("wgmma", 72, 72, false, 400), rec("wgmma", 64, 64, false, 350), rec("tiled", 40, 40, false, 10),
       rec("mma", 48, 48, false, 290, "prefill"), rec("wgmma", 192, 128, false, 400), rec("wgmma", 160, 128, false, 380)});
   const auto r = fb::headdim_ratios(results);
@@ -93,6 +93,7 @@ TEST(BenchGrid, HeadDimRatiosCompareWithTheTileClass) {
   EXPECT_EQ(r[0].class_dv, 64);
   EXPECT_DOUBLE_EQ(r[0].ratio, 0.8);
   EXPECT_FALSE(r[0].ok());
+  EXPECT_EQ(r[1].kernel, "mma/classes=coarse");  // its ladder has no 192 class: 192/128 compares with 256
   EXPECT_EQ(r[1].d, 192);
   EXPECT_EQ(r[1].dv, 128);
   EXPECT_EQ(r[1].class_d, 256);
@@ -104,10 +105,10 @@ TEST(BenchGrid, HeadDimRatiosCompareWithTheTileClass) {
   EXPECT_EQ(r[3].class_d, 192);  // 160/128 runs in wgmma's 192/128 class
   EXPECT_EQ(r[3].class_dv, 128);
   EXPECT_DOUBLE_EQ(r[3].ratio, 0.95);
-  // mma/classes=fine compares with its own ladder's class: d = 136 with 160, not 256.
-  const nlohmann::json fine = nlohmann::json::array({rec("mma/classes=fine", 160, 160, false, 300),
-                                                     rec("mma/classes=fine", 256, 256, false, 400),
-                                                     rec("mma/classes=fine", 136, 136, false, 270)});
+  // mma compares with its own ladder's class (the fine one, kernels::mma_nvidia_class): d = 136 with
+  // 160, not 256.
+  const nlohmann::json fine = nlohmann::json::array({rec("mma", 160, 160, false, 300), rec("mma", 256, 256, false, 400),
+                                                     rec("mma", 136, 136, false, 270)});
   const auto rf = fb::headdim_ratios(fine);
   ASSERT_EQ(rf.size(), 1u);
   EXPECT_EQ(rf[0].class_d, 160);

@@ -149,8 +149,8 @@ std::vector<GridCase> build() {
     sl.seqlens_k = {0, 37, 100};
     sl.dv = 152;
     add("tail_dim_features", sl);
-    // mma/classes=fine: soft-cap where the fine ladder has a class of its own (176: 192 there, 256 in
-    // mma's), which that variant runs in mma's ladder; element-wise loads in a fine-only class.
+    // mma's fine ladder: soft-cap where it has a class of its own (176: 192 there, 256 in
+    // kMmaDimClasses), which mma runs in kMmaDimClasses; element-wise loads in a fine-only class.
     AttnProblem fc = make_problem(1, 4, 2, 70, 130, 176);
     fc.softcap = 20;
     fc.causal = Causal::bottom_right;

@@ -39,8 +39,8 @@ TEST(KernelGrid, CoversTheRequiredEdges) {
       << "a head dim below its class with element-wise (unaligned) K and V loads";
   EXPECT_TRUE(any([](const AttnProblem& p) { return head_dim_class(kMmaDimClasses, p.d, p.dv).d != p.d && p.softcap > 0; }))
       << "soft-cap with a head dim below its class";
-  // mma/classes=fine: its classes outside mma's ladder, with soft-cap (run in mma's ladder) and with
-  // element-wise K/V loads.
+  // mma's fine ladder: its classes outside kMmaDimClasses, with soft-cap (run in kMmaDimClasses) and
+  // with element-wise K/V loads.
   const auto fine_only = [](const AttnProblem& p) {
     return !mma_specialised_class(head_dim_class(kMmaFineDimClasses, p.d, p.dv).d);
   };

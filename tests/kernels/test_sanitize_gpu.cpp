@@ -3,7 +3,7 @@
 // several tiles, each also checked against the oracle. SanitizeMutant.* runs the mutants whose only
 // reliable killer is the race detector; scripts/gpu/run-all's sanitize stage expects racecheck to
 // report hazards there and none in Sanitize.*. SanitizeVariants.* runs the kernel variants named in
-// FLASHPROBE_SANITIZE_VARIANTS (variants.h, e.g. "mma/classes=fine") on the same problems (skipped when
+// FLASHPROBE_SANITIZE_VARIANTS (variants.h, e.g. "mma/classes=coarse") on the same problems (skipped when
 // it names none; the stage checks that it ran). Skips without a GPU.
 #include <gtest/gtest.h>
 
@@ -39,8 +39,8 @@ std::vector<AttnProblem> sample_problems() {
   // Head dims below the tensor-core tile class (registry.h), packed rows: a load of the padding
   // columns past d or dv on the last rows would leave the allocations (memcheck), a store past dv
   // would write the next row. d = 40 (class 64 of mma and wgmma), 72 / 40 (mma class 80, wgmma
-  // 128), MLA's 192 / 128 (mma class 256, its general instantiation; 192 in mma's fine ladder), 136
-  // and 176 (the fine ladder's 160 and 192 classes, head_dim_classes.h), causal, GQA, tails.
+  // 128), MLA's 192 / 128, 136 and 176 (mma's fine classes 192 and 160, head_dim_classes.h; 256 in
+  // mma/classes=coarse, its general instantiation), causal, GQA, tails.
   for (auto [dq, dv] : {std::pair{40, 40}, std::pair{72, 40}, std::pair{192, 128}, std::pair{136, 136}, std::pair{176, 176}}) {
     AttnProblem t = a;
     t.d = dq;

@@ -153,9 +153,9 @@ TEST(Select, HeadDimClasses) {
   EXPECT_EQ(class_dv(kWgmmaDimClasses, 96), 0);
 }
 
-// mma's fine ladder (mma/classes=fine): every class of the shipped ladder is in it, every multiple of
-// 8 up to 256 has a class, no wider than the shipped ladder's, and d = 136..192 a narrower one (160
-// or 192, measured faster there than the 256 class: 2026-11-27-headdim-fb56b67).
+// mma's fine ladder (the one it runs on NVIDIA): every class of kMmaDimClasses is in it, every
+// multiple of 8 up to 256 has a class, no wider than kMmaDimClasses', and d = 136..192 a narrower one
+// (160 or 192, measured faster there than the 256 class: 2026-11-27-headdim-fb56b67).
 TEST(Select, MmaFineLadder) {
   const auto fine = [](int d, int dv) { return head_dim_class(kMmaFineDimClasses, d, dv); };
   for (const HeadDimClass& c : kMmaDimClasses) EXPECT_EQ(fine(c.d, c.dv), c) << c.d;
@@ -173,11 +173,29 @@ TEST(Select, MmaFineLadder) {
   }
   EXPECT_FALSE(fine(264, 264));
   EXPECT_FALSE(fine(60, 60));
-  // Not measured yet (PERF_NOTES v12): the dispatcher's mma keeps the shipped ladder, and says so.
+  // The dispatcher's reason names the class mma runs the problem in (mma_nvidia_class): the fine
+  // ladder's, kMmaDimClasses' with soft-cap or ALiBi (the 160 and 192 classes are built without them).
   const Selection s = select(kSm80, prob(1024, 1024, 136), kCuda, kernels());
   ASSERT_TRUE(s) << s.describe();
   EXPECT_EQ(s.kernel->name, "mma");
-  EXPECT_NE(s.reason.find("d=136, dv=136 in the 256/256 tile class"), std::string::npos) << s.reason;
+  EXPECT_NE(s.reason.find("d=136, dv=136 in the 160/160 tile class"), std::string::npos) << s.reason;
+  const Selection own = select(kSm80, prob(1024, 1024, 192), kCuda, kernels());
+  EXPECT_NE(own.reason.find("d=192, dv=192: its own tile class (192/192)"), std::string::npos) << own.reason;
+  for (const bool alibi : {false, true}) {
+    AttnProblem x = prob(1024, 1024, 136);
+    if (alibi) x.alibi_slopes.assign(static_cast<std::size_t>(x.hq), 0.5);
+    else x.softcap = 20;
+    const Selection e = select(kSm80, x, kCuda, kernels());
+    ASSERT_TRUE(e) << e.describe();
+    EXPECT_EQ(e.kernel->name, "mma");
+    EXPECT_NE(e.reason.find("d=136, dv=136 in the 256/256 tile class"), std::string::npos) << alibi << ": " << e.reason;
+  }
+  // mma_nvidia_class is the launcher's choice too: the extras and the variant mma/classes=coarse take
+  // kMmaDimClasses, everything else the fine ladder.
+  EXPECT_EQ(mma_nvidia_class(136, 136, false, false), (HeadDimClass{160, 160}));
+  EXPECT_EQ(mma_nvidia_class(136, 136, true, false), (HeadDimClass{256, 256}));
+  EXPECT_EQ(mma_nvidia_class(136, 136, false, true), (HeadDimClass{256, 256}));
+  EXPECT_EQ(mma_nvidia_class(40, 40, false, false), (HeadDimClass{64, 64}));
 }
 
 // Every head dim FlashAttention supports (multiples of 8 up to 256) runs on the tensor cores, and
@@ -208,7 +226,7 @@ TEST(Select, EveryMultipleOf8UpTo256RunsOnTheTensorCores) {
   const Selection mla80 = select(kSm80, mla, kCuda, kernels());
   ASSERT_TRUE(mla80) << mla80.describe();
   EXPECT_EQ(mla80.kernel->name, "mma") << mla80.describe();
-  EXPECT_NE(mla80.reason.find("d=192, dv=128 in the 256/256 tile class"), std::string::npos) << mla80.reason;
+  EXPECT_NE(mla80.reason.find("d=192, dv=128 in the 192/192 tile class"), std::string::npos) << mla80.reason;
   const Selection mla90 = select(kSm90, mla, kCuda, kernels());
   ASSERT_TRUE(mla90) << mla90.describe();
   EXPECT_EQ(mla90.kernel->name, hopper) << mla90.describe();

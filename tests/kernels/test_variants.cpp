@@ -71,8 +71,8 @@ TEST(Variants, EveryListedNameResolvesOutsideTheRegistry) {
 
 TEST(Variants, NamesAreCanonical) {
   EXPECT_EQ(find_variant("mma/rescale=lazy,order=rows").name, "mma/order=rows,rescale=lazy");
-  EXPECT_EQ(find_variant("mma/classes=fine").name, "mma/classes=fine");
-  EXPECT_EQ(find_variant("mma/classes=fine,order=heads").name, "mma/order=heads,classes=fine");
+  EXPECT_EQ(find_variant("mma/classes=coarse").name, "mma/classes=coarse");
+  EXPECT_EQ(find_variant("mma/classes=coarse,order=heads").name, "mma/order=heads,classes=coarse");
   EXPECT_EQ(find_variant("wgmma/blocks=7").name, "wgmma/blocks=7");
   EXPECT_EQ(find_variant("wgmma/blocks=7").name, wgmma_with_blocks(7).name);
   EXPECT_EQ(find_variant("wgmma/grid=full").name, "wgmma/grid=full");
@@ -110,7 +110,7 @@ TEST(Variants, UnknownNamesAreUsageErrorsNamingWhatIsAllowed) {
         "wgmma/grid=persistent", "wgmma/grid=full,blocks=2", "wgmma/schedule=pingpong", "wgmma/schedule=fast", "wgmma/carry=off", "wgmma/carry=",
         "wgmma/carry=on,schedule=serial", "wgmma/l2ahead=off", "wgmma/l2ahead=", "wgmma/l2ahead=on,carry=on",
         "wgmma/l2ahead=on,schedule=overlap", "wgmma/epilogue=smem", "wgmma/epilogue=", "wgmma/epilogue=vec16,l2ahead=on",
-        "wgmma/epilogue=vec16,carry=on", "wgmma/epilogue=vec16,schedule=serial", "mma/classes=coarse", "mma/classes=", "mma/classes=fine,classes=fine",
+        "wgmma/epilogue=vec16,carry=on", "wgmma/epilogue=vec16,schedule=serial", "mma/classes=fine", "mma/classes=", "mma/classes=coarse,classes=coarse",
         "decode/fused=off", "decode/fused=", "decode/walk=2", "decode/splits=2,walk=2", "decode/fused=on,walk=0", "decode/fused=on,walk=x",
         "decode/fused=on,fused=on", "decode/fused=on,blocks=2"}) {
     const std::string m = usage_error(bad);

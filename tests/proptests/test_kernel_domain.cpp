@@ -185,9 +185,9 @@ TEST(GateDraws, LongRowsWithFewRowsAreAShareOfEveryKernelsCases) {
 // The tensor-core kernels take every multiple of 8 up to their widest tile class and d != dv
 // (registry.h): their gates draw each class, head dims below a class, and dv unlike d.
 TEST(GateDraws, TensorCoreKernelsDrawHeadDimsBelowTheirClassAndDvUnlikeD) {
-  for (const char* name : {"mma", "wgmma", "mma/classes=fine"}) {
+  for (const char* name : {"mma", "wgmma", "mma/classes=coarse"}) {
     const kernels::KernelInfo k = kernels::kernel_or_variant(name);
-    const bool fine = std::string(name) == "mma/classes=fine";
+    const bool fine = std::string(name) == "mma", coarse = std::string(name) == "mma/classes=coarse";
     Domain d = kernel_domain(k, h100());
     // Without sm_90a code in this build wgmma refuses everything: its head dims alone then, so that
     // the draws are checked in every build.
@@ -198,16 +198,16 @@ TEST(GateDraws, TensorCoreKernelsDrawHeadDimsBelowTheirClassAndDvUnlikeD) {
     for (const Case& c : gate_draws(d, 15, 300)) {
       const AttnProblem& p = c.problem;
       ++dims[p.d];
-      const kernels::HeadDimClass cls = fine                        ? kernels::head_dim_class(kernels::kMmaFineDimClasses, p.d, p.dv)
-                                        : std::string(name) == "mma" ? kernels::head_dim_class(kernels::kMmaDimClasses, p.d, p.dv)
-                                                                     : kernels::head_dim_class(kernels::kWgmmaDimClasses, p.d, p.dv);
+      const kernels::HeadDimClass cls = fine     ? kernels::head_dim_class(kernels::kMmaFineDimClasses, p.d, p.dv)
+                                        : coarse ? kernels::head_dim_class(kernels::kMmaDimClasses, p.d, p.dv)
+                                                 : kernels::head_dim_class(kernels::kWgmmaDimClasses, p.d, p.dv);
       ASSERT_TRUE(cls) << name << " drew " << c.id() << ", outside its head dims";
       below_class += p.d != cls.d || p.dv != cls.dv;
       dv_unlike_d += p.d != p.dv;
     }
     const auto classes =
         fine ? std::vector<kernels::HeadDimClass>(std::begin(kernels::kMmaFineDimClasses), std::end(kernels::kMmaFineDimClasses))
-        : std::string(name) == "mma"
+        : coarse
             ? std::vector<kernels::HeadDimClass>(std::begin(kernels::kMmaDimClasses), std::end(kernels::kMmaDimClasses))
             : std::vector<kernels::HeadDimClass>(std::begin(kernels::kWgmmaDimClasses), std::end(kernels::kWgmmaDimClasses));
     // (192/128: d = 192 comes with dv = 192 unless dv is drawn apart, which is rare at RapidCheck's

@@ -9,7 +9,7 @@
 // "cases K/P: N run, <status>". Skips only without a GPU, when the kernel refuses this device (its
 // whole domain: wgmma off sm_90) or the property needs more of it, or when it takes no
 // FLASHPROBE_PROP_DTYPE inputs; a property not exercised otherwise fails (gate_verdict.h).
-// FLASHPROBE_PROP_VARIANTS="mma/classes=fine ..." (variants.h) adds each named variant x every
+// FLASHPROBE_PROP_VARIANTS="mma/classes=coarse ..." (variants.h) adds each named variant x every
 // property of its kernel as Variants/KernelProps.Holds/<name, other characters than letters and
 // digits as _>_<property> (a variant's soak, scripts/gpu/soak); an unknown name exits 2.
 #include <gtest/gtest.h>
@@ -61,7 +61,7 @@ std::vector<Param> variant_params() {
   return v;
 }
 
-// GoogleTest's name of a (kernel or variant, property): "mma/classes=fine" -> "mma_classes_fine_<property>".
+// GoogleTest's name of a (kernel or variant, property): "mma/classes=coarse" -> "mma_classes_coarse_<property>".
 std::string param_name(const ::testing::TestParamInfo<Param>& i) {
   std::string k = std::get<0>(i.param);
   for (char& c : k)

@@ -243,9 +243,9 @@ case "$*" in *gridfails*) echo '[  FAILED  ] 1 test, listed below:'; exit 1 ;; *
             out, argf = os.path.join(d, "out"), os.path.join(d, "args.txt")
             p = subprocess.run([os.path.join(ROOT, "scripts", "gpu", "run-all"), "headdim"], cwd=d,
                                env=dict(os.environ, OUT=out, STANDIN_ARGS=argf,
-                                        FLASHPROBE_HEADDIM_VARIANTS="mma/classes=fine mma/gridfails=1 mma/gatefails=1"),
+                                        FLASHPROBE_HEADDIM_VARIANTS="mma/classes=coarse mma/gridfails=1 mma/gatefails=1"),
                                capture_output=True, text=True, timeout=120)
-            self.assertIn("grid mma/classes=fine: rc=0", p.stdout)
+            self.assertIn("grid mma/classes=coarse: rc=0", p.stdout)
             self.assertIn("grid mma/gridfails=1: rc=1", p.stdout)
             self.assertIn("gate mma/gatefails=1: rc=1", p.stdout)
             self.assertIn("headdim: mma/gridfails=1 failed a check: not timed", p.stdout)
@@ -254,13 +254,13 @@ case "$*" in *gridfails*) echo '[  FAILED  ] 1 test, listed below:'; exit 1 ;; *
             with open(argf) as f:
                 lines = f.read().splitlines()
             bench = next(l for l in lines if l.startswith("bench ")).split()
-            self.assertEqual(flag_values(bench, "--kernel"), ["mma", "mma/classes=fine"])
+            self.assertEqual(flag_values(bench, "--kernel"), ["mma", "mma/classes=coarse"])
             self.assertEqual(bench[bench.index("--group") + 1], "headdim")
             self.assertEqual(bench[bench.index("--dtype") + 1], "bf16")
-            gate = next(l for l in lines if l.startswith("gate ") and "classes=fine" in l).split()
+            gate = next(l for l in lines if l.startswith("gate ") and "classes=coarse" in l).split()
             self.assertEqual(gate[gate.index("--time-budget") + 1], "40")
             # the variant's checks ran before the bench
-            self.assertLess(lines.index(next(l for l in lines if "mma_classes_fine" in l)), lines.index(" ".join(bench)))
+            self.assertLess(lines.index(next(l for l in lines if "mma_classes_coarse" in l)), lines.index(" ".join(bench)))
             with tarfile.open(os.path.join(out, "results.tgz")) as t:
                 names = t.getnames()
             self.assertIn("results/bench-headdim.json", names)
@@ -358,43 +358,43 @@ printf '{"schema":"flashprobe.prop_throughput/1","rows":[{"kernel":"k","cases":1
             self.assertEqual({i.subject for r in recs.of("prop_soak") for i in checks.items_of(r)}, {"mma f16 AgreesWithOracle"})
 
     def test_soak_stage_soaks_a_variant_named_in_the_soak_set(self):
-        """FLASHPROBE_SOAK_SET may name a variant (mma/classes=fine): each shard runs test_kernel_props with
+        """FLASHPROBE_SOAK_SET may name a variant (mma/classes=coarse): each shard runs test_kernel_props with
         FLASHPROBE_PROP_VARIANTS naming it and the variant's test (Variants/KernelProps), and the record's
         subject is the variant, not mma: a soak that dropped the name would have soaked mma instead."""
         props = """#!/usr/bin/env bash
 echo "variants=${FLASHPROBE_PROP_VARIANTS-unset} $*" >> "$STANDIN_ARGS"
 case "$*" in
-  *--gtest_filter=Variants/KernelProps.Holds/mma_classes_fine_AgreesWithOracle*)
-    [ "$FLASHPROBE_PROP_VARIANTS" = mma/classes=fine ] || { echo "no such test"; exit 0; }
-    echo "cases mma/classes=fine/AgreesWithOracle: $FLASHPROBE_PROP_CASES run, passed" ;;
+  *--gtest_filter=Variants/KernelProps.Holds/mma_classes_coarse_AgreesWithOracle*)
+    [ "$FLASHPROBE_PROP_VARIANTS" = mma/classes=coarse ] || { echo "no such test"; exit 0; }
+    echo "cases mma/classes=coarse/AgreesWithOracle: $FLASHPROBE_PROP_CASES run, passed" ;;
   *) echo "[  PASSED  ] 0 tests." ;;
 esac
-printf '{"schema":"flashprobe.prop_throughput/1","rows":[{"kernel":"mma/classes=fine","cases":1,"seconds":1.0,"runner":"arena"}]}' \
+printf '{"schema":"flashprobe.prop_throughput/1","rows":[{"kernel":"mma/classes=coarse","cases":1,"seconds":1.0,"runner":"arena"}]}' \
   > "$FLASHPROBE_RECORD_DIR/prop_throughput.json"
 """
         with tempfile.TemporaryDirectory() as d:
             standin_tree(d, ((".device-carry/tests/test_kernel_props", props),), ("soak", "soak_summary.py", "mps.sh"))
             out, argf = os.path.join(d, "out"), os.path.join(d, "args.txt")
-            env = dict(os.environ, OUT=out, STANDIN_ARGS=argf, FLASHPROBE_SOAK_SET="mma/classes=fine:f16,bf16",
+            env = dict(os.environ, OUT=out, STANDIN_ARGS=argf, FLASHPROBE_SOAK_SET="mma/classes=coarse:f16,bf16",
                        FLASHPROBE_SOAK_CASES="4", FLASHPROBE_SOAK_JOBS="2", FLASHPROBE_MPS_CONTROL=os.path.join(d, "none"))
             p = subprocess.run([os.path.join(ROOT, "scripts", "gpu", "run-all"), "soak"], cwd=d,
                                env=env, capture_output=True, text=True, timeout=120)
             self.assertIn("soak: rc=0", p.stdout, p.stdout + p.stderr)
-            self.assertIn("soak mma/classes=fine/f16/AgreesWithOracle: run 4 cases", p.stdout)
-            self.assertIn("soak mma/classes=fine/bf16/AgreesWithOracle: run 4 cases", p.stdout)
+            self.assertIn("soak mma/classes=coarse/f16/AgreesWithOracle: run 4 cases", p.stdout)
+            self.assertIn("soak mma/classes=coarse/bf16/AgreesWithOracle: run 4 cases", p.stdout)
             with open(argf) as f:
                 calls = f.read().splitlines()
             self.assertEqual(len(calls), 4)  # 2 dtypes x 2 shards
             for c in calls:
-                self.assertTrue(c.startswith("variants=mma/classes=fine --gtest_filter=Variants/KernelProps.Holds/"
-                                             "mma_classes_fine_AgreesWithOracle"), c)
+                self.assertTrue(c.startswith("variants=mma/classes=coarse --gtest_filter=Variants/KernelProps.Holds/"
+                                             "mma_classes_coarse_AgreesWithOracle"), c)
             res = os.path.join(d, "res", "h100", "run")
             with tarfile.open(os.path.join(out, "results.tgz")) as t:
                 t.extractall(res)
-                self.assertIn("results/soak/mma_classes_fine-f16-0/log.txt", t.getnames())
+                self.assertIn("results/soak/mma_classes_coarse-f16-0/log.txt", t.getnames())
             recs = records.load([os.path.join(d, "res")])
             self.assertEqual({i.subject for r in recs.of("prop_soak") for i in checks.items_of(r)},
-                             {"mma/classes=fine f16 AgreesWithOracle", "mma/classes=fine bf16 AgreesWithOracle"})
+                             {"mma/classes=coarse f16 AgreesWithOracle", "mma/classes=coarse bf16 AgreesWithOracle"})
 
     def test_soak_of_a_variant_the_binary_does_not_register_fails(self):
         """A variant the props binary does not know (an older carry: the filter matches no test) runs no
@@ -402,12 +402,12 @@ printf '{"schema":"flashprobe.prop_throughput/1","rows":[{"kernel":"mma/classes=
         props = "#!/usr/bin/env bash\necho '[==========] 0 tests from 0 test suites ran.'\necho '[  PASSED  ] 0 tests.'\n"
         with tempfile.TemporaryDirectory() as d:
             standin_tree(d, ((".device-carry/tests/test_kernel_props", props),), ("soak", "soak_summary.py", "mps.sh"))
-            env = dict(os.environ, OUT=os.path.join(d, "out"), FLASHPROBE_SOAK_SET="mma/classes=fine:f16",
+            env = dict(os.environ, OUT=os.path.join(d, "out"), FLASHPROBE_SOAK_SET="mma/classes=coarse:f16",
                        FLASHPROBE_SOAK_CASES="4", FLASHPROBE_SOAK_JOBS="2", FLASHPROBE_MPS_CONTROL=os.path.join(d, "none"))
             p = subprocess.run([os.path.join(ROOT, "scripts", "gpu", "run-all"), "soak"], cwd=d,
                                env=env, capture_output=True, text=True, timeout=120)
             self.assertIn("soak: rc=1", p.stdout)
-            self.assertIn("soak mma/classes=fine/f16/AgreesWithOracle: run 0 cases", p.stdout)
+            self.assertIn("soak mma/classes=coarse/f16/AgreesWithOracle: run 0 cases", p.stdout)
 
     def test_sanitize_stage_runs_the_named_variants_under_every_tool(self):
         """FLASHPROBE_SANITIZE_VARIANTS reaches test_kernels_sanitize, whose SanitizeVariants test runs
@@ -438,15 +438,15 @@ shift 4; "$@"
             env = dict(os.environ, OUT=os.path.join(d, "out"), STANDIN_ARGS=argf,
                        PATH=os.path.join(d, "bin") + os.pathsep + os.environ["PATH"])
             p = subprocess.run([os.path.join(ROOT, "scripts", "gpu", "run-all"), "sanitize"], cwd=d,
-                               env=dict(env, FLASHPROBE_SANITIZE_VARIANTS="mma/classes=fine"),
+                               env=dict(env, FLASHPROBE_SANITIZE_VARIANTS="mma/classes=coarse"),
                                capture_output=True, text=True, timeout=120)
             for t in ("memcheck", "racecheck", "synccheck"):
-                self.assertIn(f"sanitize {t} (production kernels and mma/classes=fine, expect clean): rc=0", p.stdout)
-            self.assertEqual(p.stdout.count("sanitized variant mma/classes=fine: 9 problems"), 3)
+                self.assertIn(f"sanitize {t} (production kernels and mma/classes=coarse, expect clean): rc=0", p.stdout)
+            self.assertEqual(p.stdout.count("sanitized variant mma/classes=coarse: 9 problems"), 3)
             self.assertIn("rc=1 KILLED", p.stdout)
             with open(argf) as f:
                 calls = f.read().splitlines()
-            self.assertEqual(sum(c.startswith("variants=mma/classes=fine --gtest_filter=Sanitize.*:SanitizeVariants.*")
+            self.assertEqual(sum(c.startswith("variants=mma/classes=coarse --gtest_filter=Sanitize.*:SanitizeVariants.*")
                                  for c in calls), 3)
             # Without variants: the production kernels only, as before.
             os.remove(argf)
@@ -460,10 +460,10 @@ shift 4; "$@"
             bad = sanitize.replace('if [ -n "$FLASHPROBE_SANITIZE_VARIANTS" ]', "if false")
             standin_tree(os.path.join(d, "b"), ((".device-carry/tests/test_kernels_sanitize", bad),))
             p = subprocess.run([os.path.join(ROOT, "scripts", "gpu", "run-all"), "sanitize"], cwd=os.path.join(d, "b"),
-                               env=dict(env, FLASHPROBE_SANITIZE_VARIANTS="mma/classes=fine"),
+                               env=dict(env, FLASHPROBE_SANITIZE_VARIANTS="mma/classes=coarse"),
                                capture_output=True, text=True, timeout=120)
             self.assertIn("sanitize memcheck: the variants' test did not pass", p.stdout)
-            self.assertIn("sanitize memcheck (production kernels and mma/classes=fine, expect clean): rc=1", p.stdout)
+            self.assertIn("sanitize memcheck (production kernels and mma/classes=coarse, expect clean): rc=1", p.stdout)
 
 
 if __name__ == "__main__":

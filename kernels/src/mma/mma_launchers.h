@@ -10,13 +10,13 @@
 namespace flashprobe::kernels::detail {
 
 // The launch's measurement choices: the shipped kernel takes the defaults; the named variants of
-// variants.h (mma/order=..., mma/rescale=lazy) set them, for benchmarks and tests only.
+// variants.h (mma/order=..., mma/rescale=lazy, mma/classes=coarse) set them, for benchmarks and tests only.
 struct MmaOptions {
   dev::MmaOrderChoice order = dev::MmaOrderChoice::automatic;
   dev::MmaRescale rescale = dev::MmaRescale::always;
-  // NVIDIA: run (d, dv) in its class of kMmaFineDimClasses instead of kMmaDimClasses
-  // (head_dim_classes.h; soft-cap and ALiBi stay in kMmaDimClasses).
-  bool fine_classes = false;
+  // NVIDIA: run every (d, dv) in its class of kMmaDimClasses, the ladder without 160 and 192
+  // (head_dim_classes.h); the default runs mma_nvidia_class's.
+  bool coarse_classes = false;
 };
 
 // The atom family of a device as the mma kernel picks it: "sm80", "gfx11", "gfx12", "cdna" or "".
@@ -26,8 +26,7 @@ std::string mma_atom_family(const DeviceInfo& dev);
 // p.dv <= D, multiples of 8.
 template <int D>
 void launch_mma_nvidia(const Params& p, Stream s, const MmaOptions& o = {});
-// The same in the class of (p.d, p.dv) (head_dim_class) in kMmaDimClasses, or in kMmaFineDimClasses
-// where o.fine_classes.
+// The same in mma_nvidia_class(p.d, p.dv, soft-cap or ALiBi, o.coarse_classes) (head_dim_classes.h).
 // @pre head_dim_class(kMmaDimClasses, p.d, p.dv) != 0
 void launch_mma_nvidia_any(const Params& p, Stream s, const MmaOptions& o = {});
 

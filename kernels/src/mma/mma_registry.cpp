@@ -98,10 +98,8 @@ int detail::nvidia_sm(const DeviceInfo& dev) {
 
 #if defined(FP_HAVE_GPU_RUNTIME) && !defined(FP_VENDOR_HIP)
 void detail::launch_mma_nvidia_any(const Params& p, Stream s, const MmaOptions& o) {
-  // The fine ladder (head_dim_classes.h) where asked for, except soft-cap and ALiBi, which its own
-  // classes are built without; its classes outside kMmaDimClasses here, the rest by_dim's.
-  const bool fine = o.fine_classes && p.softcap == 0.f && p.alibi == nullptr;
-  const int d = fine ? head_dim_class(kMmaFineDimClasses, p.d, p.dv).d : head_dim_class(kMmaDimClasses, p.d, p.dv).d;
+  // The fine ladder's classes outside kMmaDimClasses here (head_dim_classes.h), the rest by_dim's.
+  const int d = mma_nvidia_class(p.d, p.dv, p.softcap != 0.f || p.alibi != nullptr, o.coarse_classes).d;
   switch (d) {
     case 160: launch_mma_nvidia<160>(p, s, o); return;
     case 192: launch_mma_nvidia<192>(p, s, o); return;
@@ -133,7 +131,7 @@ KernelInfo make_mma_kernel() {
   return make_mma("mma",
                   "tensor-core FlashAttention-2 driven by an atom: mma.sync m16n8k16 on NVIDIA, WMMA on gfx11/gfx12, "
                   "MFMA 32x32x8 on CDNA; f16/bf16; NVIDIA: d, dv multiples of 8 up to 256 (tile classes 64, 80, 96, "
-                  "128, 256), AMD: d = dv in {64, 80, 96, 128, 256}",
+                  "128, 160, 192, 256; with soft-cap or ALiBi 64, 80, 96, 128, 256), AMD: d = dv in {64, 80, 96, 128, 256}",
                   {});
 }
 

@@ -19,15 +19,16 @@ struct HeadDimClass {
   constexpr bool operator==(const HeadDimClass&) const = default;
 };
 // mma: square classes. wgmma: square ones up to 128 and MLA's 192/128 (Q/K 192 wide, V/O 128).
+// kMmaDimClasses: every class with the specialised and the general instantiation; on NVIDIA the
+// ladder of soft-cap/ALiBi problems and of the variant mma/classes=coarse, on AMD the only one.
 inline constexpr HeadDimClass kMmaDimClasses[] = {{64, 64}, {80, 80}, {96, 96}, {128, 128}, {256, 256}};
-// mma's fine ladder (NVIDIA): kMmaDimClasses plus 160 and 192. Those two have one instantiation
-// each: run-time d and dv up to the class, no soft-cap or ALiBi (problems with them run in
-// kMmaDimClasses' general instantiation). In kMmaDimClasses d = 136..192 ran at 0.58-0.75x of the 256
-// class's TFLOP/s (H200, reports/data/h200-141gb-hbm3e/2026-11-26-perf-f1c0a4d); in these 1.12-1.36x
-// faster (H100, reports/data/h100-80gb-hbm3/2026-11-27-headdim-fb56b67). No 224 class: one ran
-// d = 200..224 at 0.83-0.89x of the 256 class (same record). Run by the variant
-// mma/classes=fine until it has passed the soak and the sanitizers too (kernels/src/mma/PERF_NOTES.md,
-// v12); mma keeps kMmaDimClasses.
+// mma's fine ladder, the one it runs on NVIDIA (mma_nvidia_class): kMmaDimClasses plus 160 and 192.
+// Those two have one instantiation each: run-time d and dv up to the class, no soft-cap or ALiBi.
+// In kMmaDimClasses d = 136..192 ran at 0.58-0.75x of the 256 class's TFLOP/s (H200,
+// reports/data/h200-141gb-hbm3e/2026-11-26-perf-f1c0a4d); in these 1.12-1.36x faster (H100,
+// reports/data/h100-80gb-hbm3/2026-11-27-headdim-fb56b67), and they passed the grid, the gate, the
+// soak and the sanitizers (kernels/src/mma/PERF_NOTES.md, v12). No 224 class: one ran d = 200..224
+// at 0.83-0.89x of the 256 class (same record).
 inline constexpr HeadDimClass kMmaFineDimClasses[] = {{64, 64},   {80, 80},   {96, 96}, {128, 128},
                                                       {160, 160}, {192, 192}, {256, 256}};
 inline constexpr HeadDimClass kWgmmaDimClasses[] = {{64, 64}, {128, 128}, {192, 128}};
@@ -50,5 +51,12 @@ constexpr int class_dv(const HeadDimClass (&classes)[N], int d) {
 // mma's classes with the specialised instantiation (d = dv = D at compile time) and the general
 // one; the fine ladder's others have only the one described above.
 constexpr bool mma_specialised_class(int d) { return head_dim_class(kMmaDimClasses, d, d) == HeadDimClass{d, d}; }
+// The class mma runs (d, dv) in on NVIDIA: the fine ladder's, or kMmaDimClasses' for a problem with
+// soft-cap or ALiBi (extras; the fine ladder's own classes are built without them) and for the
+// variant mma/classes=coarse. The launcher, select()'s reason, the gate's domain and bench's class
+// ratios all ask this one function.
+constexpr HeadDimClass mma_nvidia_class(int d, int dv, bool extras, bool coarse) {
+  return extras || coarse ? head_dim_class(kMmaDimClasses, d, dv) : head_dim_class(kMmaFineDimClasses, d, dv);
+}
 
 }  // namespace flashprobe::kernels

@@ -7,8 +7,8 @@
 // A name is the kernel's name, a slash and its options, joined by ',':
 //   mma/order=rows|heads            the block order forced (src/mma/mma_order.h; default: by the mask)
 //   mma/rescale=lazy                the conditional rescale, threshold 2^8 (src/mma/mma_rescale.h)
-//   mma/classes=fine                head dims in the fine ladder of tile classes (adds 160 and 192;
-//                                   kMmaFineDimClasses, head_dim_classes.h; NVIDIA)
+//   mma/classes=coarse              head dims in kMmaDimClasses, the ladder without the fine one's 160
+//                                   and 192 (head_dim_classes.h; NVIDIA)
 //   wgmma/schedule=serial|overlap   another consumer schedule (wgmma_config.h); built only with
 //                                   -DFLASHPROBE_WGMMA_SCHEDULES=ON (the shipped one is pingpong)
 //   wgmma/carry=on                  a row block's first S issued with the previous one's last P V

@@ -26,9 +26,9 @@ inline constexpr HeadDimClass kMmaDimClasses[] = {{64, 64}, {80, 80}, {96, 96}, 
 // Those two have one instantiation each: run-time d and dv up to the class, no soft-cap or ALiBi.
 // In kMmaDimClasses d = 136..192 ran at 0.58-0.75x of the 256 class's TFLOP/s (H200,
 // reports/data/h200-141gb-hbm3e/2026-11-26-perf-f1c0a4d); in these 1.12-1.36x faster (H100,
-// reports/data/h100-80gb-hbm3/2026-11-27-headdim-fb56b67), and they passed the grid, the gate, the
-// soak and the sanitizers (kernels/src/mma/PERF_NOTES.md, v12). No 224 class: one ran d = 200..224
-// at 0.83-0.89x of the 256 class (same record).
+// reports/data/h100-80gb-hbm3/2026-11-27-headdim-fb56b67), and they passed the grid, the gate (same
+// record), the soak and the sanitizers (2026-11-27-fine-soak-974195e; kernels/src/mma/PERF_NOTES.md,
+// v12). No 224 class: one ran d = 200..224 at 0.83-0.89x of the 256 class (headdim-fb56b67).
 inline constexpr HeadDimClass kMmaFineDimClasses[] = {{64, 64},   {80, 80},   {96, 96}, {128, 128},
                                                       {160, 160}, {192, 192}, {256, 256}};
 inline constexpr HeadDimClass kWgmmaDimClasses[] = {{64, 64}, {128, 128}, {192, 128}};

@@ -426,11 +426,15 @@ case "$*" in
       echo "[       OK ] SanitizeVariants.NamedVariantsOnRepresentativeProblems (10 ms)"
     else echo "[  SKIPPED ] SanitizeVariants.NamedVariantsOnRepresentativeProblems (0 ms)"; fi ;;
 esac
-echo "========= ERROR SUMMARY: 0 errors"
 """
-        # compute-sanitizer --tool T --error-exitcode 1 BINARY ARGS...: runs the binary with its arguments.
+        # compute-sanitizer --tool T --error-exitcode 1 BINARY ARGS...: runs the binary with its arguments,
+        # then its summary line (racecheck's is its own: no ERROR SUMMARY).
         tool = """#!/usr/bin/env bash
-shift 4; "$@"
+t=$2; shift 4; "$@"; rc=$?
+case "$*" in *SanitizeMutant*) exit $rc ;; esac
+if [ "$t" = racecheck ]; then echo "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)"
+else echo "========= ERROR SUMMARY: 0 errors"; fi
+exit $rc
 """
         with tempfile.TemporaryDirectory() as d:
             standin_tree(d, ((".device-carry/tests/test_kernels_sanitize", sanitize), ("bin/compute-sanitizer", tool)))
@@ -442,6 +446,11 @@ shift 4; "$@"
                                capture_output=True, text=True, timeout=120)
             for t in ("memcheck", "racecheck", "synccheck"):
                 self.assertIn(f"sanitize {t} (production kernels and mma/classes=coarse, expect clean): rc=0", p.stdout)
+            # each tool's own summary line, racecheck's too
+            self.assertIn("sanitize racecheck (production kernels and mma/classes=coarse, expect clean): rc=0 "
+                          "========= RACECHECK SUMMARY: 0 hazards displayed", p.stdout)
+            self.assertIn("sanitize memcheck (production kernels and mma/classes=coarse, expect clean): rc=0 "
+                          "========= ERROR SUMMARY: 0 errors", p.stdout)
             self.assertEqual(p.stdout.count("sanitized variant mma/classes=coarse: 9 problems"), 3)
             self.assertIn("rc=1 KILLED", p.stdout)
             with open(argf) as f:

@@ -111,15 +111,16 @@ bool decode_first(const DeviceInfo& dev, const AttnProblem& p, std::string* why)
 // The Hopper path (wgmma + TMA, sm_90 only: elsewhere its supports() refuses and mma follows) goes
 // first for the prefills it measured faster on: it ran 1.2x or more ahead of mma on every prefill
 // shape of the grid (reports/data/h100-80gb-hbm3/2026-11-24-final/). mma (with its causal block
-// order) overtook it on short problems, timed in one call (2026-11-24-mma-v9-gate/, f16 and
-// bf16): causal d = 64 at S = 512 / 1024 / 2048 1.38-1.45x, 1.21-1.22x, 1.08-1.10x (S = 4096: 0.99x, wgmma's again); d = 64 without a mask at S = 512 1.11-1.14x
-// (S = 1024: 1.00-1.04x, a tie left to wgmma); causal d = 128 at S = 512 1.03-1.08x (S = 1024: 0.81x).
-// Those go to mma first (mma_ahead_on_hopper); every other prefill to wgmma.
+// order) stays ahead on the shortest causal d = 64 problems: with wgmma's 16-byte O stores, timed in
+// one call (2026-11-27-vs-cudnn-974195e/, f16 and bf16), mma / wgmma at causal d = 64 S = 512 1.13-1.16x,
+// S = 1024 1.02-1.03x, S = 2048 0.92x; d = 64 without a mask at S = 512 0.89-0.92x; causal d = 128 at
+// S = 512 0.86-0.88x (before those stores, 2026-11-24-mma-v9-gate/, mma led up to S = 2048 causal and
+// at S = 512 in the other two). Those go to mma first (mma_ahead_on_hopper); every other prefill to wgmma.
 bool mma_ahead_on_hopper(const AttnProblem& p, std::string* why) {
   const bool causal = p.causal != Causal::none;
   const int len = std::max(p.sq, p.sk);
   // Only the head dims measured (64 and 128).
-  const bool ahead = p.d == p.dv && ((p.d == 64 && (len <= 512 || (causal && len <= 2048))) || (p.d == 128 && causal && len <= 512));
+  const bool ahead = p.d == p.dv && p.d == 64 && causal && len <= 1024;
   if (ahead && why)
     *why = "d=" + std::to_string(p.d) + (causal ? ", causal" : ", no mask") + ", max(sq, sk)=" + std::to_string(len) +
            ": mma measured ahead of the Hopper path on such short problems (H100)";

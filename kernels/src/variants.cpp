@@ -119,15 +119,15 @@ KernelInfo wgmma_variant(const std::string& name, std::map<std::string, std::str
     desc += " the next row block's Q and first K/V tiles prefetched into the L2 (d, dv <= 128, no soft-cap or ALiBi);";
   }
   if (!epilogue.empty()) {
-    if (epilogue != "vec16")
-      bad(name, "epilogue=" + epilogue + ": must be vec16 (the shipped wgmma stores O in 4-byte column pairs)");
-    if (!schedule.empty()) bad(name, "epilogue=vec16 and schedule=" + schedule + ": the 16-byte stores are built for pingpong only");
+    if (epilogue != "pairs")
+      bad(name, "epilogue=" + epilogue + ": must be pairs (the shipped wgmma stores O in 16-byte pieces where built)");
+    if (!schedule.empty()) bad(name, "epilogue=pairs and schedule=" + schedule + ": built for pingpong only (the other schedules store pairs anyway)");
     if (!carry.empty() || !l2ahead.empty())
-      bad(name, std::string("epilogue=vec16 and ") + (carry.empty() ? "l2ahead=on" : "carry=on") +
-                    ": built as separate kernels, not together");
-    o.vec_o = true;
-    add("epilogue=vec16");
-    desc += " O stored in 16-byte pieces after a transpose inside each lane quad (d, dv <= 128, no soft-cap or ALiBi);";
+      bad(name, std::string("epilogue=pairs and ") + (carry.empty() ? "l2ahead=on" : "carry=on") +
+                    ": built as separate kernels, not together (both store pairs already)");
+    o.pair_stores = true;
+    add("epilogue=pairs");
+    desc += " O stored in 4-byte column pairs from the accumulator layout, as before the 16-byte stores (d, dv <= 128, no soft-cap or ALiBi);";
   }
   if (!grid.empty()) {
     if (grid != "full") bad(name, "grid=" + grid + ": must be full (the shipped wgmma is persistent)");
@@ -165,14 +165,14 @@ KernelInfo decode_variant(const std::string& name, std::map<std::string, std::st
 std::string variant_syntax() {
   return std::string("mma/order=rows|heads, mma/rescale=lazy, mma/classes=coarse, wgmma/schedule=serial|overlap, wgmma/carry=on") +
          (detail::kWgmmaAllSchedules ? "" : " (built with -DFLASHPROBE_WGMMA_SCHEDULES=ON)") +
-         ", wgmma/l2ahead=on, wgmma/epilogue=vec16, wgmma/grid=full, wgmma/blocks=<n>, decode/splits=<n>, decode/fused=on, "
+         ", wgmma/l2ahead=on, wgmma/epilogue=pairs, wgmma/grid=full, wgmma/blocks=<n>, decode/splits=<n>, decode/fused=on, "
          "decode/walk=<n> (with fused=on); one kernel's options combine with ','";
 }
 
 std::vector<std::string> variant_names() {
   std::vector<std::string> v = {"mma/order=rows", "mma/order=heads", "mma/rescale=lazy", "mma/classes=coarse"};
   if (detail::kWgmmaAllSchedules) v.insert(v.end(), {"wgmma/schedule=serial", "wgmma/schedule=overlap", "wgmma/carry=on"});
-  v.insert(v.end(), {"wgmma/l2ahead=on", "wgmma/epilogue=vec16", "wgmma/grid=full", "decode/fused=on", "decode/fused=on,walk=1"});
+  v.insert(v.end(), {"wgmma/l2ahead=on", "wgmma/epilogue=pairs", "wgmma/grid=full", "decode/fused=on", "decode/fused=on,walk=1"});
   return v;
 }
 

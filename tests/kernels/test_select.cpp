@@ -454,9 +454,8 @@ TEST(Registry, WgmmaSupportsHopperProblemsTheTmaCanAddress) {
 }
 
 // On sm_90 the Hopper path goes first for the prefills it measured faster on (select.cpp), mma for
-// the short ones where mma measured ahead (d = 64 causal up to 2048 rows and keys, d = 64 up to
-// 512, causal up to 512); other GPUs use mma; decode rows stay decode's; strides the TMA cannot
-// address and head dims it lacks fall back to mma.
+// the short ones where mma measured ahead (d = 64 causal up to 1024 rows and keys); other GPUs use
+// mma; decode rows stay decode's; strides the TMA cannot address and head dims it lacks fall back to mma.
 TEST(Select, HopperPathWhereItMeasuredFaster) {
 #if defined(FLASHPROBE_BACKEND_CUDA)
   const std::string hopper = "wgmma";
@@ -477,16 +476,15 @@ TEST(Select, HopperPathWhereItMeasuredFaster) {
     return p;
   };
   // Short problems: mma first, with the measurement named in the reason.
-  for (const AttnProblem& p : {causal(512, 512, 64), causal(2048, 2048, 64), causal(1024, 2048, 64), prob(512, 512, 64),
-                               causal(512, 512, 128)}) {
+  for (const AttnProblem& p : {causal(512, 512, 64), causal(1024, 1024, 64), causal(512, 1024, 64)}) {
     const Selection s = select(kSm90, p, kCuda, kernels());
     ASSERT_TRUE(s) << s.describe();
     EXPECT_EQ(s.kernel->name, "mma") << p.id();
     EXPECT_NE(s.reason.find("measured ahead of the Hopper path"), std::string::npos) << s.reason;
   }
   // Just past each bound: the Hopper path again.
-  for (const AttnProblem& p : {causal(2049, 2049, 64), causal(2048, 4096, 64), prob(513, 513, 64), prob(1024, 1024, 64),
-                               causal(513, 513, 128), prob(512, 512, 128)})
+  for (const AttnProblem& p : {causal(1025, 1025, 64), causal(1024, 2048, 64), causal(2048, 2048, 64), prob(512, 512, 64),
+                               prob(1024, 1024, 64), causal(512, 512, 128), prob(512, 512, 128)})
     EXPECT_EQ(select(kSm90, p, kCuda, kernels()).kernel->name, hopper) << p.id();
   const Selection a100 = select(kSm80, prob(4096, 4096, 128), kCuda, kernels());
   EXPECT_EQ(a100.kernel->name, "mma");

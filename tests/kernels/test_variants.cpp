@@ -77,7 +77,7 @@ TEST(Variants, NamesAreCanonical) {
   EXPECT_EQ(find_variant("wgmma/blocks=7").name, wgmma_with_blocks(7).name);
   EXPECT_EQ(find_variant("wgmma/grid=full").name, "wgmma/grid=full");
   EXPECT_EQ(find_variant("wgmma/blocks=3,l2ahead=on").name, "wgmma/l2ahead=on,blocks=3");
-  EXPECT_EQ(find_variant("wgmma/blocks=2,epilogue=vec16").name, "wgmma/epilogue=vec16,blocks=2");
+  EXPECT_EQ(find_variant("wgmma/blocks=2,epilogue=pairs").name, "wgmma/epilogue=pairs,blocks=2");
   AttnProblem p = problems().front();
   EXPECT_EQ(find_variant("decode/splits=3").name, "decode/splits=3");
   EXPECT_EQ(find_variant("decode/splits=3").workspace_bytes(p), decode_with_splits(3).workspace_bytes(p));
@@ -109,8 +109,8 @@ TEST(Variants, UnknownNamesAreUsageErrorsNamingWhatIsAllowed) {
         "decode/splits=-1", "decode/splits=1e3", "decode/splits=70000", "decode/splits=", "wgmma/blocks=0",
         "wgmma/grid=persistent", "wgmma/grid=full,blocks=2", "wgmma/schedule=pingpong", "wgmma/schedule=fast", "wgmma/carry=off", "wgmma/carry=",
         "wgmma/carry=on,schedule=serial", "wgmma/l2ahead=off", "wgmma/l2ahead=", "wgmma/l2ahead=on,carry=on",
-        "wgmma/l2ahead=on,schedule=overlap", "wgmma/epilogue=smem", "wgmma/epilogue=", "wgmma/epilogue=vec16,l2ahead=on",
-        "wgmma/epilogue=vec16,carry=on", "wgmma/epilogue=vec16,schedule=serial", "mma/classes=fine", "mma/classes=", "mma/classes=coarse,classes=coarse",
+        "wgmma/l2ahead=on,schedule=overlap", "wgmma/epilogue=smem", "wgmma/epilogue=", "wgmma/epilogue=vec16", "wgmma/epilogue=pairs,l2ahead=on",
+        "wgmma/epilogue=pairs,carry=on", "wgmma/epilogue=pairs,schedule=serial", "mma/classes=fine", "mma/classes=", "mma/classes=coarse,classes=coarse",
         "decode/fused=off", "decode/fused=", "decode/walk=2", "decode/splits=2,walk=2", "decode/fused=on,walk=0", "decode/fused=on,walk=x",
         "decode/fused=on,fused=on", "decode/fused=on,blocks=2"}) {
     const std::string m = usage_error(bad);
@@ -124,11 +124,11 @@ TEST(Variants, UnknownNamesAreUsageErrorsNamingWhatIsAllowed) {
   EXPECT_NE(m.find("mma/order=rows|heads"), std::string::npos) << "and the variants: " << m;
 }
 
-// wgmma/carry=on, wgmma/l2ahead=on and wgmma/epilogue=vec16 refuse what they are not built for, each
+// wgmma/carry=on, wgmma/l2ahead=on and wgmma/epilogue=pairs refuse what they are not built for, each
 // naming itself and why; the rest is wgmma's.
 TEST(Variants, WgmmaCarryAndL2AheadTakeTheD64AndD128ClassesWithoutScoreTransforms) {
   const std::vector<std::string> built = variant_names();
-  for (const std::string name : {"wgmma/carry=on", "wgmma/l2ahead=on", "wgmma/epilogue=vec16"}) {
+  for (const std::string name : {"wgmma/carry=on", "wgmma/l2ahead=on", "wgmma/epilogue=pairs"}) {
     if (std::find(built.begin(), built.end(), name) == built.end()) continue;  // carry=on: WgmmaSchedulesAndCarryExistWhereBuilt
     SCOPED_TRACE(name);
     const KernelInfo v = find_variant(name);

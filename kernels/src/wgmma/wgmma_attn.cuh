@@ -51,7 +51,8 @@ namespace flashprobe::kernels::dev {
 
 // kCarry: the consumers of wgmma/carry=on (wgmma_consumer_carry.cuh; pingpong, no soft-cap or ALiBi).
 // kL2Ahead: the producer of wgmma/l2ahead=on (wgmma_producer.cuh; the consumers are the shipped ones).
-// kVecO: the consumers' O stores of wgmma/epilogue=vec16 (wgmma_epilogue.h; not with kCarry).
+// kVecO: the consumers store O in 16-byte pieces (wgmma_epilogue.h; the shipped kernel at 64/64 and
+// 128/128 without extras; not with kCarry).
 template <class E, int D, WgmmaSchedule kSched, bool kExtras, bool kCarry, bool kL2Ahead, bool kVecO>
 __global__ __launch_bounds__(WgmmaConfig<D>::kThreads, 1) void wgmma_fwd(const __grid_constant__ Params p,
                                                                           const __grid_constant__ CUtensorMap tq,
@@ -63,7 +64,7 @@ __global__ __launch_bounds__(WgmmaConfig<D>::kThreads, 1) void wgmma_fwd(const _
 #else
   using C = WgmmaConfig<D>;
   static_assert(!kCarry || (kSched == WgmmaSchedule::pingpong && !kExtras), "wgmma/carry=on is pingpong without extras");
-  static_assert(!(kCarry && kVecO), "wgmma/epilogue=vec16 is built with the shipped consumers only");
+  static_assert(!(kCarry && kVecO), "the 16-byte O stores are built with wgmma_consume only");
   extern __shared__ std::uint8_t smem_raw[];
   const WgmmaSmem<D> sm = wgmma_smem<D>(smem_raw);
   if (threadIdx.x == 0) sm.init_barriers();

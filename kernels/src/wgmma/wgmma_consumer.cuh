@@ -54,8 +54,9 @@ constexpr bool same_local_rows(const atoms::CRows<SL>& rs, const atoms::CRows<OL
 // kExtras: soft-cap or ALiBi is on. A separate instantiation, as in mma: the score transform (a
 // division and tanh per score, ALiBi's slope loads) nearly doubles the consumer's code and spills
 // about 100 bytes at D = 128, which the common case should not carry.
-// kVecO: wgmma/epilogue=vec16, O in 16-byte stores after a transpose inside each lane quad
-// (wgmma_epilogue.h) where the output allows it; the shipped stores otherwise and when false.
+// kVecO: O in 16-byte stores after a transpose inside each lane quad (wgmma_epilogue.h) where the
+// output allows it (the shipped kernel at 64/64 and 128/128 without extras), 4-byte column pairs
+// otherwise and when false.
 template <class E, int D, WgmmaSchedule kSched, bool kExtras, bool kVecO = false>
 FP_DEV void wgmma_consume(const WgmmaSmem<D>& sm, const Params& p) {
   using C = WgmmaConfig<D>;

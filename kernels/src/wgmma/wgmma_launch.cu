@@ -112,22 +112,25 @@ void by_schedule(const Params& p, Stream s, const WgmmaOptions& o) {
   }
   if (o.schedule != WgmmaSchedule::pingpong)
     throw UsageError("wgmma: this build has the pingpong schedule only (configure with -DFLASHPROBE_WGMMA_SCHEDULES=ON)");
-  // The carried walk (wgmma/carry=on), the L2 prefetch (wgmma/l2ahead=on) and the 16-byte O stores
-  // (wgmma/epilogue=vec16) are built at the 64/64 and 128/128 classes without soft-cap or ALiBi only
-  // (their supports() refuse the rest, wgmma_registry.cpp), one at a time (variants.cpp refuses
-  // pairs); carry=on, measured slower, only with the other schedules (variants.cpp refuses it elsewhere).
-  const int picked = int{o.carry} + int{o.l2ahead} + int{o.vec_o};
+  // The shipped kernel at the 64/64 and 128/128 classes without soft-cap or ALiBi stores O in 16-byte
+  // pieces (kVecO); the carried walk (wgmma/carry=on), the L2 prefetch (wgmma/l2ahead=on) and the
+  // column-pair stores (wgmma/epilogue=pairs) are built there too, one at a time (their supports()
+  // refuse the rest, wgmma_registry.cpp; variants.cpp refuses pairs of them), the first two with the
+  // column pairs they were measured with; carry=on, measured slower, only with the other schedules.
+  // Elsewhere (192/128, soft-cap or ALiBi) O goes out in column pairs.
+  const int picked = int{o.carry} + int{o.l2ahead} + int{o.pair_stores};
   if constexpr ((D == 64 || D == 128) && !kExtras) {
     if constexpr (kWgmmaAllSchedules)
       if (o.carry && picked == 1) return launch<E, D, WgmmaSchedule::pingpong, kExtras, true>(p, s, o);
     if (o.l2ahead && picked == 1) return launch<E, D, WgmmaSchedule::pingpong, kExtras, false, true>(p, s, o);
-    if (o.vec_o && picked == 1) return launch<E, D, WgmmaSchedule::pingpong, kExtras, false, false, true>(p, s, o);
+    if (o.pair_stores && picked == 1) return launch<E, D, WgmmaSchedule::pingpong, kExtras>(p, s, o);
+    if (picked == 0) return launch<E, D, WgmmaSchedule::pingpong, kExtras, false, false, true>(p, s, o);
   }
   if (picked > 0)
-    throw UsageError(std::string(picked > 1 ? "wgmma/carry=on, l2ahead=on and epilogue=vec16: not built together"
+    throw UsageError(std::string(picked > 1 ? "wgmma/carry=on, l2ahead=on and epilogue=pairs: not built together"
                                  : o.carry ? "wgmma/carry=on (built only with -DFLASHPROBE_WGMMA_SCHEDULES=ON)"
                                  : o.l2ahead ? "wgmma/l2ahead=on"
-                                             : "wgmma/epilogue=vec16") +
+                                             : "wgmma/epilogue=pairs") +
                      ": built for the 64/64 and 128/128 classes without soft-cap or ALiBi only (d=" +
                      std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + ")");
   return launch<E, D, WgmmaSchedule::pingpong, kExtras>(p, s, o);

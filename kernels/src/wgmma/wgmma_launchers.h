@@ -31,7 +31,7 @@ inline constexpr bool kWgmmaAllSchedules = false;
 #endif
 
 // The launch's measurement choices: the shipped kernel takes the defaults; the named variants of
-// variants.h (wgmma/schedule=..., wgmma/carry=on, wgmma/l2ahead=on, wgmma/epilogue=vec16, wgmma/grid=full,
+// variants.h (wgmma/schedule=..., wgmma/carry=on, wgmma/l2ahead=on, wgmma/epilogue=pairs, wgmma/grid=full,
 // wgmma/blocks=<n>) set them, for benchmarks and tests only.
 struct WgmmaOptions {
   dev::WgmmaSchedule schedule = dev::WgmmaSchedule::pingpong;
@@ -43,15 +43,18 @@ struct WgmmaOptions {
   // The producer brings the next row block's Q and first K/V tiles into the L2 while the current one
   // runs (wgmma_producer.cuh): pingpong, tile classes 64/64 and 128/128, no soft-cap or ALiBi.
   bool l2ahead = false;
-  // O stored in 16-byte pieces after a transpose inside each lane quad (wgmma_epilogue.h): pingpong,
-  // tile classes 64/64 and 128/128, no soft-cap or ALiBi.
-  bool vec_o = false;
+  // O's stores. The shipped kernel stores 16-byte pieces after a transpose inside each lane quad
+  // (wgmma_epilogue.h) where that is built: pingpong, tile classes 64/64 and 128/128, no soft-cap or
+  // ALiBi (measured 1.07x the column pairs over the prefill grid, 1.22x at S 512:
+  // reports/data/h100-80gb-hbm3/2026-11-27-vs-cudnn-974195e/); elsewhere, and with pair_stores (the
+  // variant wgmma/epilogue=pairs, the earlier stores kept for comparison), 4-byte column pairs.
+  bool pair_stores = false;
 };
 
 // Launches wgmma_fwd in the tile class of (p.d, p.dv) on a persistent grid (one block per SM, never more than there are work
 // items; o says otherwise). The TMA needs 16-byte aligned base pointers; a problem whose q, k or v
 // pointer is not (a view at an odd offset) runs on mma instead, which handles any alignment.
-// @pre o.schedule is pingpong, or kWgmmaAllSchedules; o.carry, o.l2ahead or o.vec_o (one) only with
+// @pre o.schedule is pingpong, or kWgmmaAllSchedules; o.carry, o.l2ahead or o.pair_stores (one) only with
 // pingpong in the 64/64 or 128/128 class without soft-cap or ALiBi (wgmma_carry_supports).
 void launch_wgmma(const Params& p, Stream s, const WgmmaOptions& o = {});
 

@@ -57,7 +57,7 @@ Support wgmma_supports(const DeviceInfo& dev, const AttnProblem& p) {
 #endif
 }
 
-// wgmma/carry=on, wgmma/l2ahead=on and wgmma/epilogue=vec16 (named `variant`): built for the 64/64 and 128/128 tile
+// wgmma/carry=on, wgmma/l2ahead=on and wgmma/epilogue=pairs (named `variant`): built for the 64/64 and 128/128 tile
 // classes without soft-cap or ALiBi (wgmma_launch.cu); the rest of their domain is wgmma's.
 Support wgmma_class_variant_supports(const std::string& variant, const DeviceInfo& dev, const AttnProblem& p) {
   if (Support v = Support::valid(p); !v) return v;
@@ -73,8 +73,8 @@ Support wgmma_class_variant_supports(const std::string& variant, const DeviceInf
 
 KernelInfo make_wgmma(std::string name, std::string description, const detail::WgmmaOptions& o) {
   std::function<Support(const DeviceInfo&, const AttnProblem&)> supports = wgmma_supports;
-  if (o.carry || o.l2ahead || o.vec_o) {
-    const std::string variant = o.carry ? "wgmma/carry=on" : o.l2ahead ? "wgmma/l2ahead=on" : "wgmma/epilogue=vec16";
+  if (o.carry || o.l2ahead || o.pair_stores) {
+    const std::string variant = o.carry ? "wgmma/carry=on" : o.l2ahead ? "wgmma/l2ahead=on" : "wgmma/epilogue=pairs";
     supports = [variant](const DeviceInfo& dev, const AttnProblem& p) { return wgmma_class_variant_supports(variant, dev, p); };
   }
   return {std::move(name), std::move(description), std::move(supports),

@@ -18,9 +18,9 @@
 //   wgmma/l2ahead=on                the producer prefetches the next row block's Q and first K/V
 //                                   tiles into the L2 (same domain as carry=on, not with it;
 //                                   src/wgmma/wgmma_producer.cuh)
-//   wgmma/epilogue=vec16            O in 16-byte stores after a transpose inside each lane quad
-//                                   (same domain as l2ahead=on, not with carry or l2ahead;
-//                                   src/wgmma/wgmma_epilogue.h)
+//   wgmma/epilogue=pairs            O in 4-byte column pairs from the accumulator layout, the
+//                                   stores before the shipped 16-byte ones (same domain as
+//                                   l2ahead=on, not with carry or l2ahead; src/wgmma/wgmma_epilogue.h)
 //   wgmma/grid=full                 one block per work item instead of the persistent grid
 //   wgmma/blocks=<n>                the persistent grid capped at n blocks (decode_with_splits' twin)
 //   decode/splits=<n>               exactly n key splits

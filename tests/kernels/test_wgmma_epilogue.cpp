@@ -1,4 +1,4 @@
-// wgmma/epilogue=vec16's O stores (src/wgmma/wgmma_epilogue.h), replayed on the CPU: every lane of a
+// wgmma's 16-byte O stores (src/wgmma/wgmma_epilogue.h), replayed on the CPU: every lane of a
 // warpgroup fills its accumulator slots with the (row, column) the wgmma C layout gives them, the quad
 // transpose runs with quad_send / quad_recv and an emulated shfl_xor (all lanes of a stage send, then
 // all receive, as the warp does in lockstep), and each lane's 16-byte store is placed at the row of its

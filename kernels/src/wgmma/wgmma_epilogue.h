@@ -1,6 +1,7 @@
 #pragma once
-// wgmma/epilogue=vec16 (wgmma_consumer.cuh): O stored in 16-byte pieces, each 32-byte sector of O
-// written whole by one instruction, instead of the accumulator layout's 4-byte column pairs (one warp
+// The shipped wgmma's O stores (wgmma_consumer.cuh; timed as wgmma/epilogue=vec16): 16-byte pieces,
+// each 32-byte sector of O written whole by one instruction, instead of the accumulator layout's
+// 4-byte column pairs (wgmma/epilogue=pairs; one warp
 // store covers 16 bytes of each of 8 rows, so every sector of O arrives in two halves from two
 // instructions: Nsight counted 4.36 M sectors into the L2 for 2.10 M of O at d128 S 512,
 // WGMMA_NOTES.md). Plain constexpr code that the kernel and a CPU test

@@ -474,6 +474,87 @@ exit $rc
             self.assertIn("sanitize memcheck: the variants' test did not pass", p.stdout)
             self.assertIn("sanitize memcheck (production kernels and mma/classes=coarse, expect clean): rc=1", p.stdout)
 
+    def test_profile_stage_profiles_one_backward_call_of_each_kernel(self):
+        """FLASHPROBE_PROFILE_BACKWARD=1: Nsight Compute (a stand-in that records its arguments and runs the
+        profiled command) over one backward call: flashprobe's kernels through `bench --backward --timing
+        launch` (every *bwd* launch of the call), PyTorch's flash and cuDNN backward through the real
+        torch_sdpa_bench.py --backward (its arguments parse; torch itself is absent or finds no GPU here).
+        Without it the forward command lines are as before: `run --kernel K`, regex K_fwd, one launch."""
+        ncu = """#!/usr/bin/env bash
+if [ "$1" = -i ]; then printf '  %s (1, 1, 1)x(256, 1, 1)\n    Duration  usecond  7.0\n' "$STANDIN_NAME"; exit 0; fi
+echo "ncu $*" >> "$STANDIN_ARGS"
+while (($#)) && [ "$1" != -o ]; do shift; done
+shift 2
+"$@"
+"""
+        fake = """#!/usr/bin/env bash
+case $1 in
+  --version) echo "flashprobe 0.1.0 (commit abc1234, backend cuda)" ;;
+  *) echo "flashprobe $*" >> "$STANDIN_ARGS" ;;
+esac
+"""
+        problem = '{"batch": 4, "hq": 16, "hkv": 16, "sq": 4096, "sk": 4096, "d": 128, "dtype": "bf16", "causal": "none"}\n'
+        with tempfile.TemporaryDirectory() as d:
+            standin_tree(d, ((".device-carry/flashprobe", fake), ("bin/ncu", ncu)))
+            os.makedirs(os.path.join(d, "reports", "baselines"))
+            os.symlink(os.path.join(ROOT, "reports", "baselines", "torch_sdpa_bench.py"),
+                       os.path.join(d, "reports", "baselines", "torch_sdpa_bench.py"))
+            pj = os.path.join(d, "d128.json")
+            with open(pj, "w") as f:
+                f.write(problem)
+            argf = os.path.join(d, "args.txt")
+            env = dict(os.environ, OUT=os.path.join(d, "out"), STANDIN_ARGS=argf, STANDIN_NAME="mma_bwd_fa2_dkdv",
+                       PATH=os.path.join(d, "bin") + os.pathsep + os.environ["PATH"], FLASHPROBE_PROFILE_CASES=pj,
+                       FLASHPROBE_PROFILE_KERNELS="mma_bwd_fa2 torch-flash torch-cudnn")
+            p = subprocess.run([os.path.join(ROOT, "scripts", "gpu", "run-all"), "profile"], cwd=d,
+                               env=dict(env, FLASHPROBE_PROFILE_BACKWARD="1"), capture_output=True, text=True, timeout=120)
+            for c in ("mma_bwd_fa2-bwd-d128", "torch-flash-bwd-d128", "torch-cudnn-bwd-d128"):
+                self.assertIn(f"profile {c}: rc=", p.stdout)
+            self.assertIn("  mma_bwd_fa2_dkdv (1, 1, 1)x(256, 1, 1)", p.stdout)
+            with open(argf) as f:
+                lines = f.read().splitlines()
+            ncus = [l.split() for l in lines if l.startswith("ncu ")]
+            self.assertEqual(len(ncus), 3)
+            self.assertEqual([a[a.index("--kernel-name") + 1] for a in ncus],
+                             ["regex:bwd", "regex:flash_bwd", "regex:cudnn|bprop|fmha"])
+            self.assertEqual([a[a.index("--launch-count") + 1] for a in ncus], ["4", "4", "4"])
+            # ours: one backward call of the named kernel on the problem, launch timing (no graph)
+            fp = next(l for l in lines if l.startswith("flashprobe ")).split()[1:]
+            self.assertEqual(fp[:3], ["bench", "--backward", "--timing"])
+            self.assertEqual(flag_values(fp, "--timing"), ["launch"])
+            self.assertEqual(flag_values(fp, "--kernel"), ["mma_bwd_fa2"])
+            self.assertEqual(flag_values(fp, "--problem"), [pj])
+            # PyTorch's: --backward with one backend; the real script parsed the line and read the problem
+            for a, backend in zip(ncus[1:], ("flash", "cudnn")):
+                cmd = a[a.index("-o") + 2:]
+                self.assertEqual(cmd[:2], ["python3", "reports/baselines/torch_sdpa_bench.py"])
+                self.assertIn("--backward", cmd)
+                self.assertEqual(flag_values(cmd, "--backends"), [backend])
+                self.assertEqual(flag_values(cmd, "--problem"), [pj])
+            with tarfile.open(os.path.join(d, "out", "results.tgz")) as t:
+                t.extractall(os.path.join(d, "res"))
+            for backend in ("flash", "cudnn"):
+                with open(os.path.join(d, "res", "results", f"log-ncu-torch-{backend}-bwd-d128.txt")) as f:
+                    log = f.read()
+                self.assertNotIn("usage:", log)
+                self.assertNotIn("torch_sdpa_bench: --problem", log)
+                self.assertTrue("No module named 'torch'" in log or "no CUDA device" in log, log)
+            self.assertTrue(os.path.exists(os.path.join(d, "res", "results", "ncu-mma_bwd_fa2-bwd-d128.txt")))
+            # The forward, as before.
+            os.remove(argf)
+            p = subprocess.run([os.path.join(ROOT, "scripts", "gpu", "run-all"), "profile"], cwd=d,
+                               env=dict(env, FLASHPROBE_PROFILE_KERNELS="mma torch-flash"), capture_output=True, text=True,
+                               timeout=120)
+            self.assertIn("profile mma-d128: rc=", p.stdout)
+            with open(argf) as f:
+                lines = f.read().splitlines()
+            ncus = [l.split() for l in lines if l.startswith("ncu ")]
+            self.assertEqual([a[a.index("--kernel-name") + 1] for a in ncus], ["regex:mma_fwd", "regex:flash_fwd"])
+            self.assertEqual([a[a.index("--launch-count") + 1] for a in ncus], ["1", "1"])
+            fp = next(l for l in lines if l.startswith("flashprobe ")).split()[1:]
+            self.assertEqual(fp[:5], ["run", "--kernel", "mma", "--problem", pj])
+            self.assertNotIn("--backward", ncus[1])
+
 
 if __name__ == "__main__":
     unittest.main()

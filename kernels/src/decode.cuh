@@ -114,6 +114,21 @@ FP_DEV void merge_row(RowsState<R>& s, int r, float mo, float lo, const float (&
 // The combine's threads: a split-kernel block's in decode/fused=on.
 inline constexpr int kCombineThreads = kDecodeThreads;
 
+// Programmatic dependent launch (decode/combine=pdl, src/decode_combine.cuh; sm_90). The split
+// kernel's blocks allow the dependent kernel to start at once (no effect when none was launched as a
+// programmatic dependent); the dependent waits until the grids it depends on have finished and their
+// writes are visible (returns at once when it was launched without the programmatic attribute).
+FP_DEV void allow_dependent_launch() {
+#if defined(FP_VENDOR_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+FP_DEV void wait_for_prerequisite_grids() {
+#if defined(FP_VENDOR_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 // decode/fused=on (variants.h): each block walks `walk` consecutive splits of its row tile (its
 // pipeline running on across their borders), and the last of a row tile's blocks to finish combines
 // the tile's rows (arrivals counted in `arrivals`, zeroed in the same call; null when one block walks
@@ -459,6 +474,7 @@ FP_DEV void decode_split_block(const Params& p, int lanes_per_key, int row_tiles
 template <class E, Bug bug, int R, bool kVectorLoads>
 __global__ FP_LAUNCH_BOUNDS(kDecodeThreads, decode_blocks_per_sm(R)) void decode_split(Params p, int lanes_per_key, int row_tiles,
                                                                                      int splits, int chunk, DecodeWorkspace ws) {
+  allow_dependent_launch();
   decode_split_block<E, bug, R, kVectorLoads, false>(p, lanes_per_key, row_tiles, splits, chunk, ws, DecodeWalk{1, nullptr});
 }
 

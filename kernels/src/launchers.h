@@ -35,15 +35,26 @@ void launch_tiled(const Params& p, Stream s);
 std::size_t decode_workspace_bytes(const AttnProblem& p, int splits);
 template <Bug bug>
 void launch_decode(const Params& p, int splits, void* workspace, Stream s);
+// How the two-kernel decode merges its splits: decode_combine (the shipped kernel, its loads in loops
+// over the splits), decode_combine_wide (every split's LSE, then a batch of partials, loaded at once;
+// the same sums in the same order), or the wide kernel launched as a programmatic dependent of the
+// split kernel (PDL, sm_90; a plain launch elsewhere).
+enum class DecodeCombine { loop, wide, pdl };
 // A decode entry's launch choices (registry.cpp's make_decode_variant; variants.h): splits > 0 forces
-// the split count (else decode_splits, or decode_fused_splits when fused); fused runs
+// the split count (else decode_splits, or decode_fused_splits when fused or half_plan); fused runs
 // launch_decode_walk, each block walking `walk` splits (0: decode_walk's plan for this device and
-// batch; a forced walk above the split count walks them all).
+// batch; a forced walk above the split count walks them all); combine picks the two-kernel decode's
+// combine (launch_decode_combined; not with fused).
 struct DecodeOptions {
   int splits = 0;
   bool fused = false;
   int walk = 0;
+  bool half_plan = false;
+  DecodeCombine combine = DecodeCombine::loop;
 };
+// decode with the combine `c` (wide or pdl; loop is launch_decode<Bug::none>); workspace =
+// decode_workspace_bytes(p, splits). Bitwise launch_decode<Bug::none>'s output.
+void launch_decode_combined(const Params& p, int splits, DecodeCombine c, void* workspace, Stream s);
 // decode/fused=on: `splits` key splits, `walk` of them per block (1..splits), the combine in the last
 // block of each row tile; workspace = decode_walk_workspace_bytes(p, splits, walk) (the partials, then
 // the arrival counters of decode_plan.h when a row tile has more than one block).

@@ -106,15 +106,23 @@ std::string decode_name(const detail::DecodeOptions& o) {
   std::string opts;
   const auto add = [&opts](const std::string& kv) { opts += (opts.empty() ? "" : ",") + kv; };
   if (o.splits > 0) add("splits=" + std::to_string(o.splits));
+  if (o.half_plan) add("plan=half");
   if (o.fused) add("fused=on");
   if (o.walk > 0) add("walk=" + std::to_string(o.walk));
+  if (o.combine == detail::DecodeCombine::wide) add("combine=wide");
+  if (o.combine == detail::DecodeCombine::pdl) add("combine=pdl");
   return opts.empty() ? "decode" : "decode/" + opts;
 }
 
 std::string decode_description(const detail::DecodeOptions& o) {
-  if (o.splits == 0 && !o.fused) return "split-K decode for sq <= 8: key splits merged through their LSE";
+  if (o.splits == 0 && !o.fused && !o.half_plan && o.combine == detail::DecodeCombine::loop)
+    return "split-K decode for sq <= 8: key splits merged through their LSE";
   std::string d = "decode (benchmarks and tests):";
   if (o.splits > 0) d += " exactly " + std::to_string(o.splits) + " key split(s);";
+  if (o.half_plan) d += " the split count for half the resident blocks (decode_fused_splits);";
+  if (o.combine == detail::DecodeCombine::wide) d += " the combine with every split's loads issued at once (decode_combine_wide);";
+  if (o.combine == detail::DecodeCombine::pdl)
+    d += " the wide combine launched as a programmatic dependent of the split kernel (PDL on sm_90);";
   if (o.fused)
     d += std::string(" one kernel, the combine in the last block of each row tile, ") +
          (o.splits > 0 ? "" : "the split count for half the resident blocks (decode_fused_splits), ") +
@@ -125,12 +133,14 @@ std::string decode_description(const detail::DecodeOptions& o) {
 }  // namespace
 
 KernelInfo make_decode_variant(const detail::DecodeOptions& o) {
-  if (o.splits < 0 || o.walk < 0 || (o.walk > 0 && !o.fused))
-    throw UsageError("decode variant splits=" + std::to_string(o.splits) + ", walk=" + std::to_string(o.walk) +
-                     (o.fused ? ", fused" : "") + " is not allowed: splits, walk >= 1 when given, walk only with fused=on");
+  if (o.splits < 0 || o.walk < 0 || (o.walk > 0 && !o.fused) || (o.half_plan && o.splits > 0) ||
+      (o.fused && o.combine != detail::DecodeCombine::loop))
+    throw UsageError("decode variant " + decode_name(o) +
+                     " is not allowed: splits, walk >= 1 when given, walk only with fused=on, plan=half not with a forced "
+                     "split count, combine not with fused=on (the fused kernel combines in its last block)");
   const std::string name = decode_name(o);
   auto splits_of = [o](const AttnProblem& p) {
-    return o.splits > 0 ? o.splits : o.fused ? decode_default_fused_splits(p) : decode_default_splits(p);
+    return o.splits > 0 ? o.splits : o.fused || o.half_plan ? decode_default_fused_splits(p) : decode_default_splits(p);
   };
   auto walk_of = [o](const AttnProblem& p, int splits) {
     return o.walk > 0 ? std::min(o.walk, splits) : decode_default_walk(p, splits);
@@ -145,6 +155,7 @@ KernelInfo make_decode_variant(const detail::DecodeOptions& o) {
                  (void)name;
                  const int n = splits_of(p);
                  if (o.fused) detail::launch_decode_walk(make_params(p, t), n, walk_of(p, n), ws, s);
+                 else if (o.combine != detail::DecodeCombine::loop) detail::launch_decode_combined(make_params(p, t), n, o.combine, ws, s);
                  else detail::launch_decode<Bug::none>(make_params(p, t), n, ws, s);
 #else
                  (void)o, (void)p, (void)t, (void)ws, (void)s;
@@ -155,6 +166,7 @@ KernelInfo make_decode_variant(const detail::DecodeOptions& o) {
     if (n < 1) throw UsageError("decode splits=" + std::to_string(n) + " is not allowed: use >= 1");
     detail::DecodeOptions forced = o;
     forced.splits = n;
+    forced.half_plan = false;  // the forced count replaces the plan's
     return make_decode_variant(forced);
   };
   return k;

@@ -146,9 +146,15 @@ KernelInfo wgmma_variant(const std::string& name, std::map<std::string, std::str
 
 KernelInfo decode_variant(const std::string& name, std::map<std::string, std::string> opts) {
   detail::DecodeOptions o;
-  const std::string splits = take(opts, "splits"), fused = take(opts, "fused"), walk = take(opts, "walk");
-  no_other_options(name, "decode", opts, "splits, fused, walk");
+  const std::string splits = take(opts, "splits"), fused = take(opts, "fused"), walk = take(opts, "walk"), plan = take(opts, "plan"),
+                    combine = take(opts, "combine");
+  no_other_options(name, "decode", opts, "splits, plan, fused, walk, combine");
   if (!splits.empty()) o.splits = count_of(name, "splits", splits);
+  if (!plan.empty()) {
+    if (plan != "half") bad(name, "plan=" + plan + ": must be half (the shipped plan fills one wave of resident blocks)");
+    if (o.splits > 0) bad(name, "plan=half with splits=" + splits + ": a forced split count leaves no plan to choose");
+    o.half_plan = true;
+  }
   if (!fused.empty()) {
     if (fused != "on") bad(name, "fused=" + fused + ": must be on (the shipped decode combines in a second kernel)");
     o.fused = true;
@@ -156,6 +162,12 @@ KernelInfo decode_variant(const std::string& name, std::map<std::string, std::st
   if (!walk.empty()) {
     if (!o.fused) bad(name, "walk=" + walk + " needs fused=on (the split kernel runs one split per block)");
     o.walk = count_of(name, "walk", walk);
+  }
+  if (!combine.empty()) {
+    if (combine == "wide") o.combine = detail::DecodeCombine::wide;
+    else if (combine == "pdl") o.combine = detail::DecodeCombine::pdl;
+    else bad(name, "combine=" + combine + ": must be wide or pdl (the shipped combine loops over the splits)");
+    if (o.fused) bad(name, "combine=" + combine + " with fused=on: the fused kernel combines in its last block");
   }
   return make_decode_variant(o);
 }
@@ -165,14 +177,15 @@ KernelInfo decode_variant(const std::string& name, std::map<std::string, std::st
 std::string variant_syntax() {
   return std::string("mma/order=rows|heads, mma/rescale=lazy, mma/classes=coarse, wgmma/schedule=serial|overlap, wgmma/carry=on") +
          (detail::kWgmmaAllSchedules ? "" : " (built with -DFLASHPROBE_WGMMA_SCHEDULES=ON)") +
-         ", wgmma/l2ahead=on, wgmma/epilogue=pairs, wgmma/grid=full, wgmma/blocks=<n>, decode/splits=<n>, decode/fused=on, "
-         "decode/walk=<n> (with fused=on); one kernel's options combine with ','";
+         ", wgmma/l2ahead=on, wgmma/epilogue=pairs, wgmma/grid=full, wgmma/blocks=<n>, decode/splits=<n>, decode/plan=half, decode/fused=on, "
+         "decode/walk=<n> (with fused=on), decode/combine=wide|pdl (not with fused=on); one kernel's options combine with ','";
 }
 
 std::vector<std::string> variant_names() {
   std::vector<std::string> v = {"mma/order=rows", "mma/order=heads", "mma/rescale=lazy", "mma/classes=coarse"};
   if (detail::kWgmmaAllSchedules) v.insert(v.end(), {"wgmma/schedule=serial", "wgmma/schedule=overlap", "wgmma/carry=on"});
-  v.insert(v.end(), {"wgmma/l2ahead=on", "wgmma/epilogue=pairs", "wgmma/grid=full", "decode/fused=on", "decode/fused=on,walk=1"});
+  v.insert(v.end(), {"wgmma/l2ahead=on", "wgmma/epilogue=pairs", "wgmma/grid=full", "decode/fused=on", "decode/fused=on,walk=1",
+                    "decode/plan=half", "decode/combine=wide", "decode/combine=pdl", "decode/plan=half,combine=pdl"});
   return v;
 }
 

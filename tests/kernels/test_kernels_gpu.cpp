@@ -204,6 +204,37 @@ TEST(DecodeWalk, FusedGivesBitwiseTheSplitKernelsOutput) {
   EXPECT_TRUE(rep.failures.empty()) << rep.failures.size() << " failing case(s), first: " << rep.failures.front();
 }
 
+// decode/combine=wide|pdl: the same sums as decode_combine in the same order, so bitwise decode's
+// output (O and LSE) at every grid case: forced split counts 1, 2, 7, 64 and 200 (more than a combine
+// block's threads: its weights in two chunks; more splits than keys: empty splits), and the plans
+// (decode/combine=pdl at decode's count, decode/plan=half,combine=pdl at decode_fused_splits').
+TEST(DecodeCombine, WideGivesBitwiseTheLoopsOutput) {
+  FP_SKIP_WITHOUT_GPU();
+  const DeviceInfo dev = require_device();
+  Report rep{"decode_combine"};
+  auto compare = [&](const KernelInfo& k, const KernelInfo& ref, const GridCase& c, DType t) {
+    const AttnProblem p = c.with_dtype(t);
+    if (!k.supports(dev, p)) return;
+    const AttnInputs in = random_inputs(p, c.seed, c.dist);
+    const RunResult a = run_kernel(ref, p, in), b = run_kernel(k, p, in);
+    const bool same = a.out.o.bytes == b.out.o.bytes &&
+                      std::memcmp(a.out.lse.data(), b.out.lse.data(), a.out.lse.size() * sizeof(float)) == 0;
+    rep.add(k.name, c.id(t), same && b.clean(), {{"bitwise_equal", same}, {"run_findings", b.describe()}},
+            same ? b.describe() : "differs from " + ref.name);
+  };
+  for (const GridCase& c : kernel_grid()) {
+    compare(find_variant("decode/combine=pdl"), decode_with_splits(decode_default_splits(c.with_dtype(DType::f16))), c, DType::f16);
+    compare(find_variant("decode/plan=half,combine=pdl"), decode_with_splits(decode_default_fused_splits(c.with_dtype(DType::bf16))), c,
+            DType::bf16);
+    for (int splits : {1, 2, 7, 64, 200})
+      for (const char* combine : {"wide", "pdl"})
+        compare(find_variant("decode/splits=" + std::to_string(splits) + ",combine=" + combine), decode_with_splits(splits), c,
+                splits % 2 ? DType::f16 : DType::bf16);
+  }
+  EXPECT_GT(rep.run, 0);
+  EXPECT_TRUE(rep.failures.empty()) << rep.failures.size() << " failing case(s), first: " << rep.failures.front();
+}
+
 // The wgmma kernel's persistent grid with few blocks: every block walks many row blocks of the grid's
 // problems, so the Q buffer is reused, the K/V ring's positions and phases run on across row blocks
 // and (batch, head) pairs, empty row blocks sit between full ones, V tails are zeroed more than once

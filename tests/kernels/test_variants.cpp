@@ -12,6 +12,7 @@
 #include "flashprobe/core/error.h"
 #include "flashprobe/kernels/registry.h"
 #include "flashprobe/kernels/variants.h"
+#include "kernel_grid.h"
 
 namespace flashprobe::kernels {
 namespace {
@@ -87,6 +88,27 @@ TEST(Variants, NamesAreCanonical) {
   EXPECT_EQ(find_variant("decode/fused=on").with_splits(5).name, "decode/splits=5,fused=on");
   EXPECT_EQ(decode_with_splits(4).with_splits(5).name, "decode/splits=5");
   EXPECT_EQ(find_kernel("decode")->with_splits(5).name, "decode/splits=5");
+  EXPECT_EQ(find_variant("decode/combine=pdl,plan=half").name, "decode/plan=half,combine=pdl");
+  EXPECT_EQ(find_variant("decode/combine=wide,splits=3").name, "decode/splits=3,combine=wide");
+  EXPECT_EQ(find_variant("decode/plan=half,combine=pdl").with_splits(5).name, "decode/splits=5,combine=pdl")
+      << "a forced count replaces the plan";
+  EXPECT_EQ(find_variant("decode/combine=wide").with_splits(5).name, "decode/splits=5,combine=wide");
+}
+
+// decode/plan=half takes decode_fused_splits' count (half the resident blocks; on this host, with
+// no device, the nominal H100's), the combines take the plan's count and decode's workspace: the
+// choice changes the launch, never the partials' layout.
+TEST(Variants, DecodePlanAndCombineVariantsTakeTheirSplitCountsAndDecodesWorkspace) {
+  using testing::make_problem;
+  for (const AttnProblem& p :
+       {make_problem(1, 32, 32, 1, 4096, 128), make_problem(8, 32, 8, 1, 32768, 128), make_problem(1, 32, 4, 1, 1024, 64)}) {
+    const int half = decode_default_fused_splits(p), full = decode_default_splits(p);
+    ASSERT_LT(half, full) << p.hkv << " " << p.d;
+    EXPECT_EQ(find_variant("decode/plan=half").workspace_bytes(p), decode_with_splits(half).workspace_bytes(p));
+    EXPECT_EQ(find_variant("decode/plan=half,combine=pdl").workspace_bytes(p), decode_with_splits(half).workspace_bytes(p));
+    EXPECT_EQ(find_variant("decode/combine=pdl").workspace_bytes(p), decode_with_splits(full).workspace_bytes(p));
+    EXPECT_EQ(find_variant("decode/combine=wide").workspace_bytes(p), find_kernel("decode")->workspace_bytes(p));
+  }
 }
 
 // decode/fused=on's workspace: the split kernel's partials, then one 32-bit arrival counter per row
@@ -112,7 +134,8 @@ TEST(Variants, UnknownNamesAreUsageErrorsNamingWhatIsAllowed) {
         "wgmma/l2ahead=on,schedule=overlap", "wgmma/epilogue=smem", "wgmma/epilogue=", "wgmma/epilogue=vec16", "wgmma/epilogue=pairs,l2ahead=on",
         "wgmma/epilogue=pairs,carry=on", "wgmma/epilogue=pairs,schedule=serial", "mma/classes=fine", "mma/classes=", "mma/classes=coarse,classes=coarse",
         "decode/fused=off", "decode/fused=", "decode/walk=2", "decode/splits=2,walk=2", "decode/fused=on,walk=0", "decode/fused=on,walk=x",
-        "decode/fused=on,fused=on", "decode/fused=on,blocks=2"}) {
+        "decode/fused=on,fused=on", "decode/fused=on,blocks=2", "decode/plan=full", "decode/plan=", "decode/plan=half,splits=8",
+        "decode/combine=loop", "decode/combine=", "decode/combine=pdl,fused=on", "decode/combine=wide,combine=pdl"}) {
     const std::string m = usage_error(bad);
     EXPECT_NE(m.find("'" + bad + "'"), std::string::npos) << bad << ": " << m;
     EXPECT_NE(m.find("mma/order=rows|heads"), std::string::npos) << bad << ": " << m;

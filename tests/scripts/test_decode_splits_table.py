@@ -67,6 +67,29 @@ class DecodeSplitsTable(unittest.TestCase):
         self.assertAlmostEqual(row["worst_cudnn_ratio"], 1.0)  # b8: 0.050 / 0.050
         self.assertAlmostEqual(row["worst_ratio_to_decode"], min(0.0136 / 0.0110, 0.0574 / 0.0500))
 
+    def test_shapes_are_judged_apart(self):
+        # The same Sk at GQA h32/8: its own plan, its own batch-invariant choice (4 here), never merged
+        # with the MHA cases' (whose choice stays 8).
+        def gqa(r):
+            r = json.loads(json.dumps(r))
+            r["problem"]["hkv"] = 8
+            r["case"] = r["case"].replace("custom:", "custom:gqa_")
+            return r
+        fp = {"results": FP["results"] + [gqa(fp_result(1, 1024, "decode/splits=4", 0.012)),
+                                          gqa(fp_result(8, 1024, "decode/splits=4", 0.050)),
+                                          gqa(fp_result(1, 1024, "decode/splits=8", 0.020)),
+                                          gqa(fp_result(8, 1024, "decode/splits=8", 0.060)),
+                                          gqa(fp_result(1, 1024, "decode/plan=half", 0.013)),
+                                          gqa(fp_result(8, 1024, "decode/plan=half", 0.051))]}
+        torch = {"results": TORCH["results"] + [
+            {**torch_result(b, 1024, "cudnn", ms), "case": f"custom:gqa_b{b}_sk1024"} for b, ms in ((1, 0.012), (8, 0.050))]}
+        rows = dst.batch_invariant_choice(dst.table(fp, torch))
+        self.assertEqual([(r["shape"], r["best_splits"]) for r in rows], [("h32/32 d128", 8), ("h32/8 d128", 4)])
+        v = [r for r in dst.variant_rows(dst.table(fp, torch)) if r["variant"] == "decode/plan=half"]
+        self.assertEqual([(r["shape"], r["batches"]) for r in v], [("h32/8 d128", [1, 8])])
+        self.assertAlmostEqual(v[0]["worst_cudnn_ratio"], min(0.012 / 0.013, 0.050 / 0.051))
+        self.assertIsNone(v[0]["worst_ratio_to_decode"])  # no shipped decode timed for that shape
+
     def test_command_line_writes_the_summary(self):
         with tempfile.TemporaryDirectory() as d:
             paths = []

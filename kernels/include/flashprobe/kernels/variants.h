@@ -24,12 +24,20 @@
 //   wgmma/grid=full                 one block per work item instead of the persistent grid
 //   wgmma/blocks=<n>                the persistent grid capped at n blocks (decode_with_splits' twin)
 //   decode/splits=<n>               exactly n key splits
+//   decode/plan=half                the split count for half the resident blocks (decode_fused_splits,
+//                                   decode_plan.h) instead of one full wave; not with splits=<n>
 //   decode/fused=on                 one kernel planned for half the resident blocks: the split count
 //                                   of decode_fused_splits, each block walking several splits of its
 //                                   row tile when the batch needs (decode_walk, decode_plan.h), the
 //                                   last block of a row tile combining its rows (src/decode.cuh);
 //                                   bitwise the output of decode with the same split count
 //   decode/walk=<n>                 with fused=on: at most n splits per block instead of the plan's
+//   decode/combine=wide|pdl         the two-kernel decode's combine with every split's LSE and a batch
+//                                   of partials loaded at once (wide; src/decode_combine.cuh), or that
+//                                   kernel launched as a programmatic dependent of the split kernel
+//                                   (pdl: it starts while the split kernel runs and waits for it; sm_90,
+//                                   a plain launch elsewhere); the same sums in the same order, so
+//                                   bitwise decode's output; not with fused=on
 // e.g. "wgmma/schedule=overlap,grid=full". The variant's name is canonical: options in the order above.
 //
 // Example:

@@ -237,7 +237,9 @@ int run_gate(const GateArgs& a, const Resolver& resolve, std::ostream& out) {
   const auto names = plan(a, refs);
   std::vector<Subject> subjects;
   for (const auto& r : refs) subjects.push_back(resolve(r, a.dtype));
-  const auto start = std::chrono::steady_clock::now();
+  const auto budget_now = [&a] { return a.clock ? a.clock() : std::chrono::steady_clock::now(); };
+  o.clock = a.clock;
+  const auto start = budget_now();
   const auto end =
       start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(a.time_budget_s.value_or(0)));
   std::size_t left = 0;  // subject x property runs still to start
@@ -251,7 +253,7 @@ int run_gate(const GateArgs& a, const Resolver& resolve, std::ostream& out) {
       // Each run gets an equal share of what is left of the budget (what one leaves unused goes to
       // the next), so that a slow property cannot starve the ones after it of every case.
       if (a.time_budget_s) {
-        const auto now = std::chrono::steady_clock::now();
+        const auto now = budget_now();
         o.deadline = now + (end > now ? (end - now) / static_cast<long>(left) : std::chrono::steady_clock::duration::zero());
       }
       --left;

@@ -160,11 +160,12 @@ Outcome run_property(const Subject& s, const std::string& property, const RunOpt
   // the time budget: its deadline moves by the wait.
   std::shared_ptr<void> held;
   auto deadline = o.deadline;
+  const auto budget_now = [&o] { return o.clock ? o.clock() : Clock::now(); };
   if (prop.hold) {
-    const auto h0 = Clock::now();
+    const auto h0 = budget_now();
     try {
       held = prop.hold(s);
-      if (deadline) *deadline += Clock::now() - h0;
+      if (deadline) *deadline += budget_now() - h0;
     } catch (const DeviceMemoryShortage& e) {
       out.facts.device_memory = e.what();
       finish();
@@ -180,7 +181,7 @@ Outcome run_property(const Subject& s, const std::string& property, const RunOpt
   const auto result = rc::detail::checkProperty(
       rc::detail::toProperty([&] {
         ctx.current.reset();
-        if (deadline && !ctx.shrinking && Clock::now() >= *deadline) {
+        if (deadline && !ctx.shrinking && budget_now() >= *deadline) {
           ctx.budget_spent = true;
           RC_DISCARD(kBudgetSpent);
         }

@@ -1,9 +1,7 @@
 #include "host_subject.h"
 
-#include <chrono>
 #include <cstring>
 #include <stdexcept>
-#include <thread>
 
 #include <memory>
 
@@ -18,8 +16,7 @@
 namespace flashprobe::gate::testing {
 namespace {
 
-kernels::RunResult run_on_host(const AttnProblem& p, const AttnInputs& in, bool scale_long_rows, bool slow) {
-  if (slow) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+kernels::RunResult run_on_host(const AttnProblem& p, const AttnInputs& in, bool scale_long_rows) {
   const oracle::Reference ref = oracle::reference(p, in);
   kernels::RunResult r;
   r.out.o = Tensor(p.out_dtype, p.o_span());
@@ -52,7 +49,7 @@ void use_host_arena(Subject& s, bool writes_once) {
     std::memcpy(in.q.bytes.data(), t.q, in.q.bytes.size());
     std::memcpy(in.k.bytes.data(), t.k, in.k.bytes.size());
     std::memcpy(in.v.bytes.data(), t.v, in.v.bytes.size());
-    const kernels::RunResult r = run_on_host(p, in, false, false);
+    const kernels::RunResult r = run_on_host(p, in, false);
     std::memcpy(t.o, r.out.o.bytes.data(), r.out.o.bytes.size());
     std::memcpy(t.lse, r.out.lse.data(), r.out.lse.size() * sizeof(float));
   };
@@ -105,12 +102,12 @@ Subject host_subject(const std::string& name, const std::string& dtype) {
     use_host_arena(s, name == "arena-writes-once");
     return s;
   }
-  const bool scale = name == "scales-2-key-rows", slow = name == "slow", refuse_all = name == "refuses-all",
+  const bool scale = name == "scales-2-key-rows", refuse_all = name == "refuses-all",
              refuse_batches = name == "refuses-batches", launch_fails = name == "launch-fails",
              short_hold = name == "short-of-memory", short_runner = name == "runner-short-of-memory";
-  if (!scale && !slow && !refuse_all && !refuse_batches && !launch_fails && !short_hold && !short_runner && name != "correct")
+  if (!scale && !refuse_all && !refuse_batches && !launch_fails && !short_hold && !short_runner && name != "correct")
     throw UsageError("host stand-in '" + name +
-                     "': allowed correct, scales-2-key-rows, refuses-all, refuses-batches, slow, launch-fails, arena-correct, "
+                     "': allowed correct, scales-2-key-rows, refuses-all, refuses-batches, launch-fails, arena-correct, "
                      "arena-writes-once, short-of-memory, runner-short-of-memory");
   Subject s;
   s.kernel.name = "host-" + name;
@@ -137,14 +134,14 @@ Subject host_subject(const std::string& name, const std::string& dtype) {
   const kernels::KernelInfo k = s.kernel;
   d.supports = [k](const AttnProblem& p) { return static_cast<bool>(k.supports(DeviceInfo{}, p)); };
   restrict_dtypes(d, dtype);
-  s.run = [scale, slow, launch_fails, short_runner](const kernels::KernelInfo& kk, const AttnProblem& p, const AttnInputs& in) {
+  s.run = [scale, launch_fails, short_runner](const kernels::KernelInfo& kk, const AttnProblem& p, const AttnInputs& in) {
     if (auto v = kk.supports(DeviceInfo{}, p); !v) throw UsageError(kk.name + " does not support " + p.id() + ": " + v.reason);
     // As a plug-in whose launch returns an error (Plugin::launch throws it): the cuDNN plug-in's
     // failed execute, for one.
     if (launch_fails) throw std::runtime_error("plug-in host-launch-fails launch failed: cudnnBackendExecute: CUDNN_STATUS_EXECUTION_FAILED");
     // As the runner's own guard-banded buffer when the device is full (fp_rt::device_malloc).
     if (short_runner) throw DeviceMemoryShortage("a guard-banded device buffer of 4096 bytes", 4096 + 2 * 4096, 0, 80ULL << 30);
-    return run_on_host(p, in, scale, slow);
+    return run_on_host(p, in, scale);
   };
   if (short_hold) {
     // Its device is a stand-in H100 (stand_in_device.h: 80 GiB, so LargeOffsetsAgree is asked) whose

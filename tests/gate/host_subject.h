@@ -8,7 +8,6 @@
 //                    shrinks to 2 keys)
 //   refuses-all      supports() refuses every problem ("d=...: refuses everything")
 //   refuses-batches  supports() refuses batch > 1 (BatchInvariant, which needs two, is not exercised)
-//   slow             correct, 20 ms per run (time-budget tests)
 //   launch-fails     its launch returns an error (as a plug-in's failed execute)
 //   arena-correct    correct, run on a case arena over host memory (kernels/case_arena.h): its kernel
 //                    reads the inputs and writes the outputs through the pointers, the inputs filled

@@ -4,9 +4,11 @@
 // failure re-running the same shrunk case.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <regex>
 #include <sstream>
 
@@ -273,28 +275,45 @@ TEST(GateCommand, NothingExercisedNeverPasses) {
 
 // The time budget stops starting cases and says so, and is shared: the first property is cut short
 // at its share, and the next still runs cases (with one deadline for the whole command the first
-// took it all and the second ran none: not exercised).
+// took it all and the second ran none: not exercised). The budget is read on a clock that moves 20 ms
+// each time the stand-in runs, so what it stops is the same under any load: 0.4 s is 20 runs, the
+// first property's share half of it (10 runs), the second what is left (10 more).
 TEST(GateCommand, TheTimeBudgetStopsStartingCasesAndSaysSo) {
-  GateArgs a = args("slow", {"AgreesWithOracle", "EveryOutputWritten"});
+  auto elapsed = std::make_shared<std::chrono::steady_clock::duration>();
+  auto runs = std::make_shared<long>(0);
+  const Resolver clocked = [hosts = flashprobe::gate::testing::host_resolver(), elapsed, runs](const SubjectRef& ref,
+                                                                                              const std::string& dtype) {
+    Subject s = hosts(ref, dtype);
+    s.run = [run = s.run, elapsed, runs](const kernels::KernelInfo& k, const AttnProblem& p, const AttnInputs& in) {
+      *elapsed += std::chrono::milliseconds(20);
+      ++*runs;
+      return run(k, p, in);
+    };
+    return s;
+  };
+  GateArgs a = args("correct", {"AgreesWithOracle", "EveryOutputWritten"});
   a.cases = 1000;
   a.time_budget_s = 0.4;
+  a.clock = [elapsed] { return std::chrono::steady_clock::time_point{} + *elapsed; };
   a.json = temp("gate_budget.json");
   a.junit = temp("gate_budget.xml");
-  const GateRun r = run(a);
-  EXPECT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find("cut short by the time budget"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("time budget of 0.4 s spent: 2 properties cut short, 0 with no case run"), std::string::npos) << r.out;
+  std::ostringstream out;
+  const int code = run_gate(a, clocked, out);
+  const std::string text = out.str();
+  EXPECT_EQ(code, 0) << text;
+  EXPECT_NE(text.find("cut short by the time budget"), std::string::npos) << text;
+  EXPECT_NE(text.find("time budget of 0.4 s spent: 2 properties cut short, 0 with no case run"), std::string::npos) << text;
+  EXPECT_EQ(*runs, 20) << text;  // no case starts once the budget is spent
   const auto rec = read_json_file(a.json);
   EXPECT_EQ(rec.at("budget_spent"), true);
   const auto& first = rec.at("rows").at(0);
   EXPECT_EQ(first.at("status"), "passed");
   EXPECT_EQ(first.at("budget_cut"), true);
-  EXPECT_GT(first.at("cases_run").get<int>(), 0);
-  EXPECT_LT(first.at("cases_run").get<int>(), 1000);
+  EXPECT_EQ(first.at("cases_run").get<int>(), 10);
   const auto& second = rec.at("rows").at(1);
   EXPECT_EQ(second.at("status"), "passed");
   EXPECT_EQ(second.at("budget_cut"), true);
-  EXPECT_GT(second.at("cases_run").get<int>(), 0);
+  EXPECT_EQ(second.at("cases_run").get<int>(), 10);
   EXPECT_NE(slurp(a.junit).find("the time budget cut the run short"), std::string::npos);
 }
 

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "flashprobe/gate/engine.h"
 #include "flashprobe/gate/subject.h"
 
 namespace flashprobe::gate {
@@ -30,6 +31,7 @@ struct GateArgs {
   std::optional<std::uint64_t> seed;  // none: a random seed, printed and recorded
   std::string dtype;                  // "" every dtype a subject takes
   std::optional<double> time_budget_s;
+  BudgetClock clock;                  // the budget's clock (a test's; no CLI option); empty: the steady clock
   std::string junit, json;            // output files ("" none)
   std::string replay;                 // a reproduction line: re-run that one shrunk case
   bool progress = true;               // progress on stderr when it is a terminal

@@ -10,7 +10,9 @@
 //
 // The time budget is a deadline: when it has passed, no new case starts (cases are discarded at
 // once, before drawing) and the outcome says the budget cut it short; a case that failed is still
-// shrunk to the end.
+// shrunk to the end. The deadline is read on RunOptions::clock (the steady clock unless a test
+// passes its own, which moves only as its stand-in subject runs cases: what the budget stops is
+// then the same under any load).
 //
 // Example:
 //   RunOptions o; o.cases = 150; o.seed = 42;
@@ -18,6 +20,7 @@
 //   if (r.verdict.status != GateStatus::passed) std::cout << r.verdict.why << "\n" << r.replay;
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -28,11 +31,15 @@
 
 namespace flashprobe::gate {
 
+// The clock the time budget is read on; empty: std::chrono::steady_clock::now.
+using BudgetClock = std::function<std::chrono::steady_clock::time_point()>;
+
 struct RunOptions {
   int cases = 100;        // RapidCheck's max_success: cases to run to the end
   int max_size = 100;     // RapidCheck's max_size (100: the domains' full size)
   std::uint64_t seed = 0;
-  std::optional<std::chrono::steady_clock::time_point> deadline;  // the time budget's end
+  std::optional<std::chrono::steady_clock::time_point> deadline;  // the time budget's end, on clock
+  BudgetClock clock;      // the deadline's clock; empty: the steady clock
   std::string reproduce;  // RapidCheck's reproduce string (a replay): run only that case
   std::string dtype;      // the dtype the subject was restricted to ("" all), for the replay line
   std::string test_id;    // RapidCheck's id of the run; "" -> "gate/<subject>/<property>"

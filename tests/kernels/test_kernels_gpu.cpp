@@ -171,6 +171,19 @@ TEST(DecodeSplits, AnySplitCountAgrees) {
   EXPECT_TRUE(rep.failures.empty()) << rep.failures.size() << " failing case(s), first: " << rep.failures.front();
 }
 
+// Kernel k against ref on grid case c in dtype t (skipped where k does not take it): a pass when O
+// and LSE are bitwise equal and k's run is clean.
+void add_bitwise_comparison(Report& rep, const DeviceInfo& dev, const KernelInfo& k, const KernelInfo& ref, const GridCase& c, DType t) {
+  const AttnProblem p = c.with_dtype(t);
+  if (!k.supports(dev, p)) return;
+  const AttnInputs in = random_inputs(p, c.seed, c.dist);
+  const RunResult a = run_kernel(ref, p, in), b = run_kernel(k, p, in);
+  const bool same = a.out.o.bytes == b.out.o.bytes &&
+                    std::memcmp(a.out.lse.data(), b.out.lse.data(), a.out.lse.size() * sizeof(float)) == 0;
+  rep.add(k.name, c.id(t), same && b.clean(), {{"bitwise_equal", same}, {"run_findings", b.describe()}},
+          same ? b.describe() : "differs from " + ref.name);
+}
+
 // decode/fused=on computes each split's partial as the split kernel does and combines with the same
 // code, whichever block walks the split: bitwise the O and LSE of decode with the same split count,
 // for split counts 1, even, odd and more than the keys (empty splits), and walks of 1 (one block
@@ -182,14 +195,7 @@ TEST(DecodeWalk, FusedGivesBitwiseTheSplitKernelsOutput) {
   const DeviceInfo dev = require_device();
   Report rep{"decode_walk"};
   auto compare = [&](const KernelInfo& fused, const KernelInfo& split, const GridCase& c, DType t) {
-    const AttnProblem p = c.with_dtype(t);
-    if (!fused.supports(dev, p)) return;
-    const AttnInputs in = random_inputs(p, c.seed, c.dist);
-    const RunResult a = run_kernel(split, p, in), b = run_kernel(fused, p, in);
-    const bool same = a.out.o.bytes == b.out.o.bytes &&
-                      std::memcmp(a.out.lse.data(), b.out.lse.data(), a.out.lse.size() * sizeof(float)) == 0;
-    rep.add(fused.name, c.id(t), same && b.clean(), {{"bitwise_equal", same}, {"run_findings", b.describe()}},
-            same ? b.describe() : "differs from " + split.name);
+    add_bitwise_comparison(rep, dev, fused, split, c, t);
   };
   for (const GridCase& c : kernel_grid()) {
     // The plan's split count is decode_fused_splits' (half the resident blocks), not decode's.
@@ -213,14 +219,7 @@ TEST(DecodeCombine, WideGivesBitwiseTheLoopsOutput) {
   const DeviceInfo dev = require_device();
   Report rep{"decode_combine"};
   auto compare = [&](const KernelInfo& k, const KernelInfo& ref, const GridCase& c, DType t) {
-    const AttnProblem p = c.with_dtype(t);
-    if (!k.supports(dev, p)) return;
-    const AttnInputs in = random_inputs(p, c.seed, c.dist);
-    const RunResult a = run_kernel(ref, p, in), b = run_kernel(k, p, in);
-    const bool same = a.out.o.bytes == b.out.o.bytes &&
-                      std::memcmp(a.out.lse.data(), b.out.lse.data(), a.out.lse.size() * sizeof(float)) == 0;
-    rep.add(k.name, c.id(t), same && b.clean(), {{"bitwise_equal", same}, {"run_findings", b.describe()}},
-            same ? b.describe() : "differs from " + ref.name);
+    add_bitwise_comparison(rep, dev, k, ref, c, t);
   };
   for (const GridCase& c : kernel_grid()) {
     compare(find_variant("decode/combine=pdl"), decode_with_splits(decode_default_splits(c.with_dtype(DType::f16))), c, DType::f16);

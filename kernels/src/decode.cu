@@ -24,18 +24,28 @@ bool device_has_pdl() {
 }
 }  // namespace
 
-void launch_decode_combined(const Params& p, int splits, DecodeCombine c, void* workspace, Stream s) {
-  if (c == DecodeCombine::loop) {
+void launch_decode_combined(const Params& p, int splits, DecodeCombine c, int depth, void* workspace, Stream s) {
+  if (c == DecodeCombine::loop && depth == 2) {
     launch_decode<Bug::none>(p, splits, workspace, s);
     return;
   }
   const auto ws = dev::decode_workspace(p, splits, workspace);
   const DecodeGeometry g = decode_geometry(p.d, p.dv, p.group, p.sq, p.softcap > 0.f || p.alibi != nullptr);
   const int chunk = decode_chunk(p.sk, splits, g.keys_per_step);
-  if (p.dtype == DType::bf16) dev::launch_split<dev::BF16, Bug::none>(p, g, splits, chunk, ws, s);
-  else dev::launch_split<dev::F16, Bug::none>(p, g, splits, chunk, ws, s);
+  if (depth == 3) {
+    if (p.dtype == DType::bf16) dev::launch_split_deep<dev::BF16>(p, g, splits, chunk, ws, s);
+    else dev::launch_split_deep<dev::F16>(p, g, splits, chunk, ws, s);
+  } else {
+    if (p.dtype == DType::bf16) dev::launch_split<dev::BF16, Bug::none>(p, g, splits, chunk, ws, s);
+    else dev::launch_split<dev::F16, Bug::none>(p, g, splits, chunk, ws, s);
+  }
   FP_CHECK_LAUNCH("decode_split");
   const auto rows = static_cast<unsigned>(p.batch * p.hq * p.sq);
+  if (c == DecodeCombine::loop) {
+    dev::decode_combine<Bug::none><<<rows, dev::kCombineThreads, 0, s>>>(p, splits, ws);
+    FP_CHECK_LAUNCH("decode_combine");
+    return;
+  }
 #if defined(FP_VENDOR_CUDA)
   if (c == DecodeCombine::pdl && device_has_pdl()) {
     cudaLaunchAttribute attr[1];

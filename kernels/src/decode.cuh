@@ -142,8 +142,11 @@ template <Bug bug>
 FP_DEV void combine_row(const Params& p, int splits, const DecodeWorkspace& ws, std::int64_t row);
 
 // The split kernel's block (kWalk false: one split, `walk` unused) or the walking block of
-// decode/fused=on; the two kernels below.
-template <class E, Bug bug, int R, bool kVectorLoads, bool kWalk>
+// decode/fused=on; the kernels below. kDepth: the steps of 16-byte loads issued ahead of the one
+// that computes, minus one (2: the next step's loads in flight while a step computes; 3,
+// decode/depth=3: the next two steps', three register buffers; the same keys, steps and
+// arithmetic, so the same output).
+template <class E, Bug bug, int R, bool kVectorLoads, bool kWalk, int kDepth = 2>
 FP_DEV void decode_split_block(const Params& p, int lanes_per_key, int row_tiles, int splits, int chunk, const DecodeWorkspace& ws,
                                const DecodeWalk& walk) {
   static_assert(sizeof(typename E::storage) == 2, "decode reads 16-bit K and V");
@@ -316,6 +319,29 @@ FP_DEV void decode_split_block(const Params& p, int lanes_per_key, int row_tiles
       // which rows share the block.
       int jb = s0 + (jlo - s0) / step * step;
       KVChunks<U> a, c;
+      if constexpr (kDepth == 3) {
+        if (kVectorLoads && plain) {
+          // Two steps ahead: three steps of 16-byte loads in flight per lane while one computes.
+          KVChunks<U> d;
+          load_step(a, jb);
+          load_step(c, jb + step);
+          for (;;) {
+            load_step(d, jb + 2 * step);
+            compute_step(a, jb);
+            jb += step;
+            if (jb > jhi) break;
+            load_step(a, jb + 2 * step);
+            compute_step(c, jb);
+            jb += step;
+            if (jb > jhi) break;
+            load_step(c, jb + 2 * step);
+            compute_step(d, jb);
+            jb += step;
+            if (jb > jhi) break;
+          }
+          return;
+        }
+      }
       if (kVectorLoads && plain) {
         // The next step's loads are issued before this step computes (past the end they re-read key
         // jhi): two steps of 16-byte loads in flight per lane.
@@ -478,6 +504,15 @@ __global__ FP_LAUNCH_BOUNDS(kDecodeThreads, decode_blocks_per_sm(R)) void decode
   decode_split_block<E, bug, R, kVectorLoads, false>(p, lanes_per_key, row_tiles, splits, chunk, ws, DecodeWalk{1, nullptr});
 }
 
+// decode/depth=3: one row per block, 16-byte loads, two steps ahead; the registers of 2 blocks per SM
+// (the half-wave plan's residency at batch 1).
+template <class E>
+__global__ FP_LAUNCH_BOUNDS(kDecodeThreads, 2) void decode_split_deep(Params p, int lanes_per_key, int row_tiles, int splits, int chunk,
+                                                                    DecodeWorkspace ws) {
+  allow_dependent_launch();
+  decode_split_block<E, Bug::none, 1, true, false, 3>(p, lanes_per_key, row_tiles, splits, chunk, ws, DecodeWalk{1, nullptr});
+}
+
 template <class E, int R, bool kVectorLoads>
 __global__ FP_LAUNCH_BOUNDS(kDecodeThreads, decode_blocks_per_sm(R)) void decode_split_walk(Params p, int lanes_per_key, int row_tiles,
                                                                                           int splits, int chunk, DecodeWorkspace ws,
@@ -551,6 +586,16 @@ void launch_split(const Params& p, const DecodeGeometry& g, int splits, int chun
     case 2: launch_split<E, bug, 2>(p, g, splits, chunk, ws, s); return;
     default: launch_split<E, bug, kDecodeMaxRowsPerBlock>(p, g, splits, chunk, ws, s); return;
   }
+}
+
+// decode/depth=3's split kernel: decode_split_deep where a block has one row and 16-byte loads, the
+// split kernel elsewhere (its other loops do not change with the depth).
+template <class E>
+void launch_split_deep(const Params& p, const DecodeGeometry& g, int splits, int chunk, DecodeWorkspace ws, Stream s) {
+  const bool vec = rows_16b(p.k, p.ks, p.batch, p.sk, p.hkv, p.d) && rows_16b(p.v, p.vs, p.batch, p.sk, p.hkv, p.dv);
+  if (!vec || g.rows_per_block != 1) return launch_split<E, Bug::none>(p, g, splits, chunk, ws, s);
+  const dim3 grid(static_cast<unsigned>(splits * g.row_tiles), static_cast<unsigned>(p.hkv), static_cast<unsigned>(p.batch));
+  decode_split_deep<E><<<grid, kDecodeThreads, 0, s>>>(p, g.lanes_per_key, g.row_tiles, splits, chunk, ws);
 }
 
 }  // namespace flashprobe::kernels::dev

@@ -51,10 +51,12 @@ struct DecodeOptions {
   int walk = 0;
   bool half_plan = false;
   DecodeCombine combine = DecodeCombine::loop;
+  int depth = 2;  // steps of loads ahead of the computing one plus one: 2, or 3 (decode_split_deep)
 };
-// decode with the combine `c` (wide or pdl; loop is launch_decode<Bug::none>); workspace =
-// decode_workspace_bytes(p, splits). Bitwise launch_decode<Bug::none>'s output.
-void launch_decode_combined(const Params& p, int splits, DecodeCombine c, void* workspace, Stream s);
+// decode with the combine `c` and the split kernel's load depth (2 or 3; loop at depth 2 is
+// launch_decode<Bug::none>); workspace = decode_workspace_bytes(p, splits). Bitwise
+// launch_decode<Bug::none>'s output.
+void launch_decode_combined(const Params& p, int splits, DecodeCombine c, int depth, void* workspace, Stream s);
 // decode/fused=on: `splits` key splits, `walk` of them per block (1..splits), the combine in the last
 // block of each row tile; workspace = decode_walk_workspace_bytes(p, splits, walk) (the partials, then
 // the arrival counters of decode_plan.h when a row tile has more than one block).

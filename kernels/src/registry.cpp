@@ -111,11 +111,12 @@ std::string decode_name(const detail::DecodeOptions& o) {
   if (o.walk > 0) add("walk=" + std::to_string(o.walk));
   if (o.combine == detail::DecodeCombine::wide) add("combine=wide");
   if (o.combine == detail::DecodeCombine::pdl) add("combine=pdl");
+  if (o.depth == 3) add("depth=3");
   return opts.empty() ? "decode" : "decode/" + opts;
 }
 
 std::string decode_description(const detail::DecodeOptions& o) {
-  if (o.splits == 0 && !o.fused && !o.half_plan && o.combine == detail::DecodeCombine::loop)
+  if (o.splits == 0 && !o.fused && !o.half_plan && o.combine == detail::DecodeCombine::loop && o.depth == 2)
     return "split-K decode for sq <= 8: key splits merged through their LSE";
   std::string d = "decode (benchmarks and tests):";
   if (o.splits > 0) d += " exactly " + std::to_string(o.splits) + " key split(s);";
@@ -123,6 +124,7 @@ std::string decode_description(const detail::DecodeOptions& o) {
   if (o.combine == detail::DecodeCombine::wide) d += " the combine with every split's loads issued at once (decode_combine_wide);";
   if (o.combine == detail::DecodeCombine::pdl)
     d += " the wide combine launched as a programmatic dependent of the split kernel (PDL on sm_90);";
+  if (o.depth == 3) d += " the split kernel's 16-byte loads two steps ahead (one row per block; 2 blocks per SM);";
   if (o.fused)
     d += std::string(" one kernel, the combine in the last block of each row tile, ") +
          (o.splits > 0 ? "" : "the split count for half the resident blocks (decode_fused_splits), ") +
@@ -134,10 +136,10 @@ std::string decode_description(const detail::DecodeOptions& o) {
 
 KernelInfo make_decode_variant(const detail::DecodeOptions& o) {
   if (o.splits < 0 || o.walk < 0 || (o.walk > 0 && !o.fused) || (o.half_plan && o.splits > 0) ||
-      (o.fused && o.combine != detail::DecodeCombine::loop))
+      (o.fused && (o.combine != detail::DecodeCombine::loop || o.depth != 2)) || (o.depth != 2 && o.depth != 3))
     throw UsageError("decode variant " + decode_name(o) +
                      " is not allowed: splits, walk >= 1 when given, walk only with fused=on, plan=half not with a forced "
-                     "split count, combine not with fused=on (the fused kernel combines in its last block)");
+                     "split count, combine and depth (2 or 3) not with fused=on (the fused kernel combines in its last block)");
   const std::string name = decode_name(o);
   auto splits_of = [o](const AttnProblem& p) {
     return o.splits > 0 ? o.splits : o.fused || o.half_plan ? decode_default_fused_splits(p) : decode_default_splits(p);
@@ -155,7 +157,8 @@ KernelInfo make_decode_variant(const detail::DecodeOptions& o) {
                  (void)name;
                  const int n = splits_of(p);
                  if (o.fused) detail::launch_decode_walk(make_params(p, t), n, walk_of(p, n), ws, s);
-                 else if (o.combine != detail::DecodeCombine::loop) detail::launch_decode_combined(make_params(p, t), n, o.combine, ws, s);
+                 else if (o.combine != detail::DecodeCombine::loop || o.depth != 2)
+                   detail::launch_decode_combined(make_params(p, t), n, o.combine, o.depth, ws, s);
                  else detail::launch_decode<Bug::none>(make_params(p, t), n, ws, s);
 #else
                  (void)o, (void)p, (void)t, (void)ws, (void)s;

@@ -147,8 +147,8 @@ KernelInfo wgmma_variant(const std::string& name, std::map<std::string, std::str
 KernelInfo decode_variant(const std::string& name, std::map<std::string, std::string> opts) {
   detail::DecodeOptions o;
   const std::string splits = take(opts, "splits"), fused = take(opts, "fused"), walk = take(opts, "walk"), plan = take(opts, "plan"),
-                    combine = take(opts, "combine");
-  no_other_options(name, "decode", opts, "splits, plan, fused, walk, combine");
+                    combine = take(opts, "combine"), depth = take(opts, "depth");
+  no_other_options(name, "decode", opts, "splits, plan, fused, walk, combine, depth");
   if (!splits.empty()) o.splits = count_of(name, "splits", splits);
   if (!plan.empty()) {
     if (plan != "half") bad(name, "plan=" + plan + ": must be half (the shipped plan fills one wave of resident blocks)");
@@ -169,6 +169,11 @@ KernelInfo decode_variant(const std::string& name, std::map<std::string, std::st
     else bad(name, "combine=" + combine + ": must be wide or pdl (the shipped combine loops over the splits)");
     if (o.fused) bad(name, "combine=" + combine + " with fused=on: the fused kernel combines in its last block");
   }
+  if (!depth.empty()) {
+    if (depth != "3") bad(name, "depth=" + depth + ": must be 3 (the shipped split kernel loads one step ahead: depth 2)");
+    if (o.fused) bad(name, "depth=3 with fused=on: the walking kernel has its own loop");
+    o.depth = 3;
+  }
   return make_decode_variant(o);
 }
 
@@ -178,14 +183,15 @@ std::string variant_syntax() {
   return std::string("mma/order=rows|heads, mma/rescale=lazy, mma/classes=coarse, wgmma/schedule=serial|overlap, wgmma/carry=on") +
          (detail::kWgmmaAllSchedules ? "" : " (built with -DFLASHPROBE_WGMMA_SCHEDULES=ON)") +
          ", wgmma/l2ahead=on, wgmma/epilogue=pairs, wgmma/grid=full, wgmma/blocks=<n>, decode/splits=<n>, decode/plan=half, decode/fused=on, "
-         "decode/walk=<n> (with fused=on), decode/combine=wide|pdl (not with fused=on); one kernel's options combine with ','";
+         "decode/walk=<n> (with fused=on), decode/combine=wide|pdl, decode/depth=3 (neither with fused=on); one kernel's options combine with ','";
 }
 
 std::vector<std::string> variant_names() {
   std::vector<std::string> v = {"mma/order=rows", "mma/order=heads", "mma/rescale=lazy", "mma/classes=coarse"};
   if (detail::kWgmmaAllSchedules) v.insert(v.end(), {"wgmma/schedule=serial", "wgmma/schedule=overlap", "wgmma/carry=on"});
   v.insert(v.end(), {"wgmma/l2ahead=on", "wgmma/epilogue=pairs", "wgmma/grid=full", "decode/fused=on", "decode/fused=on,walk=1",
-                    "decode/plan=half", "decode/combine=wide", "decode/combine=pdl", "decode/plan=half,combine=pdl"});
+                    "decode/plan=half", "decode/combine=wide", "decode/combine=pdl", "decode/plan=half,combine=pdl",
+                    "decode/plan=half,combine=pdl,depth=3"});
   return v;
 }
 

@@ -211,7 +211,8 @@ TEST(DecodeWalk, FusedGivesBitwiseTheSplitKernelsOutput) {
 }
 
 // decode/combine=wide|pdl: the same sums as decode_combine in the same order, so bitwise decode's
-// output (O and LSE) at every grid case: forced split counts 1, 2, 7, 64 and 200 (more than a combine
+// output (O and LSE) at every grid case, with decode/depth=3's split kernel too (the same steps and
+// arithmetic, its loads two steps ahead; blocks of one row, the others run decode's split kernel): forced split counts 1, 2, 7, 64 and 200 (more than a combine
 // block's threads: its weights in two chunks; more splits than keys: empty splits), and the plans
 // (decode/combine=pdl at decode's count, decode/plan=half,combine=pdl at decode_fused_splits').
 TEST(DecodeCombine, WideGivesBitwiseTheLoopsOutput) {
@@ -226,7 +227,7 @@ TEST(DecodeCombine, WideGivesBitwiseTheLoopsOutput) {
     compare(find_variant("decode/plan=half,combine=pdl"), decode_with_splits(decode_default_fused_splits(c.with_dtype(DType::bf16))), c,
             DType::bf16);
     for (int splits : {1, 2, 7, 64, 200})
-      for (const char* combine : {"wide", "pdl"})
+      for (const char* combine : {"wide", "pdl", "pdl,depth=3"})
         compare(find_variant("decode/splits=" + std::to_string(splits) + ",combine=" + combine), decode_with_splits(splits), c,
                 splits % 2 ? DType::f16 : DType::bf16);
   }

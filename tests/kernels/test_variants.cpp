@@ -93,6 +93,8 @@ TEST(Variants, NamesAreCanonical) {
   EXPECT_EQ(find_variant("decode/plan=half,combine=pdl").with_splits(5).name, "decode/splits=5,combine=pdl")
       << "a forced count replaces the plan";
   EXPECT_EQ(find_variant("decode/combine=wide").with_splits(5).name, "decode/splits=5,combine=wide");
+  EXPECT_EQ(find_variant("decode/depth=3,combine=pdl,plan=half").name, "decode/plan=half,combine=pdl,depth=3");
+  EXPECT_EQ(find_variant("decode/depth=3").with_splits(5).name, "decode/splits=5,depth=3");
 }
 
 // decode/plan=half takes decode_fused_splits' count (half the resident blocks; on this host, with
@@ -108,6 +110,7 @@ TEST(Variants, DecodePlanAndCombineVariantsTakeTheirSplitCountsAndDecodesWorkspa
     EXPECT_EQ(find_variant("decode/plan=half,combine=pdl").workspace_bytes(p), decode_with_splits(half).workspace_bytes(p));
     EXPECT_EQ(find_variant("decode/combine=pdl").workspace_bytes(p), decode_with_splits(full).workspace_bytes(p));
     EXPECT_EQ(find_variant("decode/combine=wide").workspace_bytes(p), find_kernel("decode")->workspace_bytes(p));
+    EXPECT_EQ(find_variant("decode/depth=3").workspace_bytes(p), find_kernel("decode")->workspace_bytes(p));
   }
 }
 
@@ -135,7 +138,8 @@ TEST(Variants, UnknownNamesAreUsageErrorsNamingWhatIsAllowed) {
         "wgmma/epilogue=pairs,carry=on", "wgmma/epilogue=pairs,schedule=serial", "mma/classes=fine", "mma/classes=", "mma/classes=coarse,classes=coarse",
         "decode/fused=off", "decode/fused=", "decode/walk=2", "decode/splits=2,walk=2", "decode/fused=on,walk=0", "decode/fused=on,walk=x",
         "decode/fused=on,fused=on", "decode/fused=on,blocks=2", "decode/plan=full", "decode/plan=", "decode/plan=half,splits=8",
-        "decode/combine=loop", "decode/combine=", "decode/combine=pdl,fused=on", "decode/combine=wide,combine=pdl"}) {
+        "decode/combine=loop", "decode/combine=", "decode/combine=pdl,fused=on", "decode/combine=wide,combine=pdl", "decode/depth=2",
+        "decode/depth=4", "decode/depth=", "decode/depth=3,fused=on", "decode/depth=3,depth=3"}) {
     const std::string m = usage_error(bad);
     EXPECT_NE(m.find("'" + bad + "'"), std::string::npos) << bad << ": " << m;
     EXPECT_NE(m.find("mma/order=rows|heads"), std::string::npos) << bad << ": " << m;

@@ -38,6 +38,10 @@
 //                                   (pdl: it starts while the split kernel runs and waits for it; sm_90,
 //                                   a plain launch elsewhere); the same sums in the same order, so
 //                                   bitwise decode's output; not with fused=on
+//   decode/depth=3                  the split kernel's 16-byte loads two steps ahead of the step that
+//                                   computes (three register buffers, 2 blocks per SM) where a block
+//                                   has one row; the same keys and arithmetic, so bitwise decode's
+//                                   output; not with fused=on
 // e.g. "wgmma/schedule=overlap,grid=full". The variant's name is canonical: options in the order above.
 //
 // Example:

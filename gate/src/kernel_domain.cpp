@@ -58,7 +58,7 @@ Domain kernel_domain(const KernelInfo& k, const DeviceInfo& dev) {
     d.head_dims = tensor_core_dims(kernels::kWgmmaDimClasses);
     d.dv_differs = true;
     d.tile_m = 128;  // Hopper path: 128 query rows and 128 keys per tile
-    d.tile_n = 128;
+    d.tile_n = 128;  // (the 256/256 class's 64-key tiles end there too)
     d.stride_align = kernels::kWgmmaStrideAlign;  // padded rows it takes (its TMA's 16 bytes)
   } else if (base == "mma") {
     // (mma runs the fine ladder, mma/classes=coarse kMmaDimClasses: a ladder's classes and the dims

@@ -116,7 +116,20 @@ bool decode_first(const DeviceInfo& dev, const AttnProblem& p, std::string* why)
 // S = 1024 1.02-1.03x, S = 2048 0.92x; d = 64 without a mask at S = 512 0.89-0.92x; causal d = 128 at
 // S = 512 0.86-0.88x (before those stores, 2026-11-24-mma-v9-gate/, mma led up to S = 2048 causal and
 // at S = 512 in the other two). Those go to mma first (mma_ahead_on_hopper); every other prefill to wgmma.
+// Second rule, per tile class: a wgmma class not yet timed against mma on a GPU (kWgmmaUntimedClasses)
+// goes to mma first, whatever the shape, until a measurement says otherwise.
+constexpr HeadDimClass kWgmmaUntimedClasses[] = {{256, 256}};  // compiled for sm_90a, not run on a GPU
+
 bool mma_ahead_on_hopper(const AttnProblem& p, std::string* why) {
+  const HeadDimClass wc = head_dim_class(kWgmmaDimClasses, p.d, p.dv);
+  for (const HeadDimClass& c : kWgmmaUntimedClasses)
+    if (wc == c) {
+      if (why)
+        *why = "d=" + std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + ": wgmma would run it in its " +
+               std::to_string(c.d) + "/" + std::to_string(c.dv) +
+               " tile class, not yet timed against mma on a GPU: mma first until measured";
+      return true;
+    }
   const bool causal = p.causal != Causal::none;
   const int len = std::max(p.sq, p.sk);
   // Only the head dims measured (64 and 128).

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "../common/test_problem.h"
+#include "flashprobe/kernels/head_dim_classes.h"
 
 namespace flashprobe::kernels::testing {
 
@@ -79,11 +80,12 @@ std::vector<GridCase> build() {
       p.window_left = wl;
       add("diag_edge", p);
     }
-  // Three 128-row query blocks over many key tiles (the wgmma kernel's three-stage TMA ring wraps
-  // several times; causal blocks start mid-tile), both head dims of the Hopper path, GQA.
-  for (int d : {64, 128})
+  // Three 128-row query blocks over many key tiles (the wgmma kernel's TMA ring wraps several times;
+  // causal blocks start mid-tile), every tile class of the Hopper path (kWgmmaDimClasses), GQA.
+  for (const HeadDimClass& w : kWgmmaDimClasses)
     for (Causal c : {Causal::none, Causal::bottom_right, Causal::top_left}) {
-      AttnProblem p = make_problem(1, 4, 2, 300, 700, d);
+      AttnProblem p = make_problem(1, 4, 2, 300, 700, w.d);
+      p.dv = w.dv;
       p.causal = c;
       add("multi_block", p);
     }

@@ -35,6 +35,10 @@ TEST(KernelGrid, CoversTheRequiredEdges) {
     const int d = dims.first, dv = dims.second;  // not a structured binding: ROCm 5.2's clang cannot capture one
     EXPECT_TRUE(any([&](const AttnProblem& p) { return p.d == d && p.dv == dv; })) << "d=" << d << ", dv=" << dv;
   }
+  // Every wgmma tile class over three query blocks and more key tiles than its ring has stages.
+  for (const HeadDimClass& w : kWgmmaDimClasses)
+    EXPECT_TRUE(any([&](const AttnProblem& p) { return p.d == w.d && p.dv == w.dv && p.sq > 256 && p.sk > 512; }))
+        << "wgmma class " << w.d << "/" << w.dv;
   EXPECT_TRUE(any([](const AttnProblem& p) { return p.d != p.dv && p.d % 8 == 0 && p.k.s % 8 != 0; }))
       << "a head dim below its class with element-wise (unaligned) K and V loads";
   EXPECT_TRUE(any([](const AttnProblem& p) { return head_dim_class(kMmaDimClasses, p.d, p.dv).d != p.d && p.softcap > 0; }))

@@ -89,7 +89,9 @@ std::string replay(const Slip& slip = {}) {
 TEST(WgmmaEpilogue, Vec16StoresEveryElementOnceAtItsPlace) {
   EXPECT_EQ(replay<64>(), "");
   EXPECT_EQ(replay<128>(), "");
+  EXPECT_EQ(replay<256>(), "");  // the 256/256 class
   static_assert(vec16_layout_ok<atoms::SM90_64xNx16_Layout<64>>());
+  static_assert(vec16_layout_ok<atoms::SM90_64xNx16_Layout<256>>());
   static_assert(vec16_layout_ok<atoms::SM90_64xNx16_Layout<128>>());
 }
 

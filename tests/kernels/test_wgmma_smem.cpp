@@ -69,6 +69,27 @@ TEST(WgmmaSmem, DescriptorsReadWhatTheTmaWrote) {
   EXPECT_EQ(check_config<192>(), "");  // Q/K 192 wide (three chunks), V 128, two stages
   EXPECT_EQ(WgmmaConfig<192>::kDv, 128);
   EXPECT_EQ(WgmmaConfig<192>::kStages, 2);
+  EXPECT_EQ(check_config<256>(), "");  // 256/256: 64 keys per tile, two stages of 64 KB beside Q's 64 KB
+  EXPECT_EQ(WgmmaConfig<256>::kDv, 256);
+  EXPECT_EQ(WgmmaConfig<256>::kBn, 64);
+  EXPECT_EQ(WgmmaConfig<256>::kStages, 2);
+  // The stage count is the most that fits (at most 3): the 64/64 and 128/128 classes keep their 3.
+  EXPECT_EQ(WgmmaConfig<64>::kStages, 3);
+  EXPECT_EQ(WgmmaConfig<128>::kStages, 3);
+  EXPECT_EQ(WgmmaConfig<128>::kBn, 128);
+}
+
+// Every class of the list has a configuration that fits an sm_90 block (static_asserts in WgmmaConfig)
+// and whose one more stage would not: kStages is what the shared memory allows, not a guess.
+template <int D>
+int one_more_stage_bytes() {
+  using C = WgmmaConfig<D>;
+  return C::kSmemBytes + C::kBn * (D + C::kDv) * 2 + 4 * 8;
+}
+TEST(WgmmaSmem, StagesFillTheSharedMemory) {
+  EXPECT_GT(one_more_stage_bytes<128>(), 232448);
+  EXPECT_GT(one_more_stage_bytes<192>(), 232448);
+  EXPECT_GT(one_more_stage_bytes<256>(), 232448);
 }
 
 // The replay is sharp: the layouts a plausible slip would produce do not match.

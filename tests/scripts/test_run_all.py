@@ -243,7 +243,7 @@ case "$*" in *gridfails*) echo '[  FAILED  ] 1 test, listed below:'; exit 1 ;; *
             out, argf = os.path.join(d, "out"), os.path.join(d, "args.txt")
             p = subprocess.run([os.path.join(ROOT, "scripts", "gpu", "run-all"), "headdim"], cwd=d,
                                env=dict(os.environ, OUT=out, STANDIN_ARGS=argf,
-                                        FLASHPROBE_HEADDIM_VARIANTS="mma/classes=coarse mma/gridfails=1 mma/gatefails=1"),
+                                        FLASHPROBE_HEADDIM_VARIANTS="mma/classes=coarse mma/gridfails=1 mma/gatefails=1 wgmma"),
                                capture_output=True, text=True, timeout=120)
             self.assertIn("grid mma/classes=coarse: rc=0", p.stdout)
             self.assertIn("grid mma/gridfails=1: rc=1", p.stdout)
@@ -254,7 +254,11 @@ case "$*" in *gridfails*) echo '[  FAILED  ] 1 test, listed below:'; exit 1 ;; *
             with open(argf) as f:
                 lines = f.read().splitlines()
             bench = next(l for l in lines if l.startswith("bench ")).split()
-            self.assertEqual(flag_values(bench, "--kernel"), ["mma", "mma/classes=coarse"])
+            self.assertEqual(flag_values(bench, "--kernel"), ["mma", "mma/classes=coarse", "wgmma"])
+            # a variant's grid test is Variants/..., a kernel's own (wgmma, timed against mma) Kernels/...
+            grids = [l for l in lines if l.startswith("grid ")]
+            self.assertIn("grid --gtest_filter=Variants/KernelGrid.AgreesWithOracleOnEveryCase/mma_classes_coarse", grids)
+            self.assertIn("grid --gtest_filter=Kernels/KernelGrid.AgreesWithOracleOnEveryCase/wgmma", grids)
             self.assertEqual(bench[bench.index("--group") + 1], "headdim")
             self.assertEqual(bench[bench.index("--dtype") + 1], "bf16")
             gate = next(l for l in lines if l.startswith("gate ") and "classes=coarse" in l).split()

@@ -5,8 +5,8 @@
 // Memory Matrix Layout", 128-byte swizzle) through these functions for every element, so a change
 // of tile sizes, stage count or descriptor offsets is checked before it reaches a GPU.
 //
-// D is the tile class's Q/K width; kDv, its V/O width, is the class's (registry.h:
-// kWgmmaDimClasses: 64/64, 128/128, 192/128).
+// D is the tile class's Q/K width; kDv, its V/O width, is the class's (head_dim_classes.h:
+// kWgmmaDimClasses: 64/64, 128/128, 192/128, 256/256).
 // Layout in shared memory (1024-byte aligned base), per 64-dim chunk c of a tile, rows of 128 bytes
 // as the TMA writes them (SWIZZLE_128B permutes the 16-byte pieces of a row by row % 8; wgmma undoes
 // the same permutation, which is a function of the address, so both sides agree on the
@@ -37,9 +37,18 @@ template <int D>
 struct WgmmaConfig {
   static constexpr int kDv = class_dv(kWgmmaDimClasses, D);  // V and O width of the class
   static constexpr int kBm = 128;         // query rows per block
-  static constexpr int kBn = 128;         // keys per K/V tile
-  // K/V tiles in flight: 3 up to 128/128 (32 + 3 x 64 KB of 227), 2 at 192/128 (48 + 2 x 80 KB).
-  static constexpr int kStages = D + kDv <= 256 ? 3 : 2;
+  // Keys per K/V tile: 128, or 64 where O is wider than 128 (at dv = 256 O takes 128 accumulator
+  // registers per thread; S of 128 keys would add 64 and P 32, past the consumers' 240).
+  static constexpr int kBn = kDv <= 128 ? 128 : 64;
+  // K/V tiles in flight: as many as fit (at most 3) beside Q, the barriers and the alignment slack in
+  // the 227 KB an sm_90 block may have: 3 up to 128/128 (32 + 3 x 64 KB), 2 at 192/128 (48 + 2 x
+  // 80 KB) and at 256/256 (64 + 2 x 64 KB).
+  static constexpr int kStages = [] {
+    // (fixed: Q, 16 barriers of 8 bytes, the most kBars below takes at 3 stages, and the slack)
+    const int per_stage = kBn * (D + kDv) * 2, fixed = kBm * D * 2 + 8 * 16 + 1024;
+    const int fit = (232448 - fixed) / per_stage;
+    return fit < 3 ? fit : 3;
+  }();
   static constexpr int kConsumers = 2;    // warpgroups of 64 rows
   // wgmma/l2ahead=on: K/V tiles of the next row block the producer brings into the L2 (with its Q)
   // while the current one runs; 4 covers a whole row block at S = 512 and keeps the grid's prefetched
@@ -72,6 +81,7 @@ struct WgmmaConfig {
   static_assert(kDv > 0, "D must be the Q/K width of a class of kWgmmaDimClasses");
   static_assert(D % kChunk == 0 && kDv % kChunk == 0, "the TMA boxes are 64 dims (128 bytes) wide");
   static_assert(kBm == kConsumers * 64, "a consumer warpgroup owns the 64 rows of one wgmma tile");
+  static_assert(kStages >= 2, "fewer than two K/V stages: the producer could not load ahead of the consumers");
   static_assert(kSmemBytes <= 232448, "more dynamic shared memory than an sm_90 block may have (227 KB)");
 
   // Descriptor strides: SBO = 8 rows (K-major) or 8 keys (N-major) of 128 bytes; V's LBO = the next

@@ -1,7 +1,8 @@
 #pragma once
 // Host entry of the wgmma kernel (sm_90a, built only in the cuda backend): the tile classes of
-// kWgmmaDimClasses (64/64, 128/128, 192/128; registry.h), f16/bf16.
+// kWgmmaDimClasses (64/64, 128/128, 192/128, 256/256; head_dim_classes.h), f16/bf16.
 #include <cstdint>
+#include <string>
 
 #include "flashprobe/core/problem.h"
 #include "flashprobe/kernels/params.h"
@@ -17,8 +18,21 @@ inline std::int64_t wgmma_work_items(const AttnProblem& p) {
   switch (head_dim_class(kWgmmaDimClasses, p.d, p.dv).d) {
     case 64: return dev::work_list_of<64>(p.sq, p.hq, p.batch, causal).items();
     case 128: return dev::work_list_of<128>(p.sq, p.hq, p.batch, causal).items();
-    default: return dev::work_list_of<192>(p.sq, p.hq, p.batch, causal).items();
+    case 192: return dev::work_list_of<192>(p.sq, p.hq, p.batch, causal).items();
+    default: return dev::work_list_of<256>(p.sq, p.hq, p.batch, causal).items();
   }
+}
+
+// wgmma's tile classes as text ("64/64, 128/128, ..."), from the list, for its description, and the
+// rule the refusals of supports() and the launch name.
+inline std::string wgmma_class_names() {
+  std::string s;
+  for (const HeadDimClass& c : kWgmmaDimClasses) s += (s.empty() ? "" : ", ") + std::to_string(c.d) + "/" + std::to_string(c.dv);
+  return s;
+}
+inline std::string wgmma_dims_rule() {
+  return "wgmma takes d and dv that are multiples of " + std::to_string(kHeadDimStep) +
+         " and fit one of its tile classes (d/dv: " + wgmma_class_names() + ")";
 }
 
 // Whether this build has the schedules other than pingpong (-DFLASHPROBE_WGMMA_SCHEDULES=ON builds

@@ -38,8 +38,7 @@ Support wgmma_supports(const DeviceInfo& dev, const AttnProblem& p) {
   if (p.dtype == DType::f32) return Support::no("dtype=f32: wgmma reads f16 or bf16 inputs");
   if (p.sk == 0) return Support::no("sk=0: no keys for the TMA to address (mma writes the empty rows)");
   if (!head_dim_class(kWgmmaDimClasses, p.d, p.dv))
-    return Support::no("d=" + std::to_string(p.d) + ", dv=" + std::to_string(p.dv) +
-                       ": wgmma takes d and dv that are multiples of 8 up to 128, or d up to 192 with dv up to 128");
+    return Support::no("d=" + std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + ": " + detail::wgmma_dims_rule());
   for (auto [what, st] : {std::pair{"q", p.q_strides()}, std::pair{"k", p.k_strides()}, std::pair{"v", p.v_strides()}})
     if (auto why = tma_stride_problem(what, st); !why.empty()) return Support::no(why);
   if (p.hq > kMaxGridYZ || p.batch > kMaxGridYZ)
@@ -94,7 +93,7 @@ KernelInfo make_wgmma_kernel() {
   return make_wgmma("wgmma",
                     "Hopper FlashAttention: wgmma m64nNk16 fed by TMA tile loads (sm_90a), a producer and two consumer "
                     "warpgroups of 64 query rows, persistent over 128-row blocks; f16/bf16, d and dv multiples of 8 in "
-                    "the tile classes 64/64, 128/128 and 192/128 (d/dv)",
+                    "the tile classes " + detail::wgmma_class_names() + " (d/dv)",
                     {});
 }
 

@@ -215,7 +215,7 @@ def main():
     for key, rows in blocks.items():
         for name, row in rows.items():
             flag = "RED " if row.bad else ""
-            beside = summary.newest_text(row)
+            beside = "; ".join(x for x in (summary.newest_text(row), summary.code_text(row)) if x)
             print(f"  {flag}{key}: {summary.check_of(name).title}: {summary.counts_text(row)} ({summary.provenance(row)})"
                   + (f"; {beside}" if beside else ""))
     for p in [f"{p}: {w}" for p, w in recs.problems] + problems:

@@ -13,6 +13,7 @@ A new record kind joins the summary in one of two ways (reports/README.md, "Summ
 """
 import dataclasses, re
 
+from . import code as kernel_code
 from .records import Record
 
 @dataclasses.dataclass
@@ -68,6 +69,9 @@ class Item:
     vendor: str = ""     # "amd" or "nvidia" where the subject belongs to one, else ""
     unit: str = ""
     evidence: str = ""   # overrides the record's label (a simulated record's documented layouts)
+    stale: str = ""      # why the item does not stand for today's code of its subject (a soak of a kernel's
+                         # earlier code, code.Lineage): never counted as today's, red where nothing newer is
+    code: str = ""       # the code it stands for where a kernel's default changed ("mma since 228bc76")
 
     @property
     def label(self):
@@ -220,8 +224,12 @@ def soak_items(rec):
         # summary counts one soak of each pair (the largest, CHECKS["soak"].pick), and the runner is in the note.
         runner = rec.data.get("runner")
         how = {"arena": "case arena", "per-case": "per-case runner"}.get(runner, f"{runner} runner" if runner else "")
-        yield Item("soak", f"{row.get('kernel')} {row.get('dtype')} {row.get('property')}", row.get("cases"), skipped,
-                   row.get("failures"), rec, "; ".join(x for x in (short, how) if x))
+        # The code it ran (code.py): a variant that is now a kernel's default code counts for the kernel, a
+        # kernel's earlier code never for today's.
+        ran = kernel_code.current().ran(str(row.get("kernel")), rec.commit)
+        yield Item("soak", f"{ran.kernel} {row.get('dtype')} {row.get('property')}", row.get("cases"), skipped,
+                   row.get("failures"), rec, "; ".join(x for x in (ran.stale, ran.via, short, how) if x),
+                   stale=ran.stale, code=ran.code)
 
 
 @reader("mutants")

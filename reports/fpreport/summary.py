@@ -40,6 +40,8 @@ class Row:
         a survivor (kill-style); in the counted records or in a newer one shown beside them."""
         if self.newest and Row(self.check, self.newest).bad:
             return True
+        if any(i.stale for i in self.items):  # no record of today's code: an earlier code's stands in
+            return True
         style = check_of(self.check).style
         if style == "rate":
             return False
@@ -88,19 +90,23 @@ def counted_per_subject(items):
     Returns (counted, beside): beside holds, where the newest record of a subject is not the counted
     one, the newest record's items: shown next to the counted ones, never summed with them, and red
     when they fail, skip or lack a count (a newer failure is never hidden by an older, larger pass).
-    A record may list a subject twice (a property per dtype): all its items of the subject go together."""
+    A record may list a subject twice (a property per dtype): all its items of the subject go together.
+    Records of a subject's earlier code (Item.stale: a soak of a kernel before its default code changed,
+    code.py) are left out where a record of today's code exists, whatever their size; where none does,
+    the counted one is stale and its row red."""
     per = collections.defaultdict(lambda: collections.defaultdict(list))  # key -> record path -> items
     for it in items:
         per[(block_of(it), it.check, it.subject)][it.record.path].append(it)
     counted, beside = [], []
     for key, by_rec in per.items():
-        newest = max(by_rec, key=lambda p: (by_rec[p][0].record.date, p))
+        today = [p for p in by_rec if not any(i.stale for i in by_rec[p])] or list(by_rec)
+        newest = max(today, key=lambda p: (by_rec[p][0].record.date, p))
         chosen = newest
         if check_of(key[1]).pick == "largest":
             def rank(p):
                 n = _size(by_rec[p])
                 return (-1 if n is None else n, by_rec[p][0].record.date, p)
-            chosen = max(by_rec, key=rank)
+            chosen = max(today, key=rank)
         counted += by_rec[chosen]
         if chosen != newest:
             beside += by_rec[newest]
@@ -165,7 +171,7 @@ def row_note(row):
             return f"per subject {100 * rates[0][0]:.1f}-{100 * rates[-1][0]:.1f} %, lowest: {rates[0][1]}"
     bad = []
     for it in row.items + row.newest:
-        if it.failed is None or it.failed or (style == "pass" and (it.skipped is None or it.skipped or it.run is None)):
+        if it.stale or it.failed is None or it.failed or (style == "pass" and (it.skipped is None or it.skipped or it.run is None)):
             why = it.note or ("failed" if it.failed else "skipped" if it.skipped else "count not recorded")
             bad.append(f"{'newest ' if it in row.newest else ''}{it.subject}: {why}")
     if bad:
@@ -204,7 +210,20 @@ def _probe_time(row):
     return f"probe --all {secs[-1]:.2f} s" if secs else ""
 
 
-ROW_EXTRAS = {"probes": _probe_time}
+def code_text(row):
+    """Which records stand for today's code of each kernel whose default code changed (code.py), with
+    their cases: "today's mma (since 228bc76): 20,004 cases, 2026-11-27-fine-soak-974195e (as mma/classes=fine)"."""
+    per = collections.defaultdict(lambda: [0, set()])
+    for it in row.items:
+        if it.code and not it.stale:
+            per[it.code][0] += it.run or 0
+            how = it.note.split(";")[0].split(",")[0] if it.note.startswith("as ") else ""
+            per[it.code][1].add(it.record.run.split("/")[-1] + (f" ({how})" if how else ""))
+    return "; ".join(f"today's {c.replace(' since ', ' (since ', 1)}): {n:,} cases, {', '.join(sorted(runs))}"
+                     for c, (n, runs) in sorted(per.items()))
+
+
+ROW_EXTRAS = {"probes": _probe_time, "soak": code_text}
 
 
 def provenance(row):

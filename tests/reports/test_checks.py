@@ -5,7 +5,21 @@ temporary folder in the layout reports/data uses and loaded through records.load
 import gzip, json, os, tempfile, unittest
 
 import fixtures  # noqa: F401  (puts reports/ on the path)
-from fpreport import checks, records
+from fpreport import code, checks, records
+
+
+_lineage = None
+
+
+def setUpModule():
+    """Made-up kernels and commits: no kernel's default code changed in this module's records (the code a
+    soak ran has its own tests, test_summary.py SoakCode)."""
+    global _lineage
+    _lineage = code.use(code.Lineage([]))
+
+
+def tearDownModule():
+    code.use(_lineage)
 
 DEV = {"name": "Test GPU", "arch": "sm_90", "vendor": "nvidia", "driver_version": 13000, "runtime_version": 13000}
 

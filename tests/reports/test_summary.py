@@ -6,7 +6,21 @@ says so."""
 import unittest
 
 import fixtures  # noqa: F401  (puts reports/ on the path)
-from fpreport import records, summary
+from fpreport import code, records, summary
+
+
+_lineage = None
+
+
+def setUpModule():
+    """Made-up kernels and commits: no kernel's default code changed in this module's records (the code a
+    soak ran has its own tests, test_summary.py SoakCode)."""
+    global _lineage
+    _lineage = code.use(code.Lineage([]))
+
+
+def tearDownModule():
+    code.use(_lineage)
 from fpreport.checks import Item
 
 
@@ -148,6 +162,111 @@ class SoakRow(unittest.TestCase):
         html = details.check_details({"h100": {"soak": row}}, {})
         self.assertEqual(html.count("newest, not counted"), 2)
         self.assertEqual(html.count("2026-11-27-soak-ec0c125"), 2)
+
+
+# A made-up history, oldest first: the long soak's commit, the variant's code fixed, its soak, the
+# commit that made it mma's default, a later one.
+HISTORY = ["ec0c125", "5733755", "974195e", "228bc76", "58a0f6c"]
+
+
+def in_history(commit, ancestor):
+    if commit not in HISTORY or ancestor not in HISTORY:
+        return None
+    return HISTORY.index(ancestor) <= HISTORY.index(commit)
+
+
+class SoakCode(unittest.TestCase):
+    """A soak row stands for today's code of its kernel only when it ran that code (fpreport/code.py): the
+    10^5-case soak at ec0c125 ran mma's code before the fine ladder became its default (228bc76), which
+    was soaked as the variant mma/classes=fine (20,004 cases at 974195e); the row counts the variant's soak
+    as today's mma and never the larger soak of the earlier code."""
+    BIG = ("h100/2026-11-27-soak-ec0c125/soak-1/prop_soak.json", "2026-11-27T01:46:56Z", "ec0c125", 100008)
+    FINE = ("h100/2026-11-27-fine-soak-974195e/prop_soak.json", "2026-11-27T05:16:45Z", "974195e", 10002)
+    FINE_PAIRS = (("mma/classes=fine", "f16"), ("mma/classes=fine", "bf16"))
+
+    def setUp(self):
+        change = code.Change("mma", "228bc76", "the fine ladder", "mma/classes=fine", "5733755")
+        self.prev = code.use(code.Lineage([change], in_history))
+
+    def tearDown(self):
+        code.use(self.prev)
+
+    def test_the_variant_soak_of_todays_code_counts_not_the_larger_soak_before_it(self):
+        row = soak_row(soak(*self.BIG), soak(*self.FINE, pairs=self.FINE_PAIRS))
+        self.assertEqual(sorted((i.subject, i.run, i.record.commit) for i in row.items),
+                         [("mma bf16 AgreesWithOracle", 10002, "974195e"), ("mma f16 AgreesWithOracle", 10002, "974195e")])
+        self.assertEqual(summary.counts_text(row), "20,004 run · 0 skipped · 0 failed")
+        self.assertFalse(row.bad)
+        self.assertEqual(summary.code_text(row),
+                         "today's mma (since 228bc76): 20,004 cases, 2026-11-27-fine-soak-974195e (as mma/classes=fine)")
+        self.assertIn(summary.code_text(row), summary.row_note(row))
+        self.assertEqual(row.newest, [])  # the soak of the earlier code is not today's newest either
+
+    def test_only_a_soak_of_the_earlier_code_is_red_and_says_so(self):
+        row = soak_row(soak(*self.BIG))
+        self.assertTrue(row.bad)
+        self.assertIn("mma f16 AgreesWithOracle: ran mma's code before 228bc76 (the fine ladder), not today's", summary.row_note(row))
+        self.assertEqual(summary.code_text(row), "")
+
+    def test_a_soak_after_the_change_is_todays_and_the_largest_counts(self):
+        later = ("h100/2026-11-28-soak-58a0f6c/prop_soak.json", "2026-11-28T00:00:00Z", "58a0f6c", 50000)
+        row = soak_row(soak(*self.BIG), soak(*self.FINE, pairs=self.FINE_PAIRS), soak(*later))
+        self.assertEqual({(i.run, i.record.commit) for i in row.items}, {(50000, "58a0f6c")})
+        self.assertEqual(summary.code_text(row), "today's mma (since 228bc76): 100,000 cases, 2026-11-28-soak-58a0f6c")
+
+    def test_a_commit_git_does_not_know_is_not_todays_code(self):
+        row = soak_row(soak("h100/x/prop_soak.json", "2026-11-28T00:00:00Z", "fffffff", 500))
+        self.assertTrue(row.bad)
+        self.assertIn("which code of mma it ran is not known (commit 'fffffff'", summary.row_note(row))
+
+    def test_the_variant_before_its_code_was_todays_stays_a_variant(self):
+        early = ("h100/2026-11-27-early/prop_soak.json", "2026-11-27T00:30:00Z", "ec0c125", 300)
+        row = soak_row(soak(*early, pairs=(("mma/classes=fine", "f16"),)))
+        self.assertEqual([i.subject for i in row.items], ["mma/classes=fine f16 AgreesWithOracle"])
+        self.assertFalse(row.bad)
+
+    def test_other_kernels_are_untouched(self):
+        row = soak_row(soak(*self.BIG, pairs=(("tiled", "f16"),)))
+        self.assertEqual([(i.subject, i.run, i.stale) for i in row.items], [("tiled f16 AgreesWithOracle", 100008, "")])
+
+    def test_a_kernel_listed_twice_is_refused(self):
+        c = code.Change("mma", "228bc76", "x")
+        with self.assertRaisesRegex(ValueError, "mma listed twice"):
+            code.Lineage([c, c])
+
+
+class RepositorySoaks(unittest.TestCase):
+    """The repository's records with its kernel_code.json and git: the H100 soak row counts the soaks of
+    today's mma and wgmma (the variants' 20,004 cases each), not ec0c125's 100,008 per pair of their
+    earlier code."""
+
+    def setUp(self):
+        import os
+        from fixtures import DATA, ROOT
+        if not os.path.exists(os.path.join(ROOT, ".git")):
+            self.skipTest("not a git checkout: which code a record ran is not known")
+        self.prev = code.use(code.Lineage.load())
+        from fpreport import index
+        recs = records.load([DATA], allow=index.allow_current(index.parse(os.path.join(DATA, "INDEX.md"))))
+        self.row = summary.collect(recs)[0]["h100-80gb-hbm3"]["soak"]
+
+    def tearDown(self):
+        code.use(self.prev)
+
+    def test_todays_mma_and_wgmma_are_the_variants_soaks(self):
+        got = {(i.subject, i.record.run.split("/")[-1], i.run) for i in self.row.items
+               if i.subject.split()[0] in ("mma", "wgmma") and i.subject.endswith(" AgreesWithOracle")}
+        self.assertEqual(got, {("mma f16 AgreesWithOracle", "2026-11-27-fine-soak-974195e", 10002),
+                               ("mma bf16 AgreesWithOracle", "2026-11-27-fine-soak-974195e", 10002),
+                               ("wgmma f16 AgreesWithOracle", "2026-11-27-vs-cudnn-2cf20e3", 10002),
+                               ("wgmma bf16 AgreesWithOracle", "2026-11-27-vs-cudnn-2cf20e3", 10002)})
+        text = summary.code_text(self.row)
+        self.assertIn("today's mma (since 228bc76): 20,004 cases, 2026-11-27-fine-soak-974195e (as mma/classes=fine)", text)
+        self.assertIn("today's wgmma (since af607e8): 20,004 cases, 2026-11-27-vs-cudnn-2cf20e3 (as wgmma/epilogue=vec16)", text)
+
+    def test_the_lineage_names_commits_of_this_history_in_order(self):
+        for c in code.current().changes.values():
+            self.assertTrue(code.git_contains(c.commit, c.was_since), f"{c.kernel}: {c.was_since} is not before {c.commit}")
 
 
 class Collect(unittest.TestCase):

@@ -88,8 +88,9 @@ KernelInfo wgmma_variant(const std::string& name, std::map<std::string, std::str
   detail::WgmmaOptions o;
   std::string canon = "wgmma/", desc = "wgmma (benchmarks and tests):";
   const std::string schedule = take(opts, "schedule"), carry = take(opts, "carry"), l2ahead = take(opts, "l2ahead"),
-                    epilogue = take(opts, "epilogue"), grid = take(opts, "grid"), blocks = take(opts, "blocks");
-  no_other_options(name, "wgmma", opts, "schedule, carry, l2ahead, epilogue, grid, blocks");
+                    epilogue = take(opts, "epilogue"), mask = take(opts, "mask"), grid = take(opts, "grid"),
+                    blocks = take(opts, "blocks");
+  no_other_options(name, "wgmma", opts, "schedule, carry, l2ahead, epilogue, mask, grid, blocks");
   const auto add = [&canon](const std::string& kv) { canon += (canon.back() == '/' ? "" : ",") + kv; };
   if (!schedule.empty()) {
     if (schedule == "serial") o.schedule = dev::WgmmaSchedule::serial;
@@ -128,6 +129,16 @@ KernelInfo wgmma_variant(const std::string& name, std::map<std::string, std::str
     o.pair_stores = true;
     add("epilogue=pairs");
     desc += " O stored in 4-byte column pairs from the accumulator layout, as before the 16-byte stores (d, dv <= 128, no soft-cap or ALiBi);";
+  }
+  if (!mask.empty()) {
+    if (mask != "affine") bad(name, "mask=" + mask + ": must be affine (the shipped wgmma masks through visible_range)");
+    if (!schedule.empty()) bad(name, "mask=affine and schedule=" + schedule + ": built for pingpong only");
+    if (!carry.empty() || !l2ahead.empty() || !epilogue.empty())
+      bad(name, std::string("mask=affine and ") + (!carry.empty() ? "carry=on" : !l2ahead.empty() ? "l2ahead=on" : "epilogue=" + epilogue) +
+                    ": built as separate kernels, not together");
+    o.affine_mask = true;
+    add("mask=affine");
+    desc += " the consumers' mask in 32-bit affine form, one offset pair per row block (d, dv <= 128, no soft-cap or ALiBi, sq + sk < 2^31);";
   }
   if (!grid.empty()) {
     if (grid != "full") bad(name, "grid=" + grid + ": must be full (the shipped wgmma is persistent)");
@@ -182,14 +193,14 @@ KernelInfo decode_variant(const std::string& name, std::map<std::string, std::st
 std::string variant_syntax() {
   return std::string("mma/order=rows|heads, mma/rescale=lazy, mma/classes=coarse, wgmma/schedule=serial|overlap, wgmma/carry=on") +
          (detail::kWgmmaAllSchedules ? "" : " (built with -DFLASHPROBE_WGMMA_SCHEDULES=ON)") +
-         ", wgmma/l2ahead=on, wgmma/epilogue=pairs, wgmma/grid=full, wgmma/blocks=<n>, decode/splits=<n>, decode/plan=half, decode/fused=on, "
+         ", wgmma/l2ahead=on, wgmma/epilogue=pairs, wgmma/mask=affine, wgmma/grid=full, wgmma/blocks=<n>, decode/splits=<n>, decode/plan=half, decode/fused=on, "
          "decode/walk=<n> (with fused=on), decode/combine=wide|pdl, decode/depth=3 (neither with fused=on); one kernel's options combine with ','";
 }
 
 std::vector<std::string> variant_names() {
   std::vector<std::string> v = {"mma/order=rows", "mma/order=heads", "mma/rescale=lazy", "mma/classes=coarse"};
   if (detail::kWgmmaAllSchedules) v.insert(v.end(), {"wgmma/schedule=serial", "wgmma/schedule=overlap", "wgmma/carry=on"});
-  v.insert(v.end(), {"wgmma/l2ahead=on", "wgmma/epilogue=pairs", "wgmma/grid=full", "decode/fused=on", "decode/fused=on,walk=1",
+  v.insert(v.end(), {"wgmma/l2ahead=on", "wgmma/epilogue=pairs", "wgmma/mask=affine", "wgmma/grid=full", "decode/fused=on", "decode/fused=on,walk=1",
                     "decode/plan=half", "decode/combine=wide", "decode/combine=pdl", "decode/plan=half,combine=pdl",
                     "decode/plan=half,combine=pdl,depth=3"});
   return v;

@@ -53,7 +53,8 @@ namespace flashprobe::kernels::dev {
 // kL2Ahead: the producer of wgmma/l2ahead=on (wgmma_producer.cuh; the consumers are the shipped ones).
 // kVecO: the consumers store O in 16-byte pieces (wgmma_epilogue.h; the shipped kernel at 64/64 and
 // 128/128 without extras; not with kCarry).
-template <class E, int D, WgmmaSchedule kSched, bool kExtras, bool kCarry, bool kL2Ahead, bool kVecO>
+// kAffine: the consumers' mask in 32-bit affine form (wgmma/mask=affine, wgmma_mask.h; with kVecO, no extras).
+template <class E, int D, WgmmaSchedule kSched, bool kExtras, bool kCarry, bool kL2Ahead, bool kVecO, bool kAffine>
 __global__ __launch_bounds__(WgmmaConfig<D>::kThreads, 1) void wgmma_fwd(const __grid_constant__ Params p,
                                                                           const __grid_constant__ CUtensorMap tq,
                                                                           const __grid_constant__ CUtensorMap tk,
@@ -76,7 +77,7 @@ __global__ __launch_bounds__(WgmmaConfig<D>::kThreads, 1) void wgmma_fwd(const _
   } else {
     sm90::regs_inc<C::kConsumerRegs>();
     if constexpr (kCarry) wgmma_consume_carried<E, D>(sm, p);
-    else wgmma_consume<E, D, kSched, kExtras, kVecO>(sm, p);
+    else wgmma_consume<E, D, kSched, kExtras, kVecO, kAffine>(sm, p);
   }
 #endif
 }

@@ -24,6 +24,7 @@
 #include "src/wgmma/sm90_tma.cuh"
 #include "src/wgmma/wgmma_block.cuh"
 #include "src/wgmma/wgmma_epilogue.h"
+#include "src/wgmma/wgmma_mask.h"
 
 namespace flashprobe::kernels::dev {
 
@@ -57,7 +58,9 @@ constexpr bool same_local_rows(const atoms::CRows<SL>& rs, const atoms::CRows<OL
 // kVecO: O in 16-byte stores after a transpose inside each lane quad (wgmma_epilogue.h) where the
 // output allows it (the shipped kernel at 64/64 and 128/128 without extras), 4-byte column pairs
 // otherwise and when false.
-template <class E, int D, WgmmaSchedule kSched, bool kExtras, bool kVecO = false>
+// kAffine (wgmma/mask=affine, no extras): the rows' intervals and the masked tiles' per-score test in
+// 32-bit affine form (wgmma_mask.h) instead of four 64-bit visible_range calls per row block.
+template <class E, int D, WgmmaSchedule kSched, bool kExtras, bool kVecO = false, bool kAffine = false>
 FP_DEV void wgmma_consume(const WgmmaSmem<D>& sm, const Params& p) {
   using C = WgmmaConfig<D>;
   constexpr int Bn = C::kBn;
@@ -129,6 +132,7 @@ FP_DEV void wgmma_consume(const WgmmaSmem<D>& sm, const Params& p) {
   // flag was spilled to local memory at d128.
   [[maybe_unused]] const bool pack_o = !kVecO && packable();
   static_assert(!kVecO || vec16_layout_ok<OL>(), "the quad transpose of wgmma_epilogue.h does not fit this C layout");
+  static_assert(!kAffine || (!kExtras && cols_affine_in_lane<SL>()), "wgmma/mask=affine: no extras, lane columns affine");
 
   int n = 0;   // tiles of the walk consumed so far (ring position)
   int qn = 0;  // row blocks with keys so far (Q buffer uses)
@@ -144,6 +148,23 @@ FP_DEV void wgmma_consume(const WgmmaSmem<D>& sm, const Params& p) {
     const auto clamp32 = [](std::int64_t x, std::int64_t lo) {
       return static_cast<int>(x < lo ? lo : (x > INT32_MAX ? INT32_MAX : x));
     };
+    // Tiles inside [lo(last row), hi(first row)] of the warpgroup are seen whole by all its rows.
+    std::int64_t wg_lo_max = INT64_MAX, wg_hi_min = INT64_MIN;
+    if constexpr (kAffine) {
+      const AffineMask am = affine_mask(diag, keys_of(p, b), p.sq, p.causal != CausalMode::none, p.window_left, p.window_right);
+#pragma unroll
+      for (int rr = 0; rr < R; ++rr) {
+        row_i[rr] = r0 + SL::c(lt, atoms::first_slot_of_row<SL>(kRows, rr)).row;
+        am.row(row_i[rr], lo_r[rr], hi_r[rr]);
+        m_r[rr] = kNegInf;
+        l_r[rr] = 0.f;
+        alpha[rr] = 0.f;
+      }
+      int wlo = 0, whi = 0;
+      am.whole(r0, 64, wlo, whi);
+      wg_lo_max = wlo == INT_MAX ? INT64_MAX : wlo;
+      wg_hi_min = whi;
+    } else {
 #pragma unroll
     for (int rr = 0; rr < R; ++rr) {
       row_i[rr] = r0 + SL::c(lt, atoms::first_slot_of_row<SL>(kRows, rr)).row;
@@ -156,14 +177,13 @@ FP_DEV void wgmma_consume(const WgmmaSmem<D>& sm, const Params& p) {
       l_r[rr] = 0.f;
       alpha[rr] = 0.f;
     }
-    // Tiles inside [lo(last row), hi(first row)] of the warpgroup are seen whole by all its rows.
-    std::int64_t wg_lo_max = INT64_MAX, wg_hi_min = INT64_MIN;
     if (r0 < p.sq) {
       std::int64_t t0, t1;
       const int wlast = (r0 + 64 < p.sq ? r0 + 64 : p.sq) - 1;
       visible_range<Bug::none>(p, b, wlast, wg_lo_max, t0);
       visible_range<Bug::none>(p, b, r0, t1, wg_hi_min);
       if (r0 + 64 > p.sq) wg_lo_max = INT64_MAX;  // rows past Sq see nothing: never a full tile
+    }
     }
 #pragma unroll
     for (int q = 0; q < OL::kC; ++q) o[q] = 0.f;
@@ -183,6 +203,20 @@ FP_DEV void wgmma_consume(const WgmmaSmem<D>& sm, const Params& p) {
         for (int q = 0; q < SL::kC; ++q) {
           sc[q] *= scale_log2;
           mnew[kRows.local[q]] = fmaxf(mnew[kRows.local[q]], sc[q]);
+        }
+      } else if constexpr (kAffine) {
+        // Column kv0 + c0 + col_offset(q) against each row's limits relative to kv0 + c0.
+        int lim_a[R], lim_b[R];
+        const int c0 = SL::c(lt, 0).col;
+#pragma unroll
+        for (int rr = 0; rr < R; ++rr) limits(lo_r[rr], hi_r[rr], kv0, c0, lim_a[rr], lim_b[rr]);
+#pragma unroll
+        for (int q = 0; q < SL::kC; ++q) {
+          const int rr = kRows.local[q];
+          float v = sc[q] * scale_log2;
+          if (masked(col_offset<SL>(q), lim_a[rr], lim_b[rr])) v = kNegInf;
+          sc[q] = v;
+          mnew[rr] = fmaxf(mnew[rr], v);
         }
       } else {
 #pragma unroll

@@ -85,13 +85,13 @@ inline unsigned grid_blocks(std::int64_t items, const WgmmaOptions& o) {
 }
 
 template <class E, int D, dev::WgmmaSchedule kSched, bool kExtras, bool kCarry = false, bool kL2Ahead = false,
-          bool kVecO = false>
+          bool kVecO = false, bool kAffine = false>
 void launch(const Params& p, Stream s, const WgmmaOptions& o) {
   using C = dev::WgmmaConfig<D>;
   const CUtensorMap tq = tensor_map("q", p.q, p.qs, p.batch, p.sq, p.hq, p.d, C::kBm, p.dtype);
   const CUtensorMap tk = tensor_map("k", p.k, p.ks, p.batch, p.sk, p.hkv, p.d, C::kBn, p.dtype);
   const CUtensorMap tv = tensor_map("v", p.v, p.vs, p.batch, p.sk, p.hkv, p.dv, C::kBn, p.dtype);
-  auto* kernel = dev::wgmma_fwd<E, D, kSched, kExtras, kCarry, kL2Ahead, kVecO>;
+  auto* kernel = dev::wgmma_fwd<E, D, kSched, kExtras, kCarry, kL2Ahead, kVecO, kAffine>;
   static const bool raised = [&] {  // once per instantiation
     FP_CHECK(fp_rt::set_max_dynamic_smem(kernel, C::kSmemBytes));
     return true;
@@ -119,7 +119,8 @@ void by_schedule(const Params& p, Stream s, const WgmmaOptions& o) {
   // column pairs they were measured with; carry=on, measured slower, only with the other schedules.
   // Elsewhere (192/128, soft-cap or ALiBi) O goes out in column pairs; the 256/256 class (compiled, not
   // yet run on a GPU) stores 16-byte pieces without extras, column pairs with them.
-  const int picked = int{o.carry} + int{o.l2ahead} + int{o.pair_stores};
+  // The affine mask (wgmma/mask=affine) is built with the 16-byte stores, at 64/64 and 128/128 too.
+  const int picked = int{o.carry} + int{o.l2ahead} + int{o.pair_stores} + int{o.affine_mask};
   // The 256/256 class without extras is built with the 16-byte stores only (no variants).
   constexpr bool kVecOnly = D == 256 && !kExtras;
   if constexpr (kVecOnly)
@@ -129,13 +130,16 @@ void by_schedule(const Params& p, Stream s, const WgmmaOptions& o) {
       if (o.carry && picked == 1) return launch<E, D, dev::WgmmaSchedule::pingpong, kExtras, true>(p, s, o);
     if (o.l2ahead && picked == 1) return launch<E, D, dev::WgmmaSchedule::pingpong, kExtras, false, true>(p, s, o);
     if (o.pair_stores && picked == 1) return launch<E, D, dev::WgmmaSchedule::pingpong, kExtras>(p, s, o);
+    if (o.affine_mask && picked == 1)
+      return launch<E, D, dev::WgmmaSchedule::pingpong, kExtras, false, false, true, true>(p, s, o);
     if (picked == 0) return launch<E, D, dev::WgmmaSchedule::pingpong, kExtras, false, false, true>(p, s, o);
   }
   if (picked > 0)
-    throw UsageError(std::string(picked > 1 ? "wgmma/carry=on, l2ahead=on and epilogue=pairs: not built together"
+    throw UsageError(std::string(picked > 1 ? "wgmma/carry=on, l2ahead=on, epilogue=pairs and mask=affine: not built together"
                                  : o.carry ? "wgmma/carry=on (built only with -DFLASHPROBE_WGMMA_SCHEDULES=ON)"
                                  : o.l2ahead ? "wgmma/l2ahead=on"
-                                             : "wgmma/epilogue=pairs") +
+                                 : o.pair_stores ? "wgmma/epilogue=pairs"
+                                                 : "wgmma/mask=affine") +
                      ": built for the 64/64 and 128/128 classes without soft-cap or ALiBi only (d=" +
                      std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + ")");
   if constexpr (!kVecOnly) return launch<E, D, dev::WgmmaSchedule::pingpong, kExtras>(p, s, o);

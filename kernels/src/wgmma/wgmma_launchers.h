@@ -63,12 +63,16 @@ struct WgmmaOptions {
   // reports/data/h100-80gb-hbm3/2026-11-27-vs-cudnn-974195e/); elsewhere, and with pair_stores (the
   // variant wgmma/epilogue=pairs, the earlier stores kept for comparison), 4-byte column pairs.
   bool pair_stores = false;
+  // The consumers' mask in 32-bit affine form (wgmma/mask=affine, wgmma_mask.h): one offset pair per row
+  // block instead of four 64-bit visible_range calls a thread, and a masked score tested against
+  // per-row limits; with the 16-byte stores, the same classes, sq + sk <= kMaxLen32.
+  bool affine_mask = false;
 };
 
 // Launches wgmma_fwd in the tile class of (p.d, p.dv) on a persistent grid (one block per SM, never more than there are work
 // items; o says otherwise). The TMA needs 16-byte aligned base pointers; a problem whose q, k or v
 // pointer is not (a view at an odd offset) runs on mma instead, which handles any alignment.
-// @pre o.schedule is pingpong, or kWgmmaAllSchedules; o.carry, o.l2ahead or o.pair_stores (one) only with
+// @pre o.schedule is pingpong, or kWgmmaAllSchedules; o.carry, o.l2ahead, o.pair_stores or o.affine_mask (one) only with
 // pingpong in the 64/64 or 128/128 class without soft-cap or ALiBi (wgmma_carry_supports).
 void launch_wgmma(const Params& p, Stream s, const WgmmaOptions& o = {});
 

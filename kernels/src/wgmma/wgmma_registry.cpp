@@ -56,7 +56,7 @@ Support wgmma_supports(const DeviceInfo& dev, const AttnProblem& p) {
 #endif
 }
 
-// wgmma/carry=on, wgmma/l2ahead=on and wgmma/epilogue=pairs (named `variant`): built for the 64/64 and 128/128 tile
+// wgmma/carry=on, wgmma/l2ahead=on, wgmma/epilogue=pairs and wgmma/mask=affine (named `variant`): built for the 64/64 and 128/128 tile
 // classes without soft-cap or ALiBi (wgmma_launch.cu); the rest of their domain is wgmma's.
 Support wgmma_class_variant_supports(const std::string& variant, const DeviceInfo& dev, const AttnProblem& p) {
   if (Support v = Support::valid(p); !v) return v;
@@ -65,6 +65,9 @@ Support wgmma_class_variant_supports(const std::string& variant, const DeviceInf
                        " is built for the 64/64 and 128/128 tile classes only (d and dv up to 128)");
   if (p.softcap > 0 || !p.alibi_slopes.empty())
     return Support::no("softcap/ALiBi: " + variant + " is built without the score transforms");
+  if (variant == "wgmma/mask=affine" && static_cast<std::int64_t>(p.sq) + p.sk > kMaxLen32)
+    return Support::no("sq=" + std::to_string(p.sq) + ", sk=" + std::to_string(p.sk) + ": " + variant +
+                       " keeps rows and keys in 32 bits (sq + sk at most " + std::to_string(kMaxLen32) + ")");
   return wgmma_supports(dev, p);
 }
 
@@ -72,8 +75,11 @@ Support wgmma_class_variant_supports(const std::string& variant, const DeviceInf
 
 KernelInfo make_wgmma(std::string name, std::string description, const detail::WgmmaOptions& o) {
   std::function<Support(const DeviceInfo&, const AttnProblem&)> supports = wgmma_supports;
-  if (o.carry || o.l2ahead || o.pair_stores) {
-    const std::string variant = o.carry ? "wgmma/carry=on" : o.l2ahead ? "wgmma/l2ahead=on" : "wgmma/epilogue=pairs";
+  if (o.carry || o.l2ahead || o.pair_stores || o.affine_mask) {
+    const std::string variant = o.carry         ? "wgmma/carry=on"
+                                : o.l2ahead     ? "wgmma/l2ahead=on"
+                                : o.pair_stores ? "wgmma/epilogue=pairs"
+                                                : "wgmma/mask=affine";
     supports = [variant](const DeviceInfo& dev, const AttnProblem& p) { return wgmma_class_variant_supports(variant, dev, p); };
   }
   return {std::move(name), std::move(description), std::move(supports),

@@ -21,6 +21,10 @@
 //   wgmma/epilogue=pairs            O in 4-byte column pairs from the accumulator layout, the
 //                                   stores before the shipped 16-byte ones (same domain as
 //                                   l2ahead=on, not with carry or l2ahead; src/wgmma/wgmma_epilogue.h)
+//   wgmma/mask=affine               the consumers' mask in 32-bit affine form: one offset pair per
+//                                   row block, a masked score tested against per-row limits (same
+//                                   domain as l2ahead=on, sq + sk <= kMaxLen32, not with the other
+//                                   wgmma options above; src/wgmma/wgmma_mask.h); bitwise wgmma's output
 //   wgmma/grid=full                 one block per work item instead of the persistent grid
 //   wgmma/blocks=<n>                the persistent grid capped at n blocks (decode_with_splits' twin)
 //   decode/splits=<n>               exactly n key splits

@@ -65,6 +65,12 @@ Domain kernel_domain(const KernelInfo& k, const DeviceInfo& dev) {
     // between them are drawn; kernels::mma_nvidia_class)
     d.head_dims = n.find("classes=coarse") != std::string::npos ? tensor_core_dims(kernels::kMmaDimClasses)
                                                                 : tensor_core_dims(kernels::kMmaFineDimClasses);
+    // mma/small=...: its own code runs only below the first class (src/mma/mma_small.h), so every
+    // head dim there is drawn (and the class itself, mma's code).
+    if (n.find("small=") != std::string::npos) {
+      d.head_dims.clear();
+      for (int x = kernels::kHeadDimStep; x <= kernels::kMmaDimClasses[0].d; x += kernels::kHeadDimStep) d.head_dims.push_back(x);
+    }
     d.dv_differs = true;
     d.tile_m = 64;
     d.tile_n = 64;

@@ -58,8 +58,9 @@ void no_other_options(const std::string& name, const std::string& kernel, const 
 KernelInfo mma_variant(const std::string& name, std::map<std::string, std::string> opts) {
   detail::MmaOptions o;
   std::string canon = "mma/", desc = "mma (benchmarks and tests):";
-  const std::string order = take(opts, "order"), rescale = take(opts, "rescale"), classes = take(opts, "classes");
-  no_other_options(name, "mma", opts, "order, rescale, classes");
+  const std::string order = take(opts, "order"), rescale = take(opts, "rescale"), classes = take(opts, "classes"),
+                    small = take(opts, "small");
+  no_other_options(name, "mma", opts, "order, rescale, classes, small");
   if (!order.empty()) {
     if (order == "rows") o.order = dev::MmaOrderChoice::rows;
     else if (order == "heads") o.order = dev::MmaOrderChoice::heads;
@@ -80,6 +81,15 @@ KernelInfo mma_variant(const std::string& name, std::map<std::string, std::strin
     o.coarse_classes = true;
     canon += std::string(canon == "mma/" ? "" : ",") + "classes=coarse";
     desc += " head dims in the tile classes 64, 80, 96, 128, 256 (no 160, 192; NVIDIA);";
+  }
+  if (!small.empty()) {
+    if (small == "plain") o.small = dev::MmaSmall::plain;
+    else if (small == "fma") o.small = dev::MmaSmall::fma;
+    else bad(name, "small=" + small + ": must be plain or fma (the shipped mma runs d, dv < 64 in its soft-cap/ALiBi instantiation)");
+    canon += std::string(canon == "mma/" ? "" : ",") + "small=" + small;
+    desc += " d, dv <= 64 below 64/64 without soft-cap or ALiBi in a class-64 instantiation without their code";
+    desc += small == "fma" ? ", " + std::to_string(dev::kMmaSmallFmaTiles) + " of 8 score tiles' exp2 on the FMA units (NVIDIA);"
+                           : ", exp2 on the MUFU (NVIDIA);";
   }
   return make_mma(canon, desc, o);
 }
@@ -191,14 +201,16 @@ KernelInfo decode_variant(const std::string& name, std::map<std::string, std::st
 }  // namespace
 
 std::string variant_syntax() {
-  return std::string("mma/order=rows|heads, mma/rescale=lazy, mma/classes=coarse, wgmma/schedule=serial|overlap, wgmma/carry=on") +
+  return std::string("mma/order=rows|heads, mma/rescale=lazy, mma/classes=coarse, mma/small=plain|fma, "
+                     "wgmma/schedule=serial|overlap, wgmma/carry=on") +
          (detail::kWgmmaAllSchedules ? "" : " (built with -DFLASHPROBE_WGMMA_SCHEDULES=ON)") +
          ", wgmma/l2ahead=on, wgmma/epilogue=pairs, wgmma/mask=affine, wgmma/grid=full, wgmma/blocks=<n>, decode/splits=<n>, decode/plan=half, decode/fused=on, "
          "decode/walk=<n> (with fused=on), decode/combine=wide|pdl, decode/depth=3 (neither with fused=on); one kernel's options combine with ','";
 }
 
 std::vector<std::string> variant_names() {
-  std::vector<std::string> v = {"mma/order=rows", "mma/order=heads", "mma/rescale=lazy", "mma/classes=coarse"};
+  std::vector<std::string> v = {"mma/order=rows",     "mma/order=heads", "mma/rescale=lazy",
+                                "mma/classes=coarse", "mma/small=plain", "mma/small=fma"};
   if (detail::kWgmmaAllSchedules) v.insert(v.end(), {"wgmma/schedule=serial", "wgmma/schedule=overlap", "wgmma/carry=on"});
   v.insert(v.end(), {"wgmma/l2ahead=on", "wgmma/epilogue=pairs", "wgmma/mask=affine", "wgmma/grid=full", "decode/fused=on", "decode/fused=on,walk=1",
                     "decode/plan=half", "decode/combine=wide", "decode/combine=pdl", "decode/plan=half,combine=pdl",

@@ -117,9 +117,10 @@ std::vector<GridCase> build() {
   }
   // d != dv on the tensor cores: MLA's 192/128 (wgmma's own class) and what its class takes below
   // it, dv wider than d, both below their class, dv past d's class (mma's class follows the wider
-  // one), across one and two query blocks.
+  // one), both below the smallest class (mma/small=...), across one and two query blocks.
   for (auto [d, dv] : {std::pair{192, 128}, std::pair{160, 128}, std::pair{192, 64}, std::pair{128, 192}, std::pair{64, 128},
-                       std::pair{40, 72}, std::pair{256, 64}, std::pair{96, 40}, std::pair{8, 256}})
+                       std::pair{40, 72}, std::pair{256, 64}, std::pair{96, 40}, std::pair{8, 256}, std::pair{16, 48},
+                       std::pair{56, 24}})
     for (int sq : {40, 129}) {
       AttnProblem p = make_problem(2, 4, 2, sq, 140, d);
       p.dv = dv;

@@ -74,6 +74,9 @@ TEST(Variants, NamesAreCanonical) {
   EXPECT_EQ(find_variant("mma/rescale=lazy,order=rows").name, "mma/order=rows,rescale=lazy");
   EXPECT_EQ(find_variant("mma/classes=coarse").name, "mma/classes=coarse");
   EXPECT_EQ(find_variant("mma/classes=coarse,order=heads").name, "mma/order=heads,classes=coarse");
+  EXPECT_EQ(find_variant("mma/small=fma").name, "mma/small=fma");
+  EXPECT_EQ(find_variant("mma/small=plain,order=rows").name, "mma/order=rows,small=plain");
+  EXPECT_EQ(find_variant("mma/small=fma,classes=coarse").name, "mma/classes=coarse,small=fma");
   EXPECT_EQ(find_variant("wgmma/blocks=7").name, "wgmma/blocks=7");
   EXPECT_EQ(find_variant("wgmma/blocks=7").name, wgmma_with_blocks(7).name);
   EXPECT_EQ(find_variant("wgmma/grid=full").name, "wgmma/grid=full");
@@ -140,6 +143,7 @@ TEST(Variants, UnknownNamesAreUsageErrorsNamingWhatIsAllowed) {
         "wgmma/epilogue=pairs,carry=on", "wgmma/epilogue=pairs,schedule=serial", "wgmma/mask=", "wgmma/mask=exact",
         "wgmma/mask=affine,l2ahead=on", "wgmma/mask=affine,epilogue=pairs", "wgmma/mask=affine,carry=on",
         "wgmma/mask=affine,schedule=overlap", "wgmma/mask=affine,mask=affine", "mma/classes=fine", "mma/classes=", "mma/classes=coarse,classes=coarse",
+        "mma/small=on", "mma/small=", "mma/small=fma3", "mma/small=fma,small=plain",
         "decode/fused=off", "decode/fused=", "decode/walk=2", "decode/splits=2,walk=2", "decode/fused=on,walk=0", "decode/fused=on,walk=x",
         "decode/fused=on,fused=on", "decode/fused=on,blocks=2", "decode/plan=full", "decode/plan=", "decode/plan=half,splits=8",
         "decode/combine=loop", "decode/combine=", "decode/combine=pdl,fused=on", "decode/combine=wide,combine=pdl", "decode/depth=2",

@@ -223,6 +223,27 @@ TEST(GateDraws, TensorCoreKernelsDrawHeadDimsBelowTheirClassAndDvUnlikeD) {
   }
 }
 
+// mma/small=plain|fma run their own code only below the smallest class (src/mma/mma_small.h): their
+// gates draw every head dim up to it, most of them below it, and d != dv there.
+TEST(GateDraws, SmallHeadDimVariantsDrawTheirOwnDims) {
+  for (const char* name : {"mma/small=plain", "mma/small=fma"}) {
+    const Domain d = kernel_domain(kernels::kernel_or_variant(name), h100());
+    std::map<int, int> dims;
+    int below = 0, dv_unlike_d = 0;
+    for (const Case& c : gate_draws(d, 15, 300)) {
+      const AttnProblem& p = c.problem;
+      ASSERT_TRUE(p.d <= kernels::kMmaDimClasses[0].d && p.dv <= kernels::kMmaDimClasses[0].d) << name << ": " << c.id();
+      ++dims[p.d];
+      below += p.d < kernels::kMmaDimClasses[0].d || p.dv < kernels::kMmaDimClasses[0].d;
+      dv_unlike_d += p.d != p.dv;
+    }
+    for (int x = kernels::kHeadDimStep; x < kernels::kMmaDimClasses[0].d; x += kernels::kHeadDimStep)
+      EXPECT_GE(dims[x], 3) << name << ": d=" << x;
+    EXPECT_GE(below, 200) << name;
+    EXPECT_GE(dv_unlike_d, 4) << name;
+  }
+}
+
 TEST(GateDraws, EveryStridedKernelGetsIndependentLayoutsPerTensor) {
   for (const auto& k : kernels::kernels()) {
     if (!device_refusal(k, h100()).empty()) continue;

@@ -43,6 +43,7 @@
 #include "flashprobe/kernels/head_dim_classes.h"
 #include "src/attn_common.cuh"
 #include "src/dtype.cuh"
+#include "src/exp2_fma.h"
 #include "src/mma/ldsm_imm.cuh"
 #include "src/mma/mma_order.h"
 #include "src/mma/mma_rescale.h"
@@ -208,7 +209,11 @@ struct TileChunks {
 // Extras: soft-cap or ALiBi may be on (checked at run time); without, the kernel has no code for
 // them (the launcher picks the instantiation), which keeps the score transform's temporaries out of
 // the register allocation of the common case.
-template <class Atom, class E, int D, int Waves, int Bn, int MT = mma_default_mt<Atom, D>(), bool Extras = true>
+// PlainTail: run-time d and dv (below D) without Extras in a class of kMmaDimClasses (the variants
+// mma/small=plain|fma, mma_small.h); FmaTiles: P of the first FmaTiles of a lane's kNT score tiles
+// computed by exp2_fma on the FMA units instead of ex2 on the MUFU (mma/small=fma).
+template <class Atom, class E, int D, int Waves, int Bn, int MT = mma_default_mt<Atom, D>(), bool Extras = true,
+          bool PlainTail = false, int FmaTiles = 0>
 __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrder order, float rescale_log2) {
   using C = MmaConfig<Atom, D, Waves, Bn, MT>;
   // Derived from the atom's layout at compile time (local constexpr copies: device code may not
@@ -229,7 +234,8 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
   // ldmatrix path (NVIDIA) and in the one instantiation of the fine ladder's other classes
   // (head_dim_classes.h, without Extras), the compile-time D elsewhere (the launcher sends every
   // d, dv != D to the former; AMD's registry takes d = dv = D only).
-  constexpr bool kTail = (Extras || !mma_specialised_class(D)) && kLdsm;
+  constexpr bool kTail = (Extras || PlainTail || !mma_specialised_class(D)) && kLdsm;
+  static_assert(FmaTiles == 0 || (!Extras && FmaTiles <= C::kNT), "exp2 on the FMA units: plain instantiations only");
   const int dq = kTail ? p.d : D, dvv = kTail ? p.dv : D;
   if constexpr (!kTail) {
     if (p.d != D || p.dv != D) fp_dev::trap();
@@ -638,7 +644,8 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
 #pragma unroll
           for (int q = 0; q < Atom::kC; ++q) {
             const int rr = kRows.local[q];
-            const float pv = exp2_ftz(fmaf(s[mt][nt][q], f_exp, -muse[mt][rr]));
+            const float x = fmaf(s[mt][nt][q], f_exp, -muse[mt][rr]);
+            const float pv = nt < FmaTiles ? exp2_fma(x) : exp2_ftz(x);
             s[mt][nt][q] = pv;
             l_r[mt][rr] += pv;
           }

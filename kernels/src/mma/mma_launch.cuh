@@ -31,7 +31,7 @@ constexpr int mma_bn() {
 
 static_assert(dev::kMmaMaxGridY == kMaxGridYZ);
 
-template <class Atom, class E, int D, bool Extras>
+template <class Atom, class E, int D, bool Extras, bool PlainTail = false, int FmaTiles = 0>
 void launch_mma_config(const Params& p, Stream s, const MmaOptions& opt) {
   constexpr int kMT = dev::mma_default_mt<Atom, D>(), kBn = mma_bn<Atom, D, Extras>();
   using C = dev::MmaConfig<Atom, D, kMmaWaves, kBn, kMT>;
@@ -41,7 +41,7 @@ void launch_mma_config(const Params& p, Stream s, const MmaOptions& opt) {
   const dev::MmaGrid g = dev::mma_grid(order, nm, p.hq, p.batch);
   const dim3 grid(g.x, g.y, g.z);
   constexpr int smem = C::kDynSmemBytes;
-  auto* kernel = dev::mma_fwd<Atom, E, D, kMmaWaves, kBn, kMT, Extras>;
+  auto* kernel = dev::mma_fwd<Atom, E, D, kMmaWaves, kBn, kMT, Extras, PlainTail, FmaTiles>;
   if constexpr (smem > 48 * 1024) {
     static const bool raised = [&] {  // once per instantiation (the attribute is per function)
       FP_CHECK(fp_rt::set_max_dynamic_smem(kernel, smem));
@@ -65,6 +65,17 @@ void launch_mma_atom(const Params& p, Stream s, const MmaOptions& opt) {
     throw UsageError("mma: d=" + std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + " do not fit tile class " +
                      std::to_string(D) + " (multiples of 8 up to the class)");
   const bool extras = p.softcap > 0.f || p.alibi != nullptr;
+  if (opt.small != dev::MmaSmall::off) {
+    if constexpr (!dev::use_ldsm<Atom>()) {
+      throw UsageError("mma/small=...: built for NVIDIA's ldmatrix path only (this device runs mma's generic path)");
+    } else if constexpr (D == dev::kMmaSmallClass) {
+      if (dev::mma_small_takes(p.d, p.dv, extras)) {
+        if (opt.small == dev::MmaSmall::fma) launch_mma_config<Atom, E, D, false, true, dev::kMmaSmallFmaTiles>(p, s, opt);
+        else launch_mma_config<Atom, E, D, false, true, 0>(p, s, opt);
+        return;
+      }
+    }
+  }
   if constexpr (!mma_specialised_class(D)) {
     // The fine ladder's other classes: one instantiation, run-time d and dv, no soft-cap/ALiBi
     // (head_dim_classes.h; launch_mma_nvidia_any sends those to kMmaDimClasses).

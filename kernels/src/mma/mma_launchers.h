@@ -6,17 +6,21 @@
 #include "flashprobe/kernels/registry.h"
 #include "src/mma/mma_order.h"
 #include "src/mma/mma_rescale.h"
+#include "src/mma/mma_small.h"
 
 namespace flashprobe::kernels::detail {
 
 // The launch's measurement choices: the shipped kernel takes the defaults; the named variants of
-// variants.h (mma/order=..., mma/rescale=lazy, mma/classes=coarse) set them, for benchmarks and tests only.
+// variants.h (mma/order=..., mma/rescale=lazy, mma/classes=coarse, mma/small=...) set them, for benchmarks and tests only.
 struct MmaOptions {
   dev::MmaOrderChoice order = dev::MmaOrderChoice::automatic;
   dev::MmaRescale rescale = dev::MmaRescale::always;
   // NVIDIA: run every (d, dv) in its class of kMmaDimClasses, the ladder without 160 and 192
   // (head_dim_classes.h); the default runs mma_nvidia_class's.
   bool coarse_classes = false;
+  // NVIDIA: the small head dims (mma_small_takes) in the plain class-64 instantiation, exp2 on the
+  // MUFU (plain) or partly on the FMA units (fma); off: mma's general instantiation.
+  dev::MmaSmall small = dev::MmaSmall::off;
 };
 
 // The atom family of a device as the mma kernel picks it: "sm80", "gfx11", "gfx12", "cdna" or "".

@@ -1,0 +1,29 @@
+#pragma once
+// The variants of mma for the small head dims (kernels/src/mma/PERF_NOTES.md, "Small head dims: the
+// rule, its ceiling"): problems whose (d, dv) fall in the smallest tile class below its width
+// (d, dv <= 64, not 64/64; no soft-cap or ALiBi) run one more class-64 instantiation instead of the
+// soft-cap/ALiBi one (the general instantiation) that mma runs them in:
+//   plain (mma/small=plain): run-time d and dv without soft-cap/ALiBi code; every exp2 on the MUFU.
+//   fma   (mma/small=fma): the same, with kMmaSmallFmaTiles of every kNT = 8 score tiles of a lane
+//         (8 keys each) exponentiated on the FMA units (exp2_fma.h), the rest on the MUFU.
+// Every other problem runs mma's code. Host code and the kernel's launcher (pure constexpr).
+#include "flashprobe/kernels/head_dim_classes.h"
+
+namespace flashprobe::kernels::dev {
+
+enum class MmaSmall : int { off = 0, plain = 1, fma = 2 };
+
+// The split, a compile-time knob (each value is an instantiation): 1 of 8 score tiles = 1/8 of the
+// row's exponentials. Counted in PERF_NOTES.md: with ~5 issue slots per score besides the exp and
+// 11 per exp2_fma, a warp's softmax phase is shortest (MUFU and issue balanced) near 1/6 to 1/9.
+inline constexpr int kMmaSmallFmaTiles = 1;
+// The class the variants act in: the first of kMmaDimClasses (64).
+inline constexpr int kMmaSmallClass = kMmaDimClasses[0].d;
+
+// Whether mma/small=... runs (d, dv) in its own instantiation (else in mma's).
+constexpr bool mma_small_takes(int d, int dv, bool extras) {
+  return !extras && head_dim_class(kMmaDimClasses, d, dv) == HeadDimClass{kMmaSmallClass, kMmaSmallClass} &&
+         !(d == kMmaSmallClass && dv == kMmaSmallClass);
+}
+
+}  // namespace flashprobe::kernels::dev

@@ -36,6 +36,7 @@ struct Opts {
   bool quick = false;
   bool backward = false;
   double min_seconds = 0.25;
+  int max_head_dim = 0;  // 0: every case; else only cases with d, dv <= it
 };
 
 // Input sets on the device, enough of them that one pass over all exceeds the L2 several times.
@@ -114,6 +115,7 @@ std::vector<const kernels::BackwardKernelInfo*> backward_to_time(const Opts& o) 
 
 bool wanted(const Opts& o, const bench::BenchCase& c) {
   if (!o.groups.empty() && std::find(o.groups.begin(), o.groups.end(), c.group) == o.groups.end()) return false;
+  if (o.max_head_dim > 0 && std::max(c.p.d, c.p.dv) > o.max_head_dim) return false;
   return o.dtypes.empty() || std::find(o.dtypes.begin(), o.dtypes.end(), dtype_name(c.p.dtype)) != o.dtypes.end();
 }
 
@@ -160,7 +162,7 @@ int run(const Opts& o, const std::vector<kernels::KernelInfo>& timed, const std:
   rec["timing"] = o.timing;
   // What was asked, so that a reader can tell a partial run from the whole grid.
   rec["filters"] = {{"kernels", o.kernels}, {"groups", o.groups}, {"dtypes", o.dtypes}, {"quick", o.quick},
-                    {"problems", o.problems}};
+                    {"problems", o.problems}, {"max_head_dim", o.max_head_dim}};
   rec["method"] =
       (o.timing == "graph"
            ? std::string("one graph launching the kernel once per input set, replayed between device events (host "
@@ -276,6 +278,9 @@ CommandRegistration reg("bench", [](CLI::App& app) -> RunFn {
                   "array of them (repeatable)")
       ->check(CLI::ExistingFile);
   sub->add_option("--min-seconds", o->min_seconds, "Device time per measurement at least")->check(CLI::PositiveNumber);
+  sub->add_option("--max-head-dim", o->max_head_dim,
+                  "Only cases with d and dv at most this (for example the headdim group's small dims: 64)")
+      ->check(CLI::Range(kernels::kHeadDimStep, 256));
   return [o] {
     if (!o->problems.empty() && (o->quick || !o->groups.empty()))
       throw UsageError("--problem replaces the grid: it does not combine with --quick or --group");

@@ -41,6 +41,10 @@ TEST(Cli, BenchRejectsAnUnknownDtype) {
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("f32"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("bf16"), std::string::npos) << r.out;
+  r = run("bench --max-head-dim 0 --json /dev/null");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("max-head-dim"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("256"), std::string::npos) << "names the range: " << r.out;
   r = run("bench --timing fast --json /dev/null");
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("fast"), std::string::npos) << r.out;

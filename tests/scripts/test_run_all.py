@@ -269,6 +269,16 @@ case "$*" in *gridfails*) echo '[  FAILED  ] 1 test, listed below:'; exit 1 ;; *
                 names = t.getnames()
             self.assertIn("results/bench-headdim.json", names)
             self.assertIn("results/headdim-table.txt", names)
+            self.assertNotIn("--max-head-dim", bench)
+            # FLASHPROBE_HEADDIM_MAX_D: only the head dims up to it (bench --max-head-dim)
+            p = subprocess.run([os.path.join(ROOT, "scripts", "gpu", "run-all"), "headdim"], cwd=d,
+                               env=dict(os.environ, OUT=out + "2", STANDIN_ARGS=argf, FLASHPROBE_HEADDIM_VARIANTS="mma/small=fma",
+                                        FLASHPROBE_HEADDIM_MAX_D="64"),
+                               capture_output=True, text=True, timeout=120)
+            with open(argf) as f:
+                bench = [l for l in f.read().splitlines() if l.startswith("bench ")][-1].split()
+            self.assertEqual(flag_values(bench, "--kernel"), ["mma", "mma/small=fma"])
+            self.assertEqual(bench[bench.index("--max-head-dim") + 1], "64")
 
     def test_torch_props_stage_runs_pytest_the_subjects_and_the_crash_replay_together(self):
         """The torch-props stage with a stand-in python3: the wheel installed, the package's pytest, the

@@ -85,11 +85,13 @@ KernelInfo mma_variant(const std::string& name, std::map<std::string, std::strin
   if (!small.empty()) {
     if (small == "plain") o.small = dev::MmaSmall::plain;
     else if (small == "fma") o.small = dev::MmaSmall::fma;
-    else bad(name, "small=" + small + ": must be plain or fma (the shipped mma runs d, dv < 64 in its soft-cap/ALiBi instantiation)");
+    else if (small == "c32") o.small = dev::MmaSmall::c32;
+    else bad(name, "small=" + small + ": must be plain, fma or c32 (the shipped mma runs d, dv < 64 in its soft-cap/ALiBi instantiation)");
     canon += std::string(canon == "mma/" ? "" : ",") + "small=" + small;
     desc += " d, dv <= 64 below 64/64 without soft-cap or ALiBi in a class-64 instantiation without their code";
-    desc += small == "fma" ? ", " + std::to_string(dev::kMmaSmallFmaTiles) + " of 8 score tiles' exp2 on the FMA units (NVIDIA);"
-                           : ", exp2 on the MUFU (NVIDIA);";
+    desc += small == "fma"   ? ", " + std::to_string(dev::kMmaSmallFmaTiles) + " of 8 score tiles' exp2 on the FMA units (NVIDIA);"
+            : small == "c32" ? ", d, dv <= 32 in a 32-wide class of their own (NVIDIA);"
+                             : ", exp2 on the MUFU (NVIDIA);";
   }
   return make_mma(canon, desc, o);
 }
@@ -201,7 +203,7 @@ KernelInfo decode_variant(const std::string& name, std::map<std::string, std::st
 }  // namespace
 
 std::string variant_syntax() {
-  return std::string("mma/order=rows|heads, mma/rescale=lazy, mma/classes=coarse, mma/small=plain|fma, "
+  return std::string("mma/order=rows|heads, mma/rescale=lazy, mma/classes=coarse, mma/small=plain|fma|c32, "
                      "wgmma/schedule=serial|overlap, wgmma/carry=on") +
          (detail::kWgmmaAllSchedules ? "" : " (built with -DFLASHPROBE_WGMMA_SCHEDULES=ON)") +
          ", wgmma/l2ahead=on, wgmma/epilogue=pairs, wgmma/mask=affine, wgmma/grid=full, wgmma/blocks=<n>, decode/splits=<n>, decode/plan=half, decode/fused=on, "
@@ -210,7 +212,7 @@ std::string variant_syntax() {
 
 std::vector<std::string> variant_names() {
   std::vector<std::string> v = {"mma/order=rows",     "mma/order=heads", "mma/rescale=lazy",
-                                "mma/classes=coarse", "mma/small=plain", "mma/small=fma"};
+                                "mma/classes=coarse", "mma/small=plain", "mma/small=fma", "mma/small=c32"};
   if (detail::kWgmmaAllSchedules) v.insert(v.end(), {"wgmma/schedule=serial", "wgmma/schedule=overlap", "wgmma/carry=on"});
   v.insert(v.end(), {"wgmma/l2ahead=on", "wgmma/epilogue=pairs", "wgmma/mask=affine", "wgmma/grid=full", "decode/fused=on", "decode/fused=on,walk=1",
                     "decode/plan=half", "decode/combine=wide", "decode/combine=pdl", "decode/plan=half,combine=pdl",

@@ -226,7 +226,7 @@ TEST(GateDraws, TensorCoreKernelsDrawHeadDimsBelowTheirClassAndDvUnlikeD) {
 // mma/small=plain|fma run their own code only below the smallest class (src/mma/mma_small.h): their
 // gates draw every head dim up to it, most of them below it, and d != dv there.
 TEST(GateDraws, SmallHeadDimVariantsDrawTheirOwnDims) {
-  for (const char* name : {"mma/small=plain", "mma/small=fma"}) {
+  for (const char* name : {"mma/small=plain", "mma/small=fma", "mma/small=c32"}) {
     const Domain d = kernel_domain(kernels::kernel_or_variant(name), h100());
     std::map<int, int> dims;
     int below = 0, dv_unlike_d = 0;

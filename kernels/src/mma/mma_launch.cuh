@@ -70,7 +70,9 @@ void launch_mma_atom(const Params& p, Stream s, const MmaOptions& opt) {
       throw UsageError("mma/small=...: built for NVIDIA's ldmatrix path only (this device runs mma's generic path)");
     } else if constexpr (D == dev::kMmaSmallClass) {
       if (dev::mma_small_takes(p.d, p.dv, extras)) {
-        if (opt.small == dev::MmaSmall::fma) launch_mma_config<Atom, E, D, false, true, dev::kMmaSmallFmaTiles>(p, s, opt);
+        if (opt.small == dev::MmaSmall::c32 && dev::mma_small_narrow_takes(p.d, p.dv, extras))
+          launch_mma_config<Atom, E, dev::kMmaSmallNarrowClass, false, true, 0>(p, s, opt);
+        else if (opt.small == dev::MmaSmall::fma) launch_mma_config<Atom, E, D, false, true, dev::kMmaSmallFmaTiles>(p, s, opt);
         else launch_mma_config<Atom, E, D, false, true, 0>(p, s, opt);
         return;
       }

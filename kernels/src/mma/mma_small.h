@@ -6,12 +6,14 @@
 //   plain (mma/small=plain): run-time d and dv without soft-cap/ALiBi code; every exp2 on the MUFU.
 //   fma   (mma/small=fma): the same, with kMmaSmallFmaTiles of every kNT = 8 score tiles of a lane
 //         (8 keys each) exponentiated on the FMA units (exp2_fma.h), the rest on the MUFU.
+//   c32   (mma/small=c32): d, dv <= 32 in a 32-wide class (half the O accumulators and K/V copies
+//         of class 64, so fewer registers per thread), the rest of plain's problems as plain.
 // Every other problem runs mma's code. Host code and the kernel's launcher (pure constexpr).
 #include "flashprobe/kernels/head_dim_classes.h"
 
 namespace flashprobe::kernels::dev {
 
-enum class MmaSmall : int { off = 0, plain = 1, fma = 2 };
+enum class MmaSmall : int { off = 0, plain = 1, fma = 2, c32 = 3 };
 
 // The split, a compile-time knob (each value is an instantiation): 1 of 8 score tiles = 1/8 of the
 // row's exponentials. Counted in PERF_NOTES.md: with ~5 issue slots per score besides the exp and
@@ -24,6 +26,12 @@ inline constexpr int kMmaSmallClass = kMmaDimClasses[0].d;
 constexpr bool mma_small_takes(int d, int dv, bool extras) {
   return !extras && head_dim_class(kMmaDimClasses, d, dv) == HeadDimClass{kMmaSmallClass, kMmaSmallClass} &&
          !(d == kMmaSmallClass && dv == kMmaSmallClass);
+}
+
+// mma/small=c32's narrow class and the problems it takes (a subset of mma_small_takes').
+inline constexpr int kMmaSmallNarrowClass = 32;
+constexpr bool mma_small_narrow_takes(int d, int dv, bool extras) {
+  return mma_small_takes(d, dv, extras) && d <= kMmaSmallNarrowClass && dv <= kMmaSmallNarrowClass;
 }
 
 }  // namespace flashprobe::kernels::dev

@@ -40,8 +40,10 @@ std::vector<AttnProblem> sample_problems() {
   // columns past d or dv on the last rows would leave the allocations (memcheck), a store past dv
   // would write the next row. d = 40 (class 64 of mma and wgmma), 72 / 40 (mma class 80, wgmma
   // 128), MLA's 192 / 128, 136 and 176 (mma's fine classes 192 and 160, head_dim_classes.h; 256 in
-  // mma/classes=coarse, its general instantiation), causal, GQA, tails.
-  for (auto [dq, dv] : {std::pair{40, 40}, std::pair{72, 40}, std::pair{192, 128}, std::pair{136, 136}, std::pair{176, 176}}) {
+  // mma/classes=coarse, its general instantiation), 24 / 16 (mma/small=c32's 32-wide class), causal,
+  // GQA, tails.
+  for (auto [dq, dv] : {std::pair{40, 40}, std::pair{72, 40}, std::pair{192, 128}, std::pair{136, 136}, std::pair{176, 176},
+                        std::pair{24, 16}}) {
     AttnProblem t = a;
     t.d = dq;
     t.dv = dv;

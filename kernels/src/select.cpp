@@ -118,7 +118,7 @@ bool decode_first(const DeviceInfo& dev, const AttnProblem& p, std::string* why)
 // at S = 512 in the other two). Those go to mma first (mma_ahead_on_hopper); every other prefill to wgmma.
 // Second rule, per tile class: a wgmma class not yet timed against mma on a GPU (kWgmmaUntimedClasses)
 // goes to mma first, whatever the shape, until a measurement says otherwise.
-constexpr HeadDimClass kWgmmaUntimedClasses[] = {{256, 256}};  // compiled for sm_90a, not run on a GPU
+constexpr HeadDimClass kWgmmaUntimedClasses[] = {{160, 160}, {256, 256}};  // compiled for sm_90a, not run on a GPU
 
 bool mma_ahead_on_hopper(const AttnProblem& p, std::string* why) {
   const HeadDimClass wc = head_dim_class(kWgmmaDimClasses, p.d, p.dv);

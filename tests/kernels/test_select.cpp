@@ -1,6 +1,9 @@
 // select() is a pure host function: these tests drive it with fake devices and fake binaries.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <tuple>
+
 #include "flashprobe/core/error.h"
 #include "flashprobe/kernels/registry.h"
 #include "flashprobe/kernels/select.h"
@@ -146,7 +149,9 @@ TEST(Select, HeadDimClasses) {
   EXPECT_EQ(wg(128, 128), (HeadDimClass{128, 128}));  // the first class that takes it
   for (auto [d, dv] : {std::pair{59, 59}, std::pair{64, 60}, std::pair{264, 264}, std::pair{0, 64}, std::pair{-8, 8}})
     EXPECT_FALSE(mma(d, dv)) << d << "/" << dv;
-  EXPECT_EQ(wg(136, 136), (HeadDimClass{256, 256}));  // dv past 128: not 192/128
+  EXPECT_EQ(wg(136, 136), (HeadDimClass{160, 160}));  // dv past 128: not 192/128
+  EXPECT_EQ(wg(160, 128), (HeadDimClass{192, 128}));  // fits both: the one listed first
+  EXPECT_EQ(wg(168, 136), (HeadDimClass{256, 256}));
   EXPECT_EQ(wg(128, 192), (HeadDimClass{256, 256}));
   EXPECT_EQ(wg(200, 128), (HeadDimClass{256, 256}));
   EXPECT_EQ(wg(256, 256), (HeadDimClass{256, 256}));
@@ -154,32 +159,35 @@ TEST(Select, HeadDimClasses) {
   EXPECT_FALSE(wg(256, 264));
   EXPECT_EQ(class_dv(kWgmmaDimClasses, 192), 128);
   EXPECT_EQ(class_dv(kWgmmaDimClasses, 256), 256);
+  EXPECT_EQ(class_dv(kWgmmaDimClasses, 160), 160);
   EXPECT_EQ(class_dv(kWgmmaDimClasses, 96), 0);
 }
 
-// wgmma's 256/256 class is compiled but not yet timed against mma: on Hopper its problems go to mma
-// first, and the reason says so (select.cpp: kWgmmaUntimedClasses); wgmma's own classes below keep
-// wgmma first. The refusal past the list names the classes.
+// wgmma's 160/160 and 256/256 classes are compiled but not yet timed against mma: on Hopper their
+// problems go to mma first, and the reason says so (select.cpp: kWgmmaUntimedClasses); wgmma's other
+// classes keep wgmma first. The refusal past the list names the classes.
 TEST(Select, UntimedWgmmaClassGoesToMmaFirst) {
-  for (auto [d, dv] : {std::pair{136, 136}, std::pair{200, 200}, std::pair{256, 256}, std::pair{128, 192}}) {
+  for (auto [d, dv, cls] : {std::tuple{136, 136, "160/160"}, std::tuple{160, 160, "160/160"}, std::tuple{200, 200, "256/256"},
+                            std::tuple{256, 256, "256/256"}, std::tuple{128, 192, "256/256"}}) {
     AttnProblem p = prob(4096, 4096, d, DType::bf16);
     p.dv = dv;
     EXPECT_EQ(preference_order(kSm90, p).front(), "mma") << d << "/" << dv;
     const Selection s = select(kSm90, p, kCuda, kernels());
     ASSERT_TRUE(s) << s.describe();
     EXPECT_EQ(s.kernel->name, "mma") << s.describe();
-    EXPECT_NE(s.reason.find("wgmma would run it in its 256/256 tile class, not yet timed against mma on a GPU"),
+    EXPECT_NE(s.reason.find(std::string("wgmma would run it in its ") + cls +
+                            " tile class, not yet timed against mma on a GPU"),
               std::string::npos)
         << s.reason;
   }
-  for (auto [d, dv] : {std::pair{128, 128}, std::pair{192, 128}, std::pair{72, 72}}) {
+  for (auto [d, dv] : {std::pair{128, 128}, std::pair{192, 128}, std::pair{160, 128}, std::pair{72, 72}}) {
     AttnProblem p = prob(4096, 4096, d, DType::bf16);
     p.dv = dv;
     EXPECT_EQ(preference_order(kSm90, p).front(), "wgmma") << d << "/" << dv;
   }
   const Support s = find_kernel("wgmma")->supports(kSm90, prob(128, 128, 264));
   EXPECT_FALSE(s);
-  EXPECT_NE(s.reason.find("64/64, 128/128, 192/128, 256/256"), std::string::npos) << s.reason;
+  EXPECT_NE(s.reason.find("64/64, 128/128, 192/128, 160/160, 256/256"), std::string::npos) << s.reason;
 }
 
 // mma's fine ladder (the one it runs on NVIDIA): every class of kMmaDimClasses is in it, every

@@ -13,7 +13,7 @@
 
 #include "flashprobe/atoms/caps.h"
 #include "flashprobe/core/device.cuh"
-#include "src/wgmma/wgmma_config.h"  // desc_words_sw128
+#include "src/wgmma/wgmma_config.h"  // desc_words_swizzled
 #if defined(FP_VENDOR_CUDA)
 #include <cuda.h>  // CUtensorMap (a 128-byte opaque descriptor; no driver library is linked)
 #endif
@@ -141,17 +141,20 @@ FP_DEV void tma_prefetch_l2_4d(const CUtensorMap* map, int c0, int c1, int c2, i
 
 // wgmma shared-memory matrix descriptor (PTX ISA "Matrix Descriptor Format"): start address, LBO
 // and SBO in 16-byte units (bits 0-13, 16-29, 32-45), base offset 0 (tiles are 1024-byte aligned),
-// layout type in bits 62-63 (1 = 128-byte swizzle, the pattern TMA writes with SWIZZLE_128B).
+// layout type in bits 62-63 (1 = 128-byte swizzle, the pattern TMA writes with SWIZZLE_128B; 2 =
+// 64-byte, SWIZZLE_64B).
 // Kept as two words: the kernel moves a descriptor along a tile by adding 16-byte units to the low
 // word (start address), which stays one 32-bit add instead of a 64-bit value per k-step and stage.
-struct DescSw128 {
+struct DescSw {
   std::uint32_t lo, hi;
   FP_DEV std::uint64_t at(std::uint32_t offset_bytes) const {
     return (static_cast<std::uint64_t>(hi) << 32) | (lo + (offset_bytes >> 4));
   }
 };
-FP_DEV DescSw128 desc_sw128(const void* start, std::uint32_t lbo_bytes, std::uint32_t sbo_bytes) {
-  const DescWords w = desc_words_sw128(smem_u32(start), lbo_bytes, sbo_bytes);
+// kSwizzleBytes: 128 or 64, a tile class's WgmmaConfig::kRowBytes.
+template <int kSwizzleBytes>
+FP_DEV DescSw desc_sw(const void* start, std::uint32_t lbo_bytes, std::uint32_t sbo_bytes) {
+  const DescWords w = desc_words_swizzled(smem_u32(start), lbo_bytes, sbo_bytes, kSwizzleBytes);
   return {w.lo, w.hi};
 }
 

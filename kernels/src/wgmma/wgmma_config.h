@@ -2,22 +2,24 @@
 // The wgmma kernel's tile configuration and shared-memory addressing, as plain constexpr code that
 // the kernel (wgmma_attn.cuh) and a CPU test (tests/kernels/test_wgmma_smem.cpp) share: the test
 // replays the TMA's box placement and the wgmma descriptors' canonical layouts (PTX ISA "Shared
-// Memory Matrix Layout", 128-byte swizzle) through these functions for every element, so a change
+// Memory Matrix Layout", 128- or 64-byte swizzle) through these functions for every element, so a change
 // of tile sizes, stage count or descriptor offsets is checked before it reaches a GPU.
 //
 // D is the tile class's Q/K width; kDv, its V/O width, is the class's (head_dim_classes.h:
-// kWgmmaDimClasses: 64/64, 128/128, 192/128, 256/256).
-// Layout in shared memory (1024-byte aligned base), per 64-dim chunk c of a tile, rows of 128 bytes
-// as the TMA writes them (SWIZZLE_128B permutes the 16-byte pieces of a row by row % 8; wgmma undoes
-// the same permutation, which is a function of the address, so both sides agree on the
-// pre-swizzle offsets below):
-//   Q          [c < D / 64][kBm rows][64]
-//   K          [stage][c < D / 64][kBn rows][64]
-//   V          [stage][c < kDv / 64][kBn rows][64]
+// kWgmmaDimClasses).
+// Layout in shared memory (1024-byte aligned base), per chunk c of kChunk dims of a tile (64 dims,
+// rows of 128 bytes, the 128-byte swizzle; or 32 dims, rows of 64 bytes, the 64-byte swizzle, where
+// D or kDv is not a multiple of 64), rows of kRowBytes as the TMA writes them (the swizzle permutes
+// the 16-byte pieces of a row by row % 8; wgmma undoes the same permutation, which is a function of
+// the address, so both sides agree on the pre-swizzle offsets below):
+//   Q          [c < D / kChunk][kBm rows][kChunk]
+//   K          [stage][c < D / kChunk][kBn rows][kChunk]
+//   V          [stage][c < kDv / kChunk][kBn rows][kChunk]
 // Descriptors: Q and K are K-major (A and B of S = Q K^T): element (row m, dim k) of a k-step at
-//   start + (m / 8) * kSbo + (m % 8) * 128 + 2 k;
+//   start + (m / 8) * kSbo + (m % 8) * kRowBytes + 2 k;
 // V is N-major (B of O += P V with B[k = key][n = dim]): element (key k, dim n) at
-//   start + (n / 64) * kVLbo + (n % 64) * 2 + (k / 8) * kSbo + (k % 8) * 128.
+//   start + (n / kChunk) * kVLbo + (n % kChunk) * 2 + (k / 8) * kSbo + (k % 8) * kRowBytes
+// (the N-major canonical layout repeats every kChunk dims: a V tile is whole chunks).
 #include <cstdint>
 
 #include "flashprobe/kernels/registry.h"
@@ -37,9 +39,11 @@ template <int D>
 struct WgmmaConfig {
   static constexpr int kDv = class_dv(kWgmmaDimClasses, D);  // V and O width of the class
   static constexpr int kBm = 128;         // query rows per block
-  // Keys per K/V tile: 128, or 64 where O is wider than 128 (at dv = 256 O takes 128 accumulator
-  // registers per thread; S of 128 keys would add 64 and P 32, past the consumers' 240).
-  static constexpr int kBn = kDv <= 128 ? 128 : 64;
+  // Keys per K/V tile: 128, or 64 where the accumulators would not leave the consumers room: S (kBn / 2
+  // registers per thread), O (kDv / 2) and P (kBn / 4) within 160 of their 240, as at 128/128 and
+  // 192/128. At 176 the consumers spilled in the tile loop (160/160 at 128 keys: 21 local loads and
+  // stores between its products, sm_90a SASS); 160/160 and 256/256 take 64 keys (128 and 176).
+  static constexpr int kBn = 128 / 2 + kDv / 2 + 128 / 4 <= 160 ? 128 : 64;
   // K/V tiles in flight: as many as fit (at most 3) beside Q, the barriers and the alignment slack in
   // the 227 KB an sm_90 block may have: 3 up to 128/128 (32 + 3 x 64 KB), 2 at 192/128 (48 + 2 x
   // 80 KB) and at 256/256 (64 + 2 x 64 KB).
@@ -64,7 +68,10 @@ struct WgmmaConfig {
   static constexpr int kEntryRegs = (65536 / kThreads) / 8 * 8;
   static constexpr int kProducerRegs = 24;
   static constexpr int kConsumerRegs = 240;
-  static constexpr int kChunk = 64;       // 16-bit elements per 128-byte swizzled row
+  // 16-bit elements per swizzled row: 64 (128 bytes) where D and kDv are multiples of 64, else 32.
+  static constexpr int kChunk = D % 64 == 0 && kDv % 64 == 0 ? 64 : 32;
+  static constexpr int kRowBytes = kChunk * 2;   // also the swizzle's width (128 or 64 bytes)
+  static constexpr int kStepsPerChunk = kChunk / 16;  // 16-dim k-steps of S in a chunk
   static constexpr int kChunks = D / kChunk;     // of a Q or K row
   static constexpr int kVChunks = kDv / kChunk;  // of a V row
   static constexpr int kQBytes = kBm * D * 2;
@@ -79,27 +86,34 @@ struct WgmmaConfig {
   static_assert(128 * kProducerRegs + kConsumers * 128 * kConsumerRegs <= kThreads * kEntryRegs,
                 "the consumers would take more registers than the producer gives back: setmaxnreg would hang");
   static_assert(kDv > 0, "D must be the Q/K width of a class of kWgmmaDimClasses");
-  static_assert(D % kChunk == 0 && kDv % kChunk == 0, "the TMA boxes are 64 dims (128 bytes) wide");
+  static_assert(D % kChunk == 0 && kDv % kChunk == 0, "the TMA boxes are kChunk dims wide: D and kDv whole chunks");
+  static_assert(D % 32 == 0 && kDv % 32 == 0, "the narrowest swizzled row (64 bytes) is 32 dims: D and kDv multiples of 32");
   static_assert(kBm == kConsumers * 64, "a consumer warpgroup owns the 64 rows of one wgmma tile");
   static_assert(kStages >= 2, "fewer than two K/V stages: the producer could not load ahead of the consumers");
   static_assert(kSmemBytes <= 232448, "more dynamic shared memory than an sm_90 block may have (227 KB)");
 
-  // Descriptor strides: SBO = 8 rows (K-major) or 8 keys (N-major) of 128 bytes; V's LBO = the next
-  // 64-dim chunk; K-major LBO is unused with the 128-byte swizzle (one 16-byte unit).
-  static constexpr std::uint32_t kSbo = 1024;
-  static constexpr std::uint32_t kVLbo = kBn * 128;
+  // Descriptor strides: SBO = 8 rows (K-major) or 8 keys (N-major) of kRowBytes; V's LBO = the next
+  // chunk; K-major LBO is unused with a swizzle (one 16-byte unit).
+  static constexpr std::uint32_t kSbo = 8 * kRowBytes;
+  static constexpr std::uint32_t kVLbo = kBn * kRowBytes;
   static constexpr std::uint32_t kKLbo = 16;
 
   // Byte offsets of the descriptor start addresses: warpgroup wg's 64 rows of Q, then k-step kk
   // (16 dims) of S inside them; stage st and k-step kk from the K region; stage st and k-step ks
   // (16 keys) of P·V from the V region.
-  static constexpr int q_rows(int wg) { return wg * 64 * 128; }
-  static constexpr int q_start(int kk) { return (kk / 4) * kBm * 128 + (kk % 4) * 32; }
-  static constexpr int k_start(int st, int kk) { return st * kKTileBytes + (kk / 4) * kBn * 128 + (kk % 4) * 32; }
-  static constexpr int v_start(int st, int ks) { return st * kVTileBytes + ks * 16 * 128; }
+  static constexpr int q_rows(int wg) { return wg * 64 * kRowBytes; }
+  static constexpr int q_start(int kk) {
+    return (kk / kStepsPerChunk) * kBm * kRowBytes + (kk % kStepsPerChunk) * 32;
+  }
+  static constexpr int k_start(int st, int kk) {
+    return st * kKTileBytes + (kk / kStepsPerChunk) * kBn * kRowBytes + (kk % kStepsPerChunk) * 32;
+  }
+  static constexpr int v_start(int st, int ks) { return st * kVTileBytes + ks * 16 * kRowBytes; }
 
   // Where the TMA puts element (row, dim) of a box-filled tile of `rows` rows (pre-swizzle offset).
-  static constexpr int tma_offset(int rows, int row, int dim) { return (dim / kChunk) * rows * 128 + row * 128 + (dim % kChunk) * 2; }
+  static constexpr int tma_offset(int rows, int row, int dim) {
+    return (dim / kChunk) * rows * kRowBytes + row * kRowBytes + (dim % kChunk) * 2;
+  }
 };
 
 // The persistent grid's work list: a block takes items blockIdx.x, blockIdx.x + gridDim.x, ... Under
@@ -165,13 +179,16 @@ constexpr WgmmaWorkList work_list_of(std::int64_t sq, int hq, int batch, bool ca
           pair_row_blocks<D>(causal)};
 }
 
-// The two 32-bit words of a wgmma matrix descriptor with the 128-byte swizzle: start address, LBO
-// and SBO in 16-byte units in bits 0-13, 16-29 and 32-45, base offset 0, layout type 1 in bits 62-63.
+// The two 32-bit words of a wgmma matrix descriptor with a swizzle of `swizzle_bytes` (128 or 64):
+// start address, LBO and SBO in 16-byte units in bits 0-13, 16-29 and 32-45, base offset 0, layout
+// type in bits 62-63 (1: 128-byte swizzle, 2: 64-byte).
 struct DescWords {
   std::uint32_t lo, hi;
 };
-constexpr DescWords desc_words_sw128(std::uint32_t smem_addr, std::uint32_t lbo_bytes, std::uint32_t sbo_bytes) {
-  return {((smem_addr >> 4) & 0x3FFF) | (((lbo_bytes >> 4) & 0x3FFF) << 16), ((sbo_bytes >> 4) & 0x3FFF) | (1u << 30)};
+constexpr DescWords desc_words_swizzled(std::uint32_t smem_addr, std::uint32_t lbo_bytes, std::uint32_t sbo_bytes,
+                                        int swizzle_bytes) {
+  const std::uint32_t layout = swizzle_bytes == 128 ? 1u : 2u;
+  return {((smem_addr >> 4) & 0x3FFF) | (((lbo_bytes >> 4) & 0x3FFF) << 16), ((sbo_bytes >> 4) & 0x3FFF) | (layout << 30)};
 }
 
 }  // namespace flashprobe::kernels::dev

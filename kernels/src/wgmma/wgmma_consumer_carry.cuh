@@ -42,9 +42,9 @@ FP_DEV void wgmma_consume_carried(const WgmmaSmem<D>& sm, const Params& p) {
 
   // Descriptors: Q and K K-major (SBO = 8 rows of 128 B; LBO unused), V N-major (LBO = the next
   // 64-dim chunk, kBn rows of 128 B further; SBO = the next 8 keys). Moved by byte offsets.
-  const sm90::DescSw128 dq = sm90::desc_sw128(sm.base + C::q_rows(cw), C::kKLbo, C::kSbo);
-  const sm90::DescSw128 dk = sm90::desc_sw128(sm.k_s(0), C::kKLbo, C::kSbo);
-  const sm90::DescSw128 dv = sm90::desc_sw128(sm.v_s(0), C::kVLbo, C::kSbo);
+  const sm90::DescSw dq = sm90::desc_sw<C::kRowBytes>(sm.base + C::q_rows(cw), C::kKLbo, C::kSbo);
+  const sm90::DescSw dk = sm90::desc_sw<C::kRowBytes>(sm.k_s(0), C::kKLbo, C::kSbo);
+  const sm90::DescSw dv = sm90::desc_sw<C::kRowBytes>(sm.v_s(0), C::kVLbo, C::kSbo);
 
   // S(t) = Q K(t)^T over D / 16 k-steps (the first overwrites the accumulators), committed as a group.
   // A head dim d below the class: the TMA delivered zeros past d, so every k-step runs as it is (a

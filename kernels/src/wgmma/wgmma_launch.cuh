@@ -1,7 +1,7 @@
 #pragma once
 // Host launch of the wgmma kernel, shared by its translation units (one per group of tile classes:
-// wgmma_launch.cu has 64/64, 128/128, 192/128 and the entry launch_wgmma, wgmma_launch_d256.cu the
-// 256/256 class, so that CI's two cores build them side by side): one TMA tensor map per input (built
+// wgmma_launch.cu has 64/64, 128/128, 192/128 and the entry launch_wgmma, wgmma_launch_d160.cu and
+// wgmma_launch_d256.cu the 160/160 and 256/256 classes, so that CI's two cores build them side by side): one TMA tensor map per input (built
 // per call: the pointers and strides are the call's), the block's dynamic shared memory raised past
 // 48 KB, the grid. Compiled for sm_90a only (kernels/CMakeLists.txt): wgmma and the TMA exist nowhere else.
 #include <cuda.h>
@@ -37,24 +37,24 @@ inline EncodeTiled encode_tiled() {
   return fn;
 }
 
-// A [batch, seq, heads, d] tensor as a 4-D map (d innermost), boxes of 64 dims x `rows` rows with
-// the 128-byte swizzle the wgmma descriptors expect. d is the tensor's own head dim: the box
+// A [batch, seq, heads, d] tensor as a 4-D map (d innermost), boxes of `chunk` dims x `rows` rows with
+// the swizzle the wgmma descriptors expect (chunk 64: 128 bytes; 32: 64 bytes; WgmmaConfig::kChunk). d is the tensor's own head dim: the box
 // columns past it (a head dim below the tile class) arrive as zeros and are never read. Strides of size-1 dimensions are never used
 // for addressing; they get the packed value so that the driver's checks see a plain tensor.
 inline CUtensorMap tensor_map(const char* what, const void* base, const DevStrides& st, int batch, int seq, int heads, int d,
-                       int rows, DType dt) {
+                              int rows, int chunk, DType dt) {
   const cuuint64_t dims[4] = {static_cast<cuuint64_t>(d), static_cast<cuuint64_t>(seq),
                               static_cast<cuuint64_t>(heads), static_cast<cuuint64_t>(batch)};
   const std::int64_t packed[3] = {std::int64_t{d}, std::int64_t{d} * seq, std::int64_t{d} * seq * heads};
   const std::int64_t given[3] = {st.s, st.h, st.b};
   cuuint64_t strides[3];
   for (int i = 0; i < 3; ++i) strides[i] = static_cast<cuuint64_t>((dims[i + 1] == 1 ? packed[i] : given[i]) * 2);
-  const cuuint32_t box[4] = {64, static_cast<cuuint32_t>(rows), 1, 1};
+  const cuuint32_t box[4] = {static_cast<cuuint32_t>(chunk), static_cast<cuuint32_t>(rows), 1, 1};
   const cuuint32_t elem[4] = {1, 1, 1, 1};
   CUtensorMap m;
   const CUresult r = encode_tiled()(&m, dt == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
                                     4, const_cast<void*>(base), dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                    CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                    chunk == 64 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
     throw GpuError(std::string("cuTensorMapEncodeTiled(") + what + ": dims [" + std::to_string(batch) + ", " +
@@ -88,9 +88,9 @@ template <class E, int D, dev::WgmmaSchedule kSched, bool kExtras, bool kCarry =
           bool kVecO = false, bool kAffine = false>
 void launch(const Params& p, Stream s, const WgmmaOptions& o) {
   using C = dev::WgmmaConfig<D>;
-  const CUtensorMap tq = tensor_map("q", p.q, p.qs, p.batch, p.sq, p.hq, p.d, C::kBm, p.dtype);
-  const CUtensorMap tk = tensor_map("k", p.k, p.ks, p.batch, p.sk, p.hkv, p.d, C::kBn, p.dtype);
-  const CUtensorMap tv = tensor_map("v", p.v, p.vs, p.batch, p.sk, p.hkv, p.dv, C::kBn, p.dtype);
+  const CUtensorMap tq = tensor_map("q", p.q, p.qs, p.batch, p.sq, p.hq, p.d, C::kBm, C::kChunk, p.dtype);
+  const CUtensorMap tk = tensor_map("k", p.k, p.ks, p.batch, p.sk, p.hkv, p.d, C::kBn, C::kChunk, p.dtype);
+  const CUtensorMap tv = tensor_map("v", p.v, p.vs, p.batch, p.sk, p.hkv, p.dv, C::kBn, C::kChunk, p.dtype);
   auto* kernel = dev::wgmma_fwd<E, D, kSched, kExtras, kCarry, kL2Ahead, kVecO, kAffine>;
   static const bool raised = [&] {  // once per instantiation
     FP_CHECK(fp_rt::set_max_dynamic_smem(kernel, C::kSmemBytes));
@@ -117,12 +117,12 @@ void by_schedule(const Params& p, Stream s, const WgmmaOptions& o) {
   // column-pair stores (wgmma/epilogue=pairs) are built there too, one at a time (their supports()
   // refuse the rest, wgmma_registry.cpp; variants.cpp refuses pairs of them), the first two with the
   // column pairs they were measured with; carry=on, measured slower, only with the other schedules.
-  // Elsewhere (192/128, soft-cap or ALiBi) O goes out in column pairs; the 256/256 class (compiled, not
-  // yet run on a GPU) stores 16-byte pieces without extras, column pairs with them.
+  // Elsewhere (192/128, soft-cap or ALiBi) O goes out in column pairs; the 160/160 and 256/256 classes
+  // (compiled, not yet run on a GPU) store 16-byte pieces without extras, column pairs with them.
   // The affine mask (wgmma/mask=affine) is built with the 16-byte stores, at 64/64 and 128/128 too.
   const int picked = int{o.carry} + int{o.l2ahead} + int{o.pair_stores} + int{o.affine_mask};
-  // The 256/256 class without extras is built with the 16-byte stores only (no variants).
-  constexpr bool kVecOnly = D == 256 && !kExtras;
+  // The 160/160 and 256/256 classes without extras are built with the 16-byte stores only (no variants).
+  constexpr bool kVecOnly = (D == 160 || D == 256) && !kExtras;
   if constexpr (kVecOnly)
     if (picked == 0) return launch<E, D, dev::WgmmaSchedule::pingpong, kExtras, false, false, true>(p, s, o);
   if constexpr ((D == 64 || D == 128) && !kExtras) {
@@ -159,7 +159,7 @@ void by_dtype(const Params& p, Stream s, const WgmmaOptions& o) {
 
 
 // The launch of tile class D (Q/K width; kWgmmaDimClasses), defined by one explicit specialisation in
-// the translation unit that builds the class (wgmma_launch.cu, wgmma_launch_d256.cu).
+// the translation unit that builds the class (wgmma_launch.cu, wgmma_launch_d160.cu, wgmma_launch_d256.cu).
 template <int D>
 void launch_wgmma_class(const Params& p, Stream s, const WgmmaOptions& o);
 

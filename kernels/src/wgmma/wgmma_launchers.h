@@ -1,6 +1,6 @@
 #pragma once
 // Host entry of the wgmma kernel (sm_90a, built only in the cuda backend): the tile classes of
-// kWgmmaDimClasses (64/64, 128/128, 192/128, 256/256; head_dim_classes.h), f16/bf16.
+// kWgmmaDimClasses (head_dim_classes.h), f16/bf16.
 #include <cstdint>
 #include <string>
 
@@ -18,6 +18,7 @@ inline std::int64_t wgmma_work_items(const AttnProblem& p) {
   switch (head_dim_class(kWgmmaDimClasses, p.d, p.dv).d) {
     case 64: return dev::work_list_of<64>(p.sq, p.hq, p.batch, causal).items();
     case 128: return dev::work_list_of<128>(p.sq, p.hq, p.batch, causal).items();
+    case 160: return dev::work_list_of<160>(p.sq, p.hq, p.batch, causal).items();
     case 192: return dev::work_list_of<192>(p.sq, p.hq, p.batch, causal).items();
     default: return dev::work_list_of<256>(p.sq, p.hq, p.batch, causal).items();
   }

@@ -99,9 +99,10 @@ FP_DEV void wgmma_produce(const WgmmaSmem<D>& sm, const Params& p, const CUtenso
       sm90::mbar_wait(sm.v_land(), lands & 1);
       ++lands;
       const int first_bad = r.keys - kv0;
-      constexpr int kVecPerRow = C::kVChunks * 8;  // 16-byte vectors per row, all chunks
+      constexpr int kVecPerChunk = C::kRowBytes / 16;          // 16-byte vectors per chunk row
+      constexpr int kVecPerRow = C::kVChunks * kVecPerChunk;  // per row, all chunks
       for (int i = static_cast<int>(threadIdx.x % 32); i < (Bn - first_bad) * kVecPerRow; i += 32) {
-        const int row = first_bad + i / kVecPerRow, c = (i % kVecPerRow) / 8, v = i % 8;
+        const int row = first_bad + i / kVecPerRow, c = (i % kVecPerRow) / kVecPerChunk, v = i % kVecPerChunk;
         reinterpret_cast<uint4*>(sm.v_s(s) + c * Bn * C::kChunk + row * C::kChunk)[v] = make_uint4(0, 0, 0, 0);
       }
       atoms::fence_proxy_async_shared();

@@ -31,11 +31,14 @@ inline constexpr HeadDimClass kMmaDimClasses[] = {{64, 64}, {80, 80}, {96, 96}, 
 // v12). No 224 class: one ran d = 200..224 at 0.83-0.89x of the 256 class (headdim-fb56b67).
 inline constexpr HeadDimClass kMmaFineDimClasses[] = {{64, 64},   {80, 80},   {96, 96}, {128, 128},
                                                       {160, 160}, {192, 192}, {256, 256}};
-// wgmma: 64/64, 128/128, MLA's 192/128 and 256/256. The 256 class holds O in 128 accumulator registers
-// per thread, so it takes 64 keys per tile (S: 32 registers) and, at 64 + 2 x 64 KB of shared memory,
-// two K/V stages (wgmma_config.h counts both). Compiled, not yet timed against mma: select() sends its
-// problems to mma first (wgmma_class_ahead_of_mma) until a GPU run measures it.
-inline constexpr HeadDimClass kWgmmaDimClasses[] = {{64, 64}, {128, 128}, {192, 128}, {256, 256}};
+// wgmma: 64/64, 128/128, MLA's 192/128, 160/160 and 256/256 (192/128 before 160/160: a (d, dv) that
+// fits both, e.g. 160/128, costs the same in either and keeps the measured class). The 256 class holds
+// O in 128 accumulator registers per thread, so it takes 64 keys per tile (S: 32 registers) and, at
+// 64 + 2 x 64 KB of shared memory, two K/V stages; 160/160 has rows of 32-dim chunks (the 64-byte
+// swizzle: its V tile is not whole 64-dim chunks) and three stages of 64 keys (wgmma_config.h counts
+// these). 160/160 and 256/256 are compiled, not yet timed against mma: select() sends their problems
+// to mma first (select.cpp: kWgmmaUntimedClasses) until a GPU run measures them.
+inline constexpr HeadDimClass kWgmmaDimClasses[] = {{64, 64}, {128, 128}, {192, 128}, {160, 160}, {256, 256}};
 // The class of (d, dv) among `classes` (in order: the first that takes it), or {0, 0} when d or dv
 // is not a positive multiple of kHeadDimStep or no class is wide enough.
 template <std::size_t N>

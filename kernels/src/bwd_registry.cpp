@@ -100,6 +100,9 @@ const std::vector<BackwardKernelInfo>& backward_kernels() {
       // FlashAttention-2's block with its two-dimensional wave split (compiled, not yet measured), last.
       make_mma_bwd_kernel(false, MmaBwdShapeId::fa2),
       make_mma_bwd_kernel(true, MmaBwdShapeId::fa2),
+      // Its fast-mode schedule variants (mma_bwd_fa2.cuh's knobs; compiled, not yet measured), last.
+      make_mma_bwd_kernel(false, MmaBwdShapeId::fa2_tilemask),
+      make_mma_bwd_kernel(false, MmaBwdShapeId::fa2_tilemask_cprows),
   };
   return table;
 }

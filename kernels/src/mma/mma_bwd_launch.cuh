@@ -19,11 +19,14 @@ namespace flashprobe::kernels::detail {
 // after the next step's barrier (one barrier per step); BulkDq: the fast mode's dQ tile is staged in
 // shared memory in fp32 and added to the workspace one row per cp.reduce.async.bulk (sm_90) instead
 // of atomics from registers. BWD_NOTES.md has the model of each.
-template <int Waves, bool PairedDq, bool DeferDq, int SubD128, bool BulkDq = false, bool Fa2 = false>
+template <int Waves, bool PairedDq, bool DeferDq, int SubD128, bool BulkDq = false, bool Fa2 = false, bool Fa2TileMask = false,
+          bool Fa2AsyncRows = false>
 struct MmaBwdShape {
   static constexpr int kWaves = Waves;
   static constexpr bool kPairedDq = PairedDq, kDeferDq = DeferDq, kBulkDq = BulkDq;
   static constexpr bool kFa2 = Fa2;  // the dK/dV kernel is mma_bwd_fa2_dkdv (mma_bwd_fa2_plan.h), not mma_bwd_dkdv
+  // mma_bwd_fa2_dkdv's schedule knobs (mma_bwd_fa2.cuh: kTileMask, kAsyncRows)
+  static constexpr bool kFa2TileMask = Fa2TileMask, kFa2AsyncRows = Fa2AsyncRows;
   static constexpr int kSubD128 = SubD128;  // query rows of S^T and dP^T live at once at d >= 128
 };
 // mma_bwd, mma_bwd_det (measured on the H200): 64-key blocks of 4 warps, scalar atomics.
@@ -40,6 +43,11 @@ using MmaBwdK128Bulk = MmaBwdShape<8, true, true, 32, true>;
 // dS^T through shared memory (mma_bwd_fa2_plan.h), dQ in the same step with paired atomics.
 // Compiled, not yet run on a GPU: registered last, never preferred.
 using MmaBwdFa2 = MmaBwdShape<8, true, false, 0, false, true>;
+// mma_bwd_fa2_tilemask (fast mode): MmaBwdFa2 whose full wave tiles skip the per-element mask; and
+// mma_bwd_fa2_tilemask_cprows: that, with LSE and D fetched by cp.async. Compiled, not yet run on a
+// GPU: registered last, never preferred.
+using MmaBwdFa2TileMask = MmaBwdShape<8, true, false, 0, false, true, true>;
+using MmaBwdFa2TileMaskCpRows = MmaBwdShape<8, true, false, 0, false, true, true, true>;
 inline constexpr int kMmaBwdRows = 64;
 inline constexpr int kMmaBwdDqWaves = 4;
 inline constexpr int kMmaBwdDqKeys = 64;
@@ -71,7 +79,7 @@ void launch_mma_bwd_config(const BwdParams& bp, Stream s) {
   if constexpr (Shape::kFa2) {
     if (p.sk > 0) {
       using F = MmaBwdFa2Plan<D>;
-      auto* k = dev::mma_bwd_fa2_dkdv<Atom, E, D, bug, !Det, Extras>;
+      auto* k = dev::mma_bwd_fa2_dkdv<Atom, E, D, bug, !Det, Extras, Shape::kFa2TileMask, Shape::kFa2AsyncRows>;
       static const bool raised = (raise_smem(k, F::kSmemBytes), true);  // once per instantiation
       (void)raised;
       const dim3 grid(static_cast<unsigned>((p.sk + F::kBc - 1) / F::kBc), static_cast<unsigned>(p.hkv),

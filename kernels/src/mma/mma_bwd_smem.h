@@ -35,7 +35,7 @@ constexpr int mma_bwd_dq_smem_bytes(int d, int rows, int keys) { return 2 * (2 *
 // The largest block one backward of this shape launches at head dim d (the deterministic mode also
 // launches mma_bwd_dq); the fa2 shape's dK/dV block is MmaBwdFa2Plan's (both modes).
 constexpr int mma_bwd_smem_bytes(MmaBwdShapeId s, bool deterministic, int d) {
-  const int dkdv = s == MmaBwdShapeId::fa2 ? (d == 64 ? MmaBwdFa2Plan<64>::kSmemBytes : MmaBwdFa2Plan<128>::kSmemBytes)
+  const int dkdv = mma_bwd_is_fa2(s) ? (d == 64 ? MmaBwdFa2Plan<64>::kSmemBytes : MmaBwdFa2Plan<128>::kSmemBytes)
                                            : mma_bwd_dkdv_smem_bytes(d, mma_bwd_block_keys(s), kMmaBwdSmemRows, mma_bwd_ds_tiles(s, deterministic),
                                            mma_bwd_dq_tiles(s));
   const int dq = deterministic ? mma_bwd_dq_smem_bytes(d, kMmaBwdSmemRows, kMmaBwdSmemDqKeys) : 0;

@@ -137,6 +137,18 @@ BackwardSelection select_backward(const DeviceInfo& dev, const AttnProblem& p, b
     sel.reason = why;
     return sel;
   }
+  // A kernel with a measured preference that covers the problem, ahead of the order (same checks).
+  std::vector<Rejection> passed_over;
+  for (const auto& k : table) {
+    if (!k.preferred || (deterministic && !k.deterministic) || !k.supports(dev, p)) continue;
+    if (Support why = k.preferred(dev, p)) {
+      sel.kernel = &k;
+      sel.reason = "preferred here: " + why.reason;
+      return sel;
+    } else {
+      passed_over.push_back({k.name, "not preferred here: " + why.reason});
+    }
+  }
   for (const auto& k : table) {
     if (deterministic && !k.deterministic) {
       sel.rejected.push_back({k.name, "not deterministic (dQ is added with floating-point atomics)"});
@@ -149,6 +161,7 @@ BackwardSelection select_backward(const DeviceInfo& dev, const AttnProblem& p, b
     sel.kernel = &k;
     sel.reason = deterministic ? "deterministic backward asked for: a fixed dQ reduction order"
                                : "first backward kernel in the order of preference that supports the problem";
+    sel.rejected.insert(sel.rejected.end(), passed_over.begin(), passed_over.end());
     return sel;
   }
   sel.reason = "no backward kernel supports the problem";

@@ -52,6 +52,29 @@ Support mma_bwd_bulk_supports(const DeviceInfo& dev, const AttnProblem& p) {
 
 }  // namespace
 
+Support mma_bwd_fa2_preferred(const DeviceInfo& dev, const AttnProblem& p) {
+  // Measured on the H100 (reports/data/h100-80gb-hbm3/2026-11-27-bwd-fa2-2cf20e3 beside
+  // 2026-11-27-bwd-bench-a796e02, kMmaBwdFa2Measured): mma_bwd_fa2 took 0.78-0.90x mma_bwd_det's time at
+  // d = 64 from S = 1024 unmasked (S 1024, Whisper's 1500, 4096) and at S = 4096 causal, and at d = 128
+  // from S = 4096 (0.86-0.87x); it was slower at d = 128, S = 1024 (1.06-1.11x) and level at d = 64,
+  // S = 1024 causal (1.01x). Elsewhere it is not measured: the table's order decides.
+  if (detail::nvidia_sm(dev) != 90)
+    return Support::no("arch=" + (dev.arch.empty() ? std::string("none") : dev.arch) +
+                       ": mma_bwd_fa2 is measured faster on sm_90 (H100) only");
+  const bool masked = p.causal != Causal::none || p.window_left >= 0 || p.window_right >= 0;
+  const int from = p.d == 64 ? (masked ? kMmaBwdFa2FromS64Masked : kMmaBwdFa2FromS64) : kMmaBwdFa2FromS128;
+  const int s = std::min(p.sq, p.sk);
+  if ((p.d != 64 && p.d != 128) || s < from)
+    return Support::no("d=" + std::to_string(p.d) + ", min(sq, sk)=" + std::to_string(s) + (masked ? ", masked" : "") +
+                       ": mma_bwd_fa2 is measured faster than mma_bwd_det at d = 64 from S = " +
+                       std::to_string(kMmaBwdFa2FromS64) + " (masked: " + std::to_string(kMmaBwdFa2FromS64Masked) +
+                       ") and at d = 128 from S = " + std::to_string(kMmaBwdFa2FromS128));
+  Support yes = Support::yes();
+  yes.reason = "d=" + std::to_string(p.d) + ", min(sq, sk)=" + std::to_string(s) + (masked ? ", masked" : "") +
+               ": mma_bwd_fa2 measured faster than mma_bwd_det there on the H100 (" + kMmaBwdFa2Measured + ")";
+  return yes;
+}
+
 BackwardKernelInfo make_mma_bwd_kernel(bool deterministic, MmaBwdShapeId shape) {
   const bool k128 = shape == MmaBwdShapeId::k128, bulk = shape == MmaBwdShapeId::k128_bulk, fa2 = mma_bwd_is_fa2(shape);
   const bool tilemask = shape == MmaBwdShapeId::fa2_tilemask || shape == MmaBwdShapeId::fa2_tilemask_cprows;
@@ -95,6 +118,7 @@ BackwardKernelInfo make_mma_bwd_kernel(bool deterministic, MmaBwdShapeId shape) 
     return Support::yes();
   };
   k.workspace_bytes = [deterministic](const AttnProblem& p) { return backward_workspace_bytes(p, deterministic); };
+  if (shape == MmaBwdShapeId::fa2 && !deterministic) k.preferred = mma_bwd_fa2_preferred;
   k.launch = [deterministic, k128, bulk, fa2, tilemask, cprows, n = k.name](const AttnProblem& p, const BwdDeviceTensors& t,
                                                                              void* ws, Stream s) {
 #if defined(FP_HAVE_GPU_RUNTIME) && !defined(FP_VENDOR_HIP)

@@ -52,6 +52,10 @@ struct BackwardKernelInfo {
   bool deterministic = false;  // bitwise-equal gradients over repeated runs
   std::function<Support(const DeviceInfo&, const AttnProblem&)> supports;
   std::function<std::size_t(const AttnProblem&)> workspace_bytes;
+  // Where set: the problems on which select_backward takes this kernel ahead of the table's order (a
+  // rule from measurements, its reason naming them), in the mode the kernel serves; elsewhere, and
+  // where unset, the order decides.
+  std::function<Support(const DeviceInfo&, const AttnProblem&)> preferred;
   // Enqueue on `stream`; does not synchronize. @pre supports(device, p); workspace holds
   // workspace_bytes(p) bytes of any content.
   std::function<void(const AttnProblem&, const BwdDeviceTensors&, void* workspace, Stream)> launch;

@@ -97,7 +97,8 @@ const std::vector<BackwardKernelInfo>& backward_kernels() {
       // The 128-key shape with the bulk dQ reduction (fast mode, d = 64, sm_90; compiled, not yet
       // measured), last for the same reason.
       make_mma_bwd_kernel(false, MmaBwdShapeId::k128_bulk),
-      // FlashAttention-2's block with its two-dimensional wave split (compiled, not yet measured), last.
+      // FlashAttention-2's block with its two-dimensional wave split, last in the order; the fast mode
+      // takes mma_bwd_fa2 ahead of it where its measured rule says so (`preferred`).
       make_mma_bwd_kernel(false, MmaBwdShapeId::fa2),
       make_mma_bwd_kernel(true, MmaBwdShapeId::fa2),
       // Its fast-mode schedule variants (mma_bwd_fa2.cuh's knobs; compiled, not yet measured), last.

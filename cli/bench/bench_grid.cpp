@@ -124,8 +124,9 @@ std::vector<HeadDimRatio> headdim_ratios(const nlohmann::json& results) {
     // (the class the kernel runs the head dim in: mma the fine ladder, mma/classes=coarse the other;
     // the headdim group has no soft-cap or ALiBi)
     const bool coarse = x.kernel.find("classes=coarse") != std::string::npos;
+    const bool fine = x.kernel.find("classes=fine") != std::string::npos;  // wgmma/classes=fine
     const kernels::HeadDimClass cls = base == "mma"     ? kernels::mma_nvidia_class(x.d, x.dv, false, coarse)
-                                      : base == "wgmma" ? kernels::head_dim_class(kernels::kWgmmaDimClasses, x.d, x.dv)
+                                      : base == "wgmma" ? kernels::wgmma_class(x.d, x.dv, fine)
                                                         : kernels::HeadDimClass{};
     if (!cls || (x.d == cls.d && x.dv == cls.dv)) continue;
     for (const Timed& y : t)

@@ -55,7 +55,9 @@ Domain kernel_domain(const KernelInfo& k, const DeviceInfo& dev) {
     d.dtypes = {DType::f16, DType::bf16, DType::f32};
     d.tile_m = 16;
   } else if (base == "wgmma") {
-    d.head_dims = tensor_core_dims(kernels::kWgmmaDimClasses);
+    // (wgmma/classes=fine: kWgmmaFineDimClasses, with 96/96; kernels::wgmma_class)
+    d.head_dims = n.find("classes=fine") != std::string::npos ? tensor_core_dims(kernels::kWgmmaFineDimClasses)
+                                                              : tensor_core_dims(kernels::kWgmmaDimClasses);
     d.dv_differs = true;
     d.tile_m = 128;  // Hopper path: 128 query rows and 128 keys per tile
     d.tile_n = 128;  // (the 256/256 class's 64-key tiles end there too)

@@ -121,7 +121,7 @@ bool decode_first(const DeviceInfo& dev, const AttnProblem& p, std::string* why)
 constexpr HeadDimClass kWgmmaUntimedClasses[] = {{160, 160}, {256, 256}};  // compiled for sm_90a, not run on a GPU
 
 bool mma_ahead_on_hopper(const AttnProblem& p, std::string* why) {
-  const HeadDimClass wc = head_dim_class(kWgmmaDimClasses, p.d, p.dv);
+  const HeadDimClass wc = wgmma_class(p.d, p.dv, false);
   for (const HeadDimClass& c : kWgmmaUntimedClasses)
     if (wc == c) {
       if (why)
@@ -183,7 +183,7 @@ Selection select(const DeviceInfo& dev, const AttnProblem& p, const BinaryTarget
       if (dev.vendor == "nvidia") sel.reason += tile_class_note(mma_nvidia_class(p.d, p.dv, p.softcap != 0.f || !p.alibi_slopes.empty(), false), p, " (the general instantiation)");
     }
     else if (name == "wgmma")
-      sel.reason = "Hopper path (wgmma + TMA) supports the problem on " + dev.arch + tile_class_note(head_dim_class(kWgmmaDimClasses, p.d, p.dv), p, "");
+      sel.reason = "Hopper path (wgmma + TMA) supports the problem on " + dev.arch + tile_class_note(wgmma_class(p.d, p.dv, false), p, "");
     else if (name == "decode") {
       if (!decode_first(dev, p, &sel.reason)) sel.reason = "the tensor-core path does not support the problem";
     }

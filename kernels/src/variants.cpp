@@ -101,8 +101,8 @@ KernelInfo wgmma_variant(const std::string& name, std::map<std::string, std::str
   std::string canon = "wgmma/", desc = "wgmma (benchmarks and tests):";
   const std::string schedule = take(opts, "schedule"), carry = take(opts, "carry"), l2ahead = take(opts, "l2ahead"),
                     epilogue = take(opts, "epilogue"), mask = take(opts, "mask"), grid = take(opts, "grid"),
-                    blocks = take(opts, "blocks");
-  no_other_options(name, "wgmma", opts, "schedule, carry, l2ahead, epilogue, mask, grid, blocks");
+                    blocks = take(opts, "blocks"), classes = take(opts, "classes");
+  no_other_options(name, "wgmma", opts, "schedule, carry, l2ahead, epilogue, mask, grid, blocks, classes");
   const auto add = [&canon](const std::string& kv) { canon += (canon.back() == '/' ? "" : ",") + kv; };
   if (!schedule.empty()) {
     if (schedule == "serial") o.schedule = dev::WgmmaSchedule::serial;
@@ -151,6 +151,16 @@ KernelInfo wgmma_variant(const std::string& name, std::map<std::string, std::str
     o.affine_mask = true;
     add("mask=affine");
     desc += " the consumers' mask in 32-bit affine form, one offset pair per row block (d, dv <= 128, no soft-cap or ALiBi, sq + sk < 2^31);";
+  }
+  if (!classes.empty()) {
+    if (classes != "fine")
+      bad(name, "classes=" + classes + ": must be fine (the shipped wgmma runs the tile classes " +
+                    detail::wgmma_class_names() + "; fine adds 96/96)");
+    if (!schedule.empty() || !carry.empty() || !l2ahead.empty() || !epilogue.empty() || !mask.empty())
+      bad(name, "classes=fine with another consumer, producer or store option: built with the shipped ones only");
+    o.fine_classes = true;
+    add("classes=fine");
+    desc += " head dims in the tile classes " + detail::wgmma_class_names(true) + " (a 96/96 class);";
   }
   if (!grid.empty()) {
     if (grid != "full") bad(name, "grid=" + grid + ": must be full (the shipped wgmma is persistent)");
@@ -206,7 +216,7 @@ std::string variant_syntax() {
   return std::string("mma/order=rows|heads, mma/rescale=lazy, mma/classes=coarse, mma/small=plain|fma|c32, "
                      "wgmma/schedule=serial|overlap, wgmma/carry=on") +
          (detail::kWgmmaAllSchedules ? "" : " (built with -DFLASHPROBE_WGMMA_SCHEDULES=ON)") +
-         ", wgmma/l2ahead=on, wgmma/epilogue=pairs, wgmma/mask=affine, wgmma/grid=full, wgmma/blocks=<n>, decode/splits=<n>, decode/plan=half, decode/fused=on, "
+         ", wgmma/l2ahead=on, wgmma/epilogue=pairs, wgmma/mask=affine, wgmma/classes=fine, wgmma/grid=full, wgmma/blocks=<n>, decode/splits=<n>, decode/plan=half, decode/fused=on, "
          "decode/walk=<n> (with fused=on), decode/combine=wide|pdl, decode/depth=3 (neither with fused=on); one kernel's options combine with ','";
 }
 
@@ -214,7 +224,8 @@ std::vector<std::string> variant_names() {
   std::vector<std::string> v = {"mma/order=rows",     "mma/order=heads", "mma/rescale=lazy",
                                 "mma/classes=coarse", "mma/small=plain", "mma/small=fma", "mma/small=c32"};
   if (detail::kWgmmaAllSchedules) v.insert(v.end(), {"wgmma/schedule=serial", "wgmma/schedule=overlap", "wgmma/carry=on"});
-  v.insert(v.end(), {"wgmma/l2ahead=on", "wgmma/epilogue=pairs", "wgmma/mask=affine", "wgmma/grid=full", "decode/fused=on", "decode/fused=on,walk=1",
+  v.insert(v.end(), {"wgmma/l2ahead=on", "wgmma/epilogue=pairs", "wgmma/mask=affine", "wgmma/classes=fine", "wgmma/grid=full",
+                     "decode/fused=on", "decode/fused=on,walk=1",
                     "decode/plan=half", "decode/combine=wide", "decode/combine=pdl", "decode/plan=half,combine=pdl",
                     "decode/plan=half,combine=pdl,depth=3"});
   return v;

@@ -81,8 +81,9 @@ std::vector<GridCase> build() {
       add("diag_edge", p);
     }
   // Three 128-row query blocks over many key tiles (the wgmma kernel's TMA ring wraps several times;
-  // causal blocks start mid-tile), every tile class of the Hopper path (kWgmmaDimClasses), GQA.
-  for (const HeadDimClass& w : kWgmmaDimClasses)
+  // causal blocks start mid-tile), every tile class of the Hopper path and its variant wgmma/classes=fine
+  // (kWgmmaFineDimClasses), GQA.
+  for (const HeadDimClass& w : kWgmmaFineDimClasses)
     for (Causal c : {Causal::none, Causal::bottom_right, Causal::top_left}) {
       AttnProblem p = make_problem(1, 4, 2, 300, 700, w.d);
       p.dv = w.dv;

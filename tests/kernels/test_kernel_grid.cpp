@@ -36,7 +36,7 @@ TEST(KernelGrid, CoversTheRequiredEdges) {
     EXPECT_TRUE(any([&](const AttnProblem& p) { return p.d == d && p.dv == dv; })) << "d=" << d << ", dv=" << dv;
   }
   // Every wgmma tile class over three query blocks and more key tiles than its ring has stages.
-  for (const HeadDimClass& w : kWgmmaDimClasses)
+  for (const HeadDimClass& w : kWgmmaFineDimClasses)
     EXPECT_TRUE(any([&](const AttnProblem& p) { return p.d == w.d && p.dv == w.dv && p.sq > 256 && p.sk > 512; }))
         << "wgmma class " << w.d << "/" << w.dv;
   EXPECT_TRUE(any([](const AttnProblem& p) { return p.d != p.dv && p.d % 8 == 0 && p.k.s % 8 != 0; }))

@@ -7,6 +7,7 @@
 #include "flashprobe/core/error.h"
 #include "flashprobe/kernels/registry.h"
 #include "flashprobe/kernels/select.h"
+#include "flashprobe/kernels/variants.h"
 
 namespace flashprobe::kernels {
 namespace {
@@ -188,6 +189,25 @@ TEST(Select, UntimedWgmmaClassGoesToMmaFirst) {
   const Support s = find_kernel("wgmma")->supports(kSm90, prob(128, 128, 264));
   EXPECT_FALSE(s);
   EXPECT_NE(s.reason.find("64/64, 128/128, 192/128, 160/160, 256/256"), std::string::npos) << s.reason;
+}
+
+// wgmma/classes=fine adds 96/96 (compiled, not timed); the shipped wgmma keeps d = 72..96 in its 128
+// class, measured ahead of mma there, and never sees 96/96 (select() dispatches shipped kernels only).
+TEST(Select, WgmmaFineClassesAreTheShippedOnesAnd96) {
+  for (const HeadDimClass& c : kWgmmaDimClasses) EXPECT_EQ(wgmma_class(c.d, c.dv, true), c) << c.d << "/" << c.dv;
+  EXPECT_EQ(std::size(kWgmmaFineDimClasses), std::size(kWgmmaDimClasses) + 1);
+  for (int d : {72, 80, 88, 96}) {
+    EXPECT_EQ(wgmma_class(d, d, true), (HeadDimClass{96, 96})) << d;
+    EXPECT_EQ(wgmma_class(d, d, false), (HeadDimClass{128, 128})) << d;
+    const Selection s = select(kSm90, prob(4096, 4096, d, DType::bf16), kCuda, kernels());
+    ASSERT_TRUE(s) << s.describe();
+    if (s.kernel->name == "wgmma") EXPECT_NE(s.reason.find("in the 128/128 tile class"), std::string::npos) << s.reason;
+  }
+  EXPECT_EQ(wgmma_class(64, 96, true), (HeadDimClass{96, 96}));
+  EXPECT_EQ(wgmma_class(96, 104, true), (HeadDimClass{128, 128}));
+  const Support f = kernel_or_variant("wgmma/classes=fine").supports(kSm90, prob(128, 128, 264));
+  EXPECT_FALSE(f);
+  EXPECT_NE(f.reason.find("64/64, 96/96, 128/128"), std::string::npos) << f.reason;
 }
 
 // mma's fine ladder (the one it runs on NVIDIA): every class of kMmaDimClasses is in it, every

@@ -80,6 +80,10 @@ TEST(WgmmaSmem, DescriptorsReadWhatTheTmaWrote) {
   EXPECT_EQ(WgmmaConfig<160>::kChunk, 32);
   EXPECT_EQ(WgmmaConfig<160>::kBn, 64);
   EXPECT_EQ(WgmmaConfig<160>::kStages, 3);
+  EXPECT_EQ(check_config<96>(), "");  // 96/96 (wgmma/classes=fine): three 32-dim chunks, 128 keys, 3 stages
+  EXPECT_EQ(WgmmaConfig<96>::kChunk, 32);
+  EXPECT_EQ(WgmmaConfig<96>::kBn, 128);
+  EXPECT_EQ(WgmmaConfig<96>::kStages, 3);
   EXPECT_EQ(WgmmaConfig<192>::kChunk, 64);  // every class of whole 64-dim chunks keeps the 128-byte swizzle
   EXPECT_EQ(WgmmaConfig<256>::kChunk, 64);
   EXPECT_EQ(WgmmaConfig<256>::kDv, 256);

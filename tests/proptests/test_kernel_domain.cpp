@@ -185,14 +185,15 @@ TEST(GateDraws, LongRowsWithFewRowsAreAShareOfEveryKernelsCases) {
 // The tensor-core kernels take every multiple of 8 up to their widest tile class and d != dv
 // (registry.h): their gates draw each class, head dims below a class, and dv unlike d.
 TEST(GateDraws, TensorCoreKernelsDrawHeadDimsBelowTheirClassAndDvUnlikeD) {
-  for (const char* name : {"mma", "wgmma", "mma/classes=coarse"}) {
+  for (const char* name : {"mma", "wgmma", "mma/classes=coarse", "wgmma/classes=fine"}) {
     const kernels::KernelInfo k = kernels::kernel_or_variant(name);
     const bool fine = std::string(name) == "mma", coarse = std::string(name) == "mma/classes=coarse";
+    const bool wfine = std::string(name) == "wgmma/classes=fine";
     Domain d = kernel_domain(k, h100());
     // Without sm_90a code in this build wgmma refuses everything: its head dims alone then, so that
     // the draws are checked in every build.
     if (!device_refusal(k, h100()).empty())
-      d.supports = [](const AttnProblem& p) { return static_cast<bool>(kernels::head_dim_class(kernels::kWgmmaDimClasses, p.d, p.dv)); };
+      d.supports = [wfine](const AttnProblem& p) { return static_cast<bool>(kernels::wgmma_class(p.d, p.dv, wfine)); };
     std::map<int, int> dims;
     int below_class = 0, dv_unlike_d = 0;
     for (const Case& c : gate_draws(d, 15, 300)) {
@@ -200,7 +201,7 @@ TEST(GateDraws, TensorCoreKernelsDrawHeadDimsBelowTheirClassAndDvUnlikeD) {
       ++dims[p.d];
       const kernels::HeadDimClass cls = fine     ? kernels::head_dim_class(kernels::kMmaFineDimClasses, p.d, p.dv)
                                         : coarse ? kernels::head_dim_class(kernels::kMmaDimClasses, p.d, p.dv)
-                                                 : kernels::head_dim_class(kernels::kWgmmaDimClasses, p.d, p.dv);
+                                                 : kernels::wgmma_class(p.d, p.dv, wfine);
       ASSERT_TRUE(cls) << name << " drew " << c.id() << ", outside its head dims";
       below_class += p.d != cls.d || p.dv != cls.dv;
       dv_unlike_d += p.d != p.dv;
@@ -209,7 +210,8 @@ TEST(GateDraws, TensorCoreKernelsDrawHeadDimsBelowTheirClassAndDvUnlikeD) {
         fine ? std::vector<kernels::HeadDimClass>(std::begin(kernels::kMmaFineDimClasses), std::end(kernels::kMmaFineDimClasses))
         : coarse
             ? std::vector<kernels::HeadDimClass>(std::begin(kernels::kMmaDimClasses), std::end(kernels::kMmaDimClasses))
-            : std::vector<kernels::HeadDimClass>(std::begin(kernels::kWgmmaDimClasses), std::end(kernels::kWgmmaDimClasses));
+        : wfine ? std::vector<kernels::HeadDimClass>(std::begin(kernels::kWgmmaFineDimClasses), std::end(kernels::kWgmmaFineDimClasses))
+                : std::vector<kernels::HeadDimClass>(std::begin(kernels::kWgmmaDimClasses), std::end(kernels::kWgmmaDimClasses));
     // (192/128: d = 192 comes with dv = 192 unless dv is drawn apart, which is rare at RapidCheck's
     // small sizes; wgmma refuses 192/192 and the draw repeats. The grid covers 192/128.)
     for (const auto& c : classes)

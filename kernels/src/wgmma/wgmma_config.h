@@ -37,7 +37,7 @@ enum class WgmmaSchedule { serial, overlap, pingpong };
 
 template <int D>
 struct WgmmaConfig {
-  static constexpr int kDv = class_dv(kWgmmaDimClasses, D);  // V and O width of the class
+  static constexpr int kDv = class_dv(kWgmmaFineDimClasses, D);  // V and O width of the class (every class)
   static constexpr int kBm = 128;         // query rows per block
   // Keys per K/V tile: 128, or 64 where the accumulators would not leave the consumers room: S (kBn / 2
   // registers per thread), O (kDv / 2) and P (kBn / 4) within 160 of their 240, as at 128/128 and
@@ -85,7 +85,7 @@ struct WgmmaConfig {
   static constexpr int kSmemBytes = kBarOff + 8 * kBars + 1024;  // + slack to align the base to 1024
   static_assert(128 * kProducerRegs + kConsumers * 128 * kConsumerRegs <= kThreads * kEntryRegs,
                 "the consumers would take more registers than the producer gives back: setmaxnreg would hang");
-  static_assert(kDv > 0, "D must be the Q/K width of a class of kWgmmaDimClasses");
+  static_assert(kDv > 0, "D must be the Q/K width of a class of kWgmmaFineDimClasses");
   static_assert(D % kChunk == 0 && kDv % kChunk == 0, "the TMA boxes are kChunk dims wide: D and kDv whole chunks");
   static_assert(D % 32 == 0 && kDv % 32 == 0, "the narrowest swizzled row (64 bytes) is 32 dims: D and kDv multiples of 32");
   static_assert(kBm == kConsumers * 64, "a consumer warpgroup owns the 64 rows of one wgmma tile");

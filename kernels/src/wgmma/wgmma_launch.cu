@@ -1,5 +1,5 @@
-// The wgmma kernel's launches in the tile classes 64/64, 128/128 and 192/128 (160/160 and 256/256 are
-// wgmma_launch_d160.cu and wgmma_launch_d256.cu), and the entry that picks the class (wgmma_launch.cuh has the launch itself).
+// The wgmma kernel's launches in the tile classes 64/64, 128/128 and 192/128 (96/96, 160/160 and 256/256
+// are wgmma_launch_d96.cu, wgmma_launch_d160.cu and wgmma_launch_d256.cu), and the entry that picks the class (wgmma_launch.cuh has the launch itself).
 // Compiled for sm_90a only (kernels/CMakeLists.txt).
 #include <cstdint>
 #include <string>
@@ -31,14 +31,15 @@ void launch_wgmma(const Params& p, Stream s, const WgmmaOptions& o) {
     // TMA reads from 16-byte aligned bases only; mma takes any pointer (documented in the header).
     return launch_mma_nvidia_any(p, s);
   }
-  switch (head_dim_class(kWgmmaDimClasses, p.d, p.dv).d) {
+  switch (wgmma_class(p.d, p.dv, o.fine_classes).d) {
     case 64: return launch_wgmma_class<64>(p, s, o);
+    case 96: return launch_wgmma_class<96>(p, s, o);
     case 128: return launch_wgmma_class<128>(p, s, o);
     case 160: return launch_wgmma_class<160>(p, s, o);
     case 192: return launch_wgmma_class<192>(p, s, o);
     case 256: return launch_wgmma_class<256>(p, s, o);
   }
-  throw UsageError("d=" + std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + ": " + wgmma_dims_rule());
+  throw UsageError("d=" + std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + ": " + wgmma_dims_rule(o.fine_classes));
 }
 
 }  // namespace flashprobe::kernels::detail

@@ -13,10 +13,11 @@ namespace flashprobe::kernels::detail {
 
 // Items of the persistent grid's work list (wgmma_config.h) for problem p, as the launch builds it
 // for the tile class of (p.d, p.dv) (whether row blocks pair depends on the class).
-inline std::int64_t wgmma_work_items(const AttnProblem& p) {
+inline std::int64_t wgmma_work_items(const AttnProblem& p, bool fine_classes = false) {
   const bool causal = p.causal != Causal::none;
-  switch (head_dim_class(kWgmmaDimClasses, p.d, p.dv).d) {
+  switch (wgmma_class(p.d, p.dv, fine_classes).d) {
     case 64: return dev::work_list_of<64>(p.sq, p.hq, p.batch, causal).items();
+    case 96: return dev::work_list_of<96>(p.sq, p.hq, p.batch, causal).items();
     case 128: return dev::work_list_of<128>(p.sq, p.hq, p.batch, causal).items();
     case 160: return dev::work_list_of<160>(p.sq, p.hq, p.batch, causal).items();
     case 192: return dev::work_list_of<192>(p.sq, p.hq, p.batch, causal).items();
@@ -26,14 +27,18 @@ inline std::int64_t wgmma_work_items(const AttnProblem& p) {
 
 // wgmma's tile classes as text ("64/64, 128/128, ..."), from the list, for its description, and the
 // rule the refusals of supports() and the launch name.
-inline std::string wgmma_class_names() {
+inline std::string wgmma_class_names(bool fine_classes = false) {
   std::string s;
-  for (const HeadDimClass& c : kWgmmaDimClasses) s += (s.empty() ? "" : ", ") + std::to_string(c.d) + "/" + std::to_string(c.dv);
+  const auto add = [&s](const HeadDimClass& c) { s += (s.empty() ? "" : ", ") + std::to_string(c.d) + "/" + std::to_string(c.dv); };
+  if (fine_classes)
+    for (const HeadDimClass& c : kWgmmaFineDimClasses) add(c);
+  else
+    for (const HeadDimClass& c : kWgmmaDimClasses) add(c);
   return s;
 }
-inline std::string wgmma_dims_rule() {
+inline std::string wgmma_dims_rule(bool fine_classes = false) {
   return "wgmma takes d and dv that are multiples of " + std::to_string(kHeadDimStep) +
-         " and fit one of its tile classes (d/dv: " + wgmma_class_names() + ")";
+         " and fit one of its tile classes (d/dv: " + wgmma_class_names(fine_classes) + ")";
 }
 
 // Whether this build has the schedules other than pingpong (-DFLASHPROBE_WGMMA_SCHEDULES=ON builds
@@ -64,6 +69,9 @@ struct WgmmaOptions {
   // reports/data/h100-80gb-hbm3/2026-11-27-vs-cudnn-974195e/); elsewhere, and with pair_stores (the
   // variant wgmma/epilogue=pairs, the earlier stores kept for comparison), 4-byte column pairs.
   bool pair_stores = false;
+  // The tile classes: kWgmmaDimClasses, or kWgmmaFineDimClasses with fine_classes (the variant
+  // wgmma/classes=fine: a 96/96 class; head_dim_classes.h wgmma_class).
+  bool fine_classes = false;
   // The consumers' mask in 32-bit affine form (wgmma/mask=affine, wgmma_mask.h): one offset pair per row
   // block instead of four 64-bit visible_range calls a thread, and a masked score tested against
   // per-row limits; with the 16-byte stores, the same classes, sq + sk <= kMaxLen32.

@@ -30,21 +30,22 @@ std::string tma_stride_problem(const char* what, const Strides& st) {
   return {};
 }
 
-Support wgmma_supports(const DeviceInfo& dev, const AttnProblem& p) {
+// fine_classes: the variant wgmma/classes=fine (kWgmmaFineDimClasses).
+Support wgmma_supports(const DeviceInfo& dev, const AttnProblem& p, bool fine_classes = false) {
   if (Support v = Support::valid(p); !v) return v;
   if (detail::nvidia_sm(dev) != 90)
     return Support::no("arch=" + (dev.arch.empty() ? std::string("none") : dev.arch) +
                        ": wgmma and the TMA path exist on sm_90 (Hopper) only");
   if (p.dtype == DType::f32) return Support::no("dtype=f32: wgmma reads f16 or bf16 inputs");
   if (p.sk == 0) return Support::no("sk=0: no keys for the TMA to address (mma writes the empty rows)");
-  if (!head_dim_class(kWgmmaDimClasses, p.d, p.dv))
-    return Support::no("d=" + std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + ": " + detail::wgmma_dims_rule());
+  if (!wgmma_class(p.d, p.dv, fine_classes))
+    return Support::no("d=" + std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + ": " + detail::wgmma_dims_rule(fine_classes));
   for (auto [what, st] : {std::pair{"q", p.q_strides()}, std::pair{"k", p.k_strides()}, std::pair{"v", p.v_strides()}})
     if (auto why = tma_stride_problem(what, st); !why.empty()) return Support::no(why);
   if (p.hq > kMaxGridYZ || p.batch > kMaxGridYZ)
     return Support::no("hq=" + std::to_string(p.hq) + ", batch=" + std::to_string(p.batch) + " exceed the grid limit " +
                        std::to_string(kMaxGridYZ));
-  const std::int64_t items = detail::wgmma_work_items(p);
+  const std::int64_t items = detail::wgmma_work_items(p, fine_classes);
   if (items > INT32_MAX)
     return Support::no("sq=" + std::to_string(p.sq) + ", hq=" + std::to_string(p.hq) + ", batch=" + std::to_string(p.batch) +
                        ": " + std::to_string(items) + " work items (128-row blocks, paired under a causal mask) exceed " +
@@ -74,7 +75,11 @@ Support wgmma_class_variant_supports(const std::string& variant, const DeviceInf
 }  // namespace
 
 KernelInfo make_wgmma(std::string name, std::string description, const detail::WgmmaOptions& o) {
-  std::function<Support(const DeviceInfo&, const AttnProblem&)> supports = wgmma_supports;
+  std::function<Support(const DeviceInfo&, const AttnProblem&)> supports = [](const DeviceInfo& dev, const AttnProblem& p) {
+    return wgmma_supports(dev, p);
+  };
+  if (o.fine_classes)
+    supports = [](const DeviceInfo& dev, const AttnProblem& p) { return wgmma_supports(dev, p, true); };
   if (o.carry || o.l2ahead || o.pair_stores || o.affine_mask) {
     const std::string variant = o.carry         ? "wgmma/carry=on"
                                 : o.l2ahead     ? "wgmma/l2ahead=on"

@@ -39,6 +39,13 @@ inline constexpr HeadDimClass kMmaFineDimClasses[] = {{64, 64},   {80, 80},   {9
 // these). 160/160 and 256/256 are compiled, not yet timed against mma: select() sends their problems
 // to mma first (select.cpp: kWgmmaUntimedClasses) until a GPU run measures them.
 inline constexpr HeadDimClass kWgmmaDimClasses[] = {{64, 64}, {128, 128}, {192, 128}, {160, 160}, {256, 256}};
+// wgmma's classes with 96/96 (three 32-dim chunks, the 64-byte swizzle, as 160/160): the variant
+// wgmma/classes=fine; WgmmaConfig is built for every class here. Compiled, not yet timed: the shipped
+// wgmma runs d, dv in 72..96 in its 128 class, which ran them at 1.09-1.41x mma (H200, bf16,
+// reports/data/h200-141gb-hbm3e/2026-11-26-perf-f1c0a4d), so it stays out of kWgmmaDimClasses (where an
+// untimed class would send them to mma first) until measured.
+inline constexpr HeadDimClass kWgmmaFineDimClasses[] = {{64, 64},   {96, 96},   {128, 128},
+                                                        {192, 128}, {160, 160}, {256, 256}};
 // The class of (d, dv) among `classes` (in order: the first that takes it), or {0, 0} when d or dv
 // is not a positive multiple of kHeadDimStep or no class is wide enough.
 template <std::size_t N>
@@ -62,6 +69,12 @@ constexpr bool mma_specialised_class(int d) { return head_dim_class(kMmaDimClass
 // soft-cap or ALiBi (extras; the fine ladder's own classes are built without them) and for the
 // variant mma/classes=coarse. The launcher, select()'s reason, the gate's domain and bench's class
 // ratios all ask this one function.
+// The class wgmma runs (d, dv) in: kWgmmaDimClasses', or kWgmmaFineDimClasses' for the variant
+// wgmma/classes=fine. The launcher, supports(), select()'s reason, the gate's domain and bench's class
+// ratios ask this one function.
+constexpr HeadDimClass wgmma_class(int d, int dv, bool fine) {
+  return fine ? head_dim_class(kWgmmaFineDimClasses, d, dv) : head_dim_class(kWgmmaDimClasses, d, dv);
+}
 constexpr HeadDimClass mma_nvidia_class(int d, int dv, bool extras, bool coarse) {
   return extras || coarse ? head_dim_class(kMmaDimClasses, d, dv) : head_dim_class(kMmaFineDimClasses, d, dv);
 }

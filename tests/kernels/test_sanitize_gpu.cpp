@@ -33,6 +33,9 @@ std::vector<AttnProblem> sample_problems() {
   AttnProblem c;  // decode: one query row over many keys
   c.batch = 2; c.hq = 8; c.hkv = 2; c.sq = 1; c.sk = 333; c.d = c.dv = 128; c.kv_offset = 332; c.causal = Causal::bottom_right;
   v.push_back(c);
+  AttnProblem m = c;  // decode with one row per block (MHA: decode's 16-byte loop and its two steps in flight)
+  m.hq = m.hkv = 4; m.dtype = m.out_dtype = DType::bf16;
+  v.push_back(m);
   AttnProblem e = a;  // two 128-row query blocks of the mma kernel, its soft-cap instantiation at D = 128
   e.batch = 1; e.sq = 150; e.sk = 170; e.d = e.dv = 128; e.softcap = 20;
   v.push_back(e);

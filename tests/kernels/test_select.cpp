@@ -164,23 +164,28 @@ TEST(Select, HeadDimClasses) {
   EXPECT_EQ(class_dv(kWgmmaDimClasses, 96), 0);
 }
 
-// wgmma's 160/160 and 256/256 classes are compiled but not yet timed against mma: on Hopper their
-// problems go to mma first, and the reason says so (select.cpp: kWgmmaUntimedClasses); wgmma's other
-// classes keep wgmma first. The refusal past the list names the classes.
-TEST(Select, UntimedWgmmaClassGoesToMmaFirst) {
+// wgmma's 160/160 and 256/256 classes measured ahead of mma over their head dims (H100,
+// 2026-11-27-wgmma-classes-708f029): on Hopper their problems go to wgmma first, as every other class's,
+// and where wgmma runs them the reason names the class and the measurement. The refusal past the list
+// names the classes.
+TEST(Select, WgmmaClassesPast128GoToWgmmaFirst) {
+  // (wgmma's own supports() with its sm_90a code taken as present, so that every build checks the reason)
+  std::vector<KernelInfo> table = kernels();
+  for (KernelInfo& k : table)
+    if (k.name == "wgmma") k.supports = [](const DeviceInfo&, const AttnProblem&) { return Support::yes(); };
   for (auto [d, dv, cls] : {std::tuple{136, 136, "160/160"}, std::tuple{160, 160, "160/160"}, std::tuple{200, 200, "256/256"},
                             std::tuple{256, 256, "256/256"}, std::tuple{128, 192, "256/256"}}) {
     AttnProblem p = prob(4096, 4096, d, DType::bf16);
     p.dv = dv;
-    EXPECT_EQ(preference_order(kSm90, p).front(), "mma") << d << "/" << dv;
-    const Selection s = select(kSm90, p, kCuda, kernels());
+    EXPECT_EQ(preference_order(kSm90, p).front(), "wgmma") << d << "/" << dv;
+    const Selection s = select(kSm90, p, kCuda, table);
     ASSERT_TRUE(s) << s.describe();
-    EXPECT_EQ(s.kernel->name, "mma") << s.describe();
-    EXPECT_NE(s.reason.find(std::string("wgmma would run it in its ") + cls +
-                            " tile class, not yet timed against mma on a GPU"),
-              std::string::npos)
-        << s.reason;
+    EXPECT_EQ(s.kernel->name, "wgmma") << s.describe();
+    EXPECT_NE(s.reason.find(std::string("wgmma's ") + cls + " class measured 1.4-2.6x mma"), std::string::npos) << s.reason;
   }
+  // The classes up to 128 keep their reason without it.
+  const Selection s128 = select(kSm90, prob(4096, 4096, 128, DType::bf16), kCuda, table);
+  EXPECT_EQ(s128.reason.find("measured 1.4-2.6x"), std::string::npos) << s128.reason;
   for (auto [d, dv] : {std::pair{128, 128}, std::pair{192, 128}, std::pair{160, 128}, std::pair{72, 72}}) {
     AttnProblem p = prob(4096, 4096, d, DType::bf16);
     p.dv = dv;
@@ -270,7 +275,7 @@ TEST(Select, EveryMultipleOf8UpTo256RunsOnTheTensorCores) {
     EXPECT_NE(a.reason.find("tile class"), std::string::npos) << a.reason;
     const Selection h = select(kSm90, prob(4096, 4096, d, DType::bf16), kCuda, kernels());
     ASSERT_TRUE(h) << h.describe();
-    EXPECT_EQ(h.kernel->name, d <= 128 ? hopper : "mma") << h.describe();  // d = dv past 128: no wgmma class
+    EXPECT_EQ(h.kernel->name, hopper) << h.describe();  // every d = dv fits a wgmma class
   }
   const Selection d40 = select(kSm80, prob(1024, 1024, 40), kCuda, kernels());
   EXPECT_NE(d40.reason.find("d=40, dv=40 in the 64/64 tile class (the general instantiation)"), std::string::npos)

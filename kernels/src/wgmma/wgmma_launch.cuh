@@ -117,8 +117,9 @@ void by_schedule(const Params& p, Stream s, const WgmmaOptions& o) {
   // column-pair stores (wgmma/epilogue=pairs) are built there too, one at a time (their supports()
   // refuse the rest, wgmma_registry.cpp; variants.cpp refuses pairs of them), the first two with the
   // column pairs they were measured with; carry=on, measured slower, only with the other schedules.
-  // Elsewhere (192/128, soft-cap or ALiBi) O goes out in column pairs; the 160/160 and 256/256 classes
-  // (compiled, not yet run on a GPU) store 16-byte pieces without extras, column pairs with them.
+  // Elsewhere (192/128, soft-cap or ALiBi) O goes out in column pairs; the 96/96, 160/160 and 256/256
+  // classes store 16-byte pieces without extras (the only stores they were built and measured with),
+  // column pairs with them.
   // The affine mask (wgmma/mask=affine) is built with the 16-byte stores, at 64/64 and 128/128 too.
   const int picked = int{o.carry} + int{o.l2ahead} + int{o.pair_stores} + int{o.affine_mask};
   // The 96/96, 160/160 and 256/256 classes without extras are built with the 16-byte stores only.

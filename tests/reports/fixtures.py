@@ -27,3 +27,19 @@ def read_text(path):
 def read_head(path, n=8):
     with open(path, "rb") as f:
         return f.read(n)
+
+
+_lineage = []
+
+
+def setUpModule():
+    """For a test module whose records are made up (import it there with tearDownModule): no kernel's default
+    code changed (fpreport/code.py), so that a soak's kernel and commit stand for themselves; the code a soak
+    ran has its own tests (test_summary.py, SoakCode and RepositorySoaks)."""
+    from fpreport import code
+    _lineage.append(code.use(code.Lineage([])))
+
+
+def tearDownModule():
+    from fpreport import code
+    code.use(_lineage.pop())

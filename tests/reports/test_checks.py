@@ -5,21 +5,10 @@ temporary folder in the layout reports/data uses and loaded through records.load
 import gzip, json, os, tempfile, unittest
 
 import fixtures  # noqa: F401  (puts reports/ on the path)
-from fpreport import code, checks, records
+from fpreport import checks, records
 
-
-_lineage = None
-
-
-def setUpModule():
-    """Made-up kernels and commits: no kernel's default code changed in this module's records (the code a
-    soak ran has its own tests, test_summary.py SoakCode)."""
-    global _lineage
-    _lineage = code.use(code.Lineage([]))
-
-
-def tearDownModule():
-    code.use(_lineage)
+# Made-up kernels and commits: no kernel's default code changed in these records (fpreport/code.py).
+from fixtures import setUpModule, tearDownModule  # noqa: E402,F401
 
 DEV = {"name": "Test GPU", "arch": "sm_90", "vendor": "nvidia", "driver_version": 13000, "runtime_version": 13000}
 

@@ -8,19 +8,8 @@ import unittest
 import fixtures  # noqa: F401  (puts reports/ on the path)
 from fpreport import code, records, summary
 
-
-_lineage = None
-
-
-def setUpModule():
-    """Made-up kernels and commits: no kernel's default code changed in this module's records (the code a
-    soak ran has its own tests, test_summary.py SoakCode)."""
-    global _lineage
-    _lineage = code.use(code.Lineage([]))
-
-
-def tearDownModule():
-    code.use(_lineage)
+# Made-up kernels and commits: no kernel's default code changed in these records (fpreport/code.py).
+from fixtures import setUpModule, tearDownModule  # noqa: E402,F401
 from fpreport.checks import Item
 
 

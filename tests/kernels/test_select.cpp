@@ -196,11 +196,17 @@ TEST(Select, WgmmaClassesPast128GoToWgmmaFirst) {
   EXPECT_NE(s.reason.find("64/64, 128/128, 192/128, 160/160, 256/256"), std::string::npos) << s.reason;
 }
 
-// wgmma/classes=fine adds 96/96 (compiled, not timed); the shipped wgmma keeps d = 72..96 in its 128
-// class, measured ahead of mma there, and never sees 96/96 (select() dispatches shipped kernels only).
-TEST(Select, WgmmaFineClassesAreTheShippedOnesAnd96) {
+// wgmma/classes=fine adds 96/96 and 224/224 (compiled, not timed); the shipped wgmma keeps d = 72..96 in
+// its 128 class and 200..224 in its 256 class, both measured ahead of mma there (select() dispatches
+// shipped kernels only).
+TEST(Select, WgmmaFineClassesAreTheShippedOnesAnd96And224) {
   for (const HeadDimClass& c : kWgmmaDimClasses) EXPECT_EQ(wgmma_class(c.d, c.dv, true), c) << c.d << "/" << c.dv;
-  EXPECT_EQ(std::size(kWgmmaFineDimClasses), std::size(kWgmmaDimClasses) + 1);
+  EXPECT_EQ(std::size(kWgmmaFineDimClasses), std::size(kWgmmaDimClasses) + 2);
+  for (int d : {200, 208, 216, 224}) {
+    EXPECT_EQ(wgmma_class(d, d, true), (HeadDimClass{224, 224})) << d;
+    EXPECT_EQ(wgmma_class(d, d, false), (HeadDimClass{256, 256})) << d;
+  }
+  EXPECT_EQ(wgmma_class(232, 232, true), (HeadDimClass{256, 256}));
   for (int d : {72, 80, 88, 96}) {
     EXPECT_EQ(wgmma_class(d, d, true), (HeadDimClass{96, 96})) << d;
     EXPECT_EQ(wgmma_class(d, d, false), (HeadDimClass{128, 128})) << d;

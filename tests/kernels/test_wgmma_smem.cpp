@@ -84,6 +84,10 @@ TEST(WgmmaSmem, DescriptorsReadWhatTheTmaWrote) {
   EXPECT_EQ(WgmmaConfig<96>::kChunk, 32);
   EXPECT_EQ(WgmmaConfig<96>::kBn, 128);
   EXPECT_EQ(WgmmaConfig<96>::kStages, 3);
+  EXPECT_EQ(check_config<224>(), "");  // 224/224 (wgmma/classes=fine): seven 32-dim chunks, 64 keys, 3 stages
+  EXPECT_EQ(WgmmaConfig<224>::kChunk, 32);
+  EXPECT_EQ(WgmmaConfig<224>::kBn, 64);
+  EXPECT_EQ(WgmmaConfig<224>::kStages, 3);
   EXPECT_EQ(WgmmaConfig<192>::kChunk, 64);  // every class of whole 64-dim chunks keeps the 128-byte swizzle
   EXPECT_EQ(WgmmaConfig<256>::kChunk, 64);
   EXPECT_EQ(WgmmaConfig<256>::kDv, 256);
@@ -106,6 +110,7 @@ TEST(WgmmaSmem, StagesFillTheSharedMemory) {
   EXPECT_GT(one_more_stage_bytes<128>(), 232448);
   EXPECT_GT(one_more_stage_bytes<192>(), 232448);
   EXPECT_GT(one_more_stage_bytes<256>(), 232448);
+  EXPECT_GT(one_more_stage_bytes<224>(), 232448);
 }
 
 // The replay is sharp: the layouts a plausible slip would produce do not match.

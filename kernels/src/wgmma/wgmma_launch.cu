@@ -1,5 +1,5 @@
-// The wgmma kernel's launches in the tile classes 64/64, 128/128 and 192/128 (96/96, 160/160 and 256/256
-// are wgmma_launch_d96.cu, wgmma_launch_d160.cu and wgmma_launch_d256.cu), and the entry that picks the class (wgmma_launch.cuh has the launch itself).
+// The wgmma kernel's launches in the tile classes 64/64, 128/128 and 192/128 (the others each in
+// wgmma_launch_d<D>.cu), and the entry that picks the class (wgmma_launch.cuh has the launch itself).
 // Compiled for sm_90a only (kernels/CMakeLists.txt).
 #include <cstdint>
 #include <string>
@@ -36,6 +36,7 @@ void launch_wgmma(const Params& p, Stream s, const WgmmaOptions& o) {
     case 96: return launch_wgmma_class<96>(p, s, o);
     case 128: return launch_wgmma_class<128>(p, s, o);
     case 160: return launch_wgmma_class<160>(p, s, o);
+    case 224: return launch_wgmma_class<224>(p, s, o);
     case 192: return launch_wgmma_class<192>(p, s, o);
     case 256: return launch_wgmma_class<256>(p, s, o);
   }

@@ -1,7 +1,7 @@
 #pragma once
 // Host launch of the wgmma kernel, shared by its translation units (one per group of tile classes:
-// wgmma_launch.cu has 64/64, 128/128, 192/128 and the entry launch_wgmma, wgmma_launch_d96.cu,
-// wgmma_launch_d160.cu and wgmma_launch_d256.cu one class each, so that CI's two cores build them side by side): one TMA tensor map per input (built
+// wgmma_launch.cu has 64/64, 128/128, 192/128 and the entry launch_wgmma, wgmma_launch_d<D>.cu one
+// class each (96, 160, 224, 256), so that CI's two cores build them side by side): one TMA tensor map per input (built
 // per call: the pointers and strides are the call's), the block's dynamic shared memory raised past
 // 48 KB, the grid. Compiled for sm_90a only (kernels/CMakeLists.txt): wgmma and the TMA exist nowhere else.
 #include <cuda.h>
@@ -117,13 +117,13 @@ void by_schedule(const Params& p, Stream s, const WgmmaOptions& o) {
   // column-pair stores (wgmma/epilogue=pairs) are built there too, one at a time (their supports()
   // refuse the rest, wgmma_registry.cpp; variants.cpp refuses pairs of them), the first two with the
   // column pairs they were measured with; carry=on, measured slower, only with the other schedules.
-  // Elsewhere (192/128, soft-cap or ALiBi) O goes out in column pairs; the 96/96, 160/160 and 256/256
-  // classes store 16-byte pieces without extras (the only stores they were built and measured with),
+  // Elsewhere (192/128, soft-cap or ALiBi) O goes out in column pairs; the 96/96, 160/160, 224/224 and
+  // 256/256 classes store 16-byte pieces without extras (the only stores they were built and measured with),
   // column pairs with them.
   // The affine mask (wgmma/mask=affine) is built with the 16-byte stores, at 64/64 and 128/128 too.
   const int picked = int{o.carry} + int{o.l2ahead} + int{o.pair_stores} + int{o.affine_mask};
-  // The 96/96, 160/160 and 256/256 classes without extras are built with the 16-byte stores only.
-  constexpr bool kVecOnly = (D == 96 || D == 160 || D == 256) && !kExtras;
+  // The 96/96, 160/160, 224/224 and 256/256 classes without extras are built with the 16-byte stores only.
+  constexpr bool kVecOnly = (D == 96 || D == 160 || D == 224 || D == 256) && !kExtras;
   if constexpr (kVecOnly)
     if (picked == 0) return launch<E, D, dev::WgmmaSchedule::pingpong, kExtras, false, false, true>(p, s, o);
   if constexpr ((D == 64 || D == 128) && !kExtras) {
@@ -160,7 +160,7 @@ void by_dtype(const Params& p, Stream s, const WgmmaOptions& o) {
 
 
 // The launch of tile class D (Q/K width; kWgmmaDimClasses), defined by one explicit specialisation in
-// the translation unit that builds the class (wgmma_launch.cu, wgmma_launch_d96.cu, _d160.cu, _d256.cu).
+// the translation unit that builds the class (wgmma_launch.cu, wgmma_launch_d<D>.cu).
 template <int D>
 void launch_wgmma_class(const Params& p, Stream s, const WgmmaOptions& o);
 

@@ -20,6 +20,7 @@ inline std::int64_t wgmma_work_items(const AttnProblem& p, bool fine_classes = f
     case 96: return dev::work_list_of<96>(p.sq, p.hq, p.batch, causal).items();
     case 128: return dev::work_list_of<128>(p.sq, p.hq, p.batch, causal).items();
     case 160: return dev::work_list_of<160>(p.sq, p.hq, p.batch, causal).items();
+    case 224: return dev::work_list_of<224>(p.sq, p.hq, p.batch, causal).items();
     case 192: return dev::work_list_of<192>(p.sq, p.hq, p.batch, causal).items();
     default: return dev::work_list_of<256>(p.sq, p.hq, p.batch, causal).items();
   }

@@ -39,13 +39,14 @@ inline constexpr HeadDimClass kMmaFineDimClasses[] = {{64, 64},   {80, 80},   {9
 // these). 160/160 and 256/256 measured correct and 1.43-2.60x mma over their head dims (H100,
 // reports/data/h100-80gb-hbm3/2026-11-27-wgmma-classes-708f029): select() runs them on wgmma first.
 inline constexpr HeadDimClass kWgmmaDimClasses[] = {{64, 64}, {128, 128}, {192, 128}, {160, 160}, {256, 256}};
-// wgmma's classes with 96/96 (three 32-dim chunks, the 64-byte swizzle, as 160/160): the variant
-// wgmma/classes=fine; WgmmaConfig is built for every class here. Compiled, not yet timed: the shipped
-// wgmma runs d, dv in 72..96 in its 128 class, which ran them at 1.09-1.41x mma (H200, bf16,
-// reports/data/h200-141gb-hbm3e/2026-11-26-perf-f1c0a4d), so it stays out of kWgmmaDimClasses (where an
-// untimed class would send them to mma first) until measured.
-inline constexpr HeadDimClass kWgmmaFineDimClasses[] = {{64, 64},   {96, 96},   {128, 128},
-                                                        {192, 128}, {160, 160}, {256, 256}};
+// wgmma's classes with 96/96 and 224/224 (three and seven 32-dim chunks, the 64-byte swizzle, as
+// 160/160): the variant wgmma/classes=fine; WgmmaConfig is built for every class here. Compiled, not
+// yet timed: the shipped wgmma runs d, dv in 72..96 in its 128 class, which ran them at 1.09-1.41x mma
+// (H200, bf16, reports/data/h200-141gb-hbm3e/2026-11-26-perf-f1c0a4d), and 200..224 in its 256 class
+// (0.67-0.86 of its d = 256 rate, H100, reports/data/h100-80gb-hbm3/2026-11-27-wgmma-classes-708f029),
+// so they stay out of kWgmmaDimClasses until measured against those.
+inline constexpr HeadDimClass kWgmmaFineDimClasses[] = {{64, 64},   {96, 96},   {128, 128}, {192, 128},
+                                                        {160, 160}, {224, 224}, {256, 256}};
 // The class of (d, dv) among `classes` (in order: the first that takes it), or {0, 0} when d or dv
 // is not a positive multiple of kHeadDimStep or no class is wide enough.
 template <std::size_t N>

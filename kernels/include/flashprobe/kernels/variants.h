@@ -29,8 +29,8 @@
 //                                   row block, a masked score tested against per-row limits (same
 //                                   domain as l2ahead=on, sq + sk <= kMaxLen32, not with the other
 //                                   wgmma options above; src/wgmma/wgmma_mask.h); bitwise wgmma's output
-//   wgmma/classes=fine              head dims in kWgmmaFineDimClasses: a 96/96 tile class for d, dv
-//                                   in 72..96 (head_dim_classes.h; the shipped ones otherwise)
+//   wgmma/classes=fine              head dims in kWgmmaFineDimClasses: 96/96 and 224/224 tile classes
+//                                   for d, dv in 72..96 and 200..224 (head_dim_classes.h)
 //   wgmma/grid=full                 one block per work item instead of the persistent grid
 //   wgmma/blocks=<n>                the persistent grid capped at n blocks (decode_with_splits' twin)
 //   decode/splits=<n>               exactly n key splits

@@ -209,52 +209,22 @@ FP_DEV void bwd_offsets32(const Params& p, int b, int& lo_off, int& hi_off) {
   }
 }
 
-// One dK/dV block's place (mma_bwd_dkdv, mma_bwd_fa2_dkdv): its thread, lane and wave; its Bc keys from
-// kb of kv head kvh and batch b; the batch's keys, mask offsets and diagonal; and the query tiles of Br
-// rows with a row that sees one of its keys (ntiles from t_first, for each head of the group: steps).
-struct BwdBlock {
-  int tid, lane, wave, kb, kvh, b, keys, lo_off, hi_off, diag, t_first, ntiles, steps;
-};
-template <Bug bug, int kWave>
-FP_DEV BwdBlock bwd_block(const Params& p, int bc, int br) {
-  BwdBlock k;
-  k.tid = static_cast<int>(threadIdx.x);
-  k.lane = k.tid % kWave;
-  k.wave = k.tid / kWave;
-  k.kb = static_cast<int>(blockIdx.x) * bc;
-  k.kvh = static_cast<int>(blockIdx.y);
-  k.b = static_cast<int>(blockIdx.z);
-  k.keys = keys_of(p, k.b);
-  bwd_offsets32<bug>(p, k.b, k.lo_off, k.hi_off);
-  k.diag = static_cast<int>(diag_of<Bug::none>(p, k.b));
-  mask::query_tiles_seeing(k.kb, bc, k.keys, p.sq, k.lo_off, k.hi_off, br, k.t_first, k.ntiles);
-  k.steps = k.ntiles * p.group;
-  return k;
-}
-
-// The row terms of query rows i0 .. i0 + Br - 1 of head h (batch b) into lse[Br] and dvec[Br], 0 past
-// sq: LSE times log2e and D loaded through registers, or (Async) LSE unscaled and D by 4-byte cp.async
-// in the caller's next commit group, so that no wave waits on global memory for them; the caller then
-// calls bwd_scale_rows after its cp.async wait.
-template <int Br, int Threads, bool Async>
-FP_DEV void bwd_fill_rows(float* lse, float* dvec, const BwdParams& bp, int b, int h, int i0) {
+// mma_bwd_fa2_dkdv's kAsyncRows: the row terms of query rows i0 .. i0 + Br - 1 of head h (batch b), LSE
+// unscaled and D, into lse[Br] and dvec[Br] by 4-byte cp.async (zero past sq) in the caller's next
+// commit group, so that no wave waits on global memory for them; bwd_scale_rows follows the wait.
+template <int Br, int Threads>
+FP_DEV void bwd_fill_rows_async(float* lse, float* dvec, const BwdParams& bp, int b, int h, int i0) {
   const Params& p = bp.f;
   for (int r = static_cast<int>(threadIdx.x); r < Br; r += Threads) {
     const int i = i0 + r;
-    if constexpr (Async) {
-      const bool in = i < p.sq;
-      const std::int64_t row = (std::int64_t{b} * p.hq + h) * p.sq + (in ? i : 0);  // a mapped address when !in
-      cp_async4(&lse[r], &p.lse[row], in);
-      cp_async4(&dvec[r], &bp.dvec[row], in);
-    } else {
-      const std::int64_t row = (std::int64_t{b} * p.hq + h) * p.sq + i;
-      lse[r] = i < p.sq ? p.lse[row] * kLog2e : 0.f;
-      dvec[r] = i < p.sq ? bp.dvec[row] : 0.f;
-    }
+    const bool in = i < p.sq;
+    const std::int64_t row = (std::int64_t{b} * p.hq + h) * p.sq + (in ? i : 0);  // a mapped address when !in
+    cp_async4(&lse[r], &p.lse[row], in);
+    cp_async4(&dvec[r], &bp.dvec[row], in);
   }
 }
 
-// bwd_fill_rows<..., Async = true>'s LSE times log2e, in place, each row by the thread that copied it:
+// bwd_fill_rows_async's LSE times log2e, in place, each row by the thread that copied it:
 // after that thread's cp.async wait (its own copies are then visible to it) and before the barrier that
 // publishes the tile. The same rounding as the register path (one product, rounded, then subtracted).
 template <int Br, int Threads>
@@ -349,10 +319,18 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_bwd_dkdv(BwdParams bp
   static_assert(Br % Sub == 0 && Sub % K == 0 && (Sub / N) % 2 == 0, "query sub-tiles");
   constexpr int kSTs = Sub / N, kQKs = Sub / K;  // n-tiles of S^T and k-steps of dV, dK per sub-tile
   const Params& p = bp.f;
-  const BwdBlock blk = bwd_block<bug, Atom::kWave>(p, C::kBc, Br);
-  const int lane = blk.lane, wave = blk.wave, tid = blk.tid, kb = blk.kb, kvh = blk.kvh, b = blk.b, keys = blk.keys;
-  const int lo_off = blk.lo_off, hi_off = blk.hi_off, diag = blk.diag, t_first = blk.t_first, ntiles = blk.ntiles;
-  const int steps = blk.steps;
+  const int lane = static_cast<int>(threadIdx.x) % Atom::kWave, wave = static_cast<int>(threadIdx.x) / Atom::kWave;
+  const int tid = static_cast<int>(threadIdx.x);
+  const int kb = static_cast<int>(blockIdx.x) * C::kBc, kvh = static_cast<int>(blockIdx.y), b = static_cast<int>(blockIdx.z);
+  const int keys = keys_of(p, b);
+  int lo_off, hi_off;
+  bwd_offsets32<bug>(p, b, lo_off, hi_off);
+  const int diag = static_cast<int>(diag_of<Bug::none>(p, b));
+
+  // The query tiles with a row that sees a key of this block.
+  int t_first, ntiles;
+  mask::query_tiles_seeing(kb, C::kBc, keys, p.sq, lo_off, hi_off, Br, t_first, ntiles);
+  const int steps = ntiles * p.group;
 
   std::uint16_t* const k_s = fp_dev::dynamic_smem<std::uint16_t>();
   std::uint16_t* const v_s = k_s + C::kKvTile;
@@ -368,7 +346,12 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_bwd_dkdv(BwdParams bp
     std::uint16_t* q = qd_s + 2 * stage * C::kQTile;
     bwd_fill_tile<Br, D, C::kThreads>(q, kLd, p.q, p.qs, b, h, i0, p.sq, qvec);
     bwd_fill_tile<Br, D, C::kThreads>(q + C::kQTile, kLd, bp.dout, p.os, b, h, i0, p.sq, dovec);
-    bwd_fill_rows<Br, C::kThreads, false>(lse_s + stage * Br, dvec_s + stage * Br, bp, b, h, i0);
+    for (int r = tid; r < Br; r += C::kThreads) {
+      const int i = i0 + r;
+      const std::int64_t row = (std::int64_t{b} * p.hq + h) * p.sq + i;
+      lse_s[stage * Br + r] = i < p.sq ? p.lse[row] * kLog2e : 0.f;
+      dvec_s[stage * Br + r] = i < p.sq ? bp.dvec[row] : 0.f;
+    }
     cp_async_commit();
   };
 

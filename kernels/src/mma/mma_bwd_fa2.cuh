@@ -57,7 +57,7 @@ FP_DEV void wave_gemm(float (&acc)[MT][NT][Atom::kC], std::uint32_t a, std::uint
 // The schedule knobs (mma_bwd_launch.cuh names the variants built with them; BWD_NOTES.md has the count):
 // kTileMask: a wave tile that every one of its (query, key) pairs sees takes a P^T / dS^T path without
 //   the per-element mask (a uniform branch), instead of the per-element tests issued predicated off;
-// kAsyncRows: LSE and D of the next tile come by cp.async with Q and dO (bwd_fill_rows, then
+// kAsyncRows: LSE and D of the next tile come by cp.async with Q and dO (bwd_fill_rows_async, then
 //   bwd_scale_rows), instead of loads whose shared-memory store holds the loading waves (the first
 //   Br / 32) on global memory before their first GEMM; the values are the same.
 template <class Atom, class E, int D, Bug bug, bool kAtomicDq, bool Extras, bool kTileMask = false, bool kAsyncRows = false>
@@ -70,10 +70,16 @@ __global__ __launch_bounds__(MmaBwdFa2Plan<D>::kWaves * Atom::kWave) void mma_bw
   constexpr int kVM = P::kKKeys / M, kVN = P::kKDims / N;   // of its dK, dV
   constexpr int kQM = P::kQRows / M, kQN = P::kQDims / N;   // of its dQ
   const Params& p = bp.f;
-  const BwdBlock blk = bwd_block<bug, Atom::kWave>(p, P::kBc, Br);
-  const int lane = blk.lane, wave = blk.wave, kb = blk.kb, kvh = blk.kvh, b = blk.b, keys = blk.keys;
-  const int lo_off = blk.lo_off, hi_off = blk.hi_off, diag = blk.diag, t_first = blk.t_first, ntiles = blk.ntiles;
-  const int steps = blk.steps;
+  const int lane = static_cast<int>(threadIdx.x) % Atom::kWave, wave = static_cast<int>(threadIdx.x) / Atom::kWave;
+  const int tid = static_cast<int>(threadIdx.x);
+  const int kb = static_cast<int>(blockIdx.x) * P::kBc, kvh = static_cast<int>(blockIdx.y), b = static_cast<int>(blockIdx.z);
+  const int keys = keys_of(p, b);
+  int lo_off, hi_off;
+  bwd_offsets32<bug>(p, b, lo_off, hi_off);
+  const int diag = static_cast<int>(diag_of<Bug::none>(p, b));
+  int t_first, ntiles;
+  mask::query_tiles_seeing(kb, P::kBc, keys, p.sq, lo_off, hi_off, Br, t_first, ntiles);
+  const int steps = ntiles * p.group;
 
   std::uint16_t* const sm = fp_dev::dynamic_smem<std::uint16_t>();
   std::uint16_t* const pt_s = sm + P::kP;
@@ -87,7 +93,16 @@ __global__ __launch_bounds__(MmaBwdFa2Plan<D>::kWaves * Atom::kWave) void mma_bw
     std::uint16_t* q = sm + P::kQd + 2 * stage * P::kQTile;
     bwd_fill_tile<Br, D, kThreads>(q, kLd, p.q, p.qs, b, h, i0, p.sq, qvec);
     bwd_fill_tile<Br, D, kThreads>(q + P::kQTile, kLd, bp.dout, p.os, b, h, i0, p.sq, dovec);
-    bwd_fill_rows<Br, kThreads, kAsyncRows>(lse_s + stage * Br, dvec_s + stage * Br, bp, b, h, i0);
+    if constexpr (kAsyncRows) {
+      bwd_fill_rows_async<Br, kThreads>(lse_s + stage * Br, dvec_s + stage * Br, bp, b, h, i0);
+    } else {
+      for (int r = tid; r < Br; r += kThreads) {
+        const int i = i0 + r;
+        const std::int64_t row = (std::int64_t{b} * p.hq + h) * p.sq + i;
+        lse_s[stage * Br + r] = i < p.sq ? p.lse[row] * kLog2e : 0.f;
+        dvec_s[stage * Br + r] = i < p.sq ? bp.dvec[row] : 0.f;
+      }
+    }
     cp_async_commit();
   };
 
@@ -154,36 +169,36 @@ __global__ __launch_bounds__(MmaBwdFa2Plan<D>::kWaves * Atom::kWave) void mma_bw
       const int is = i0 + sr0, js = kb + sk0;
       const bool full = is + P::kSRows <= p.sq && js + P::kSKeys <= keys && js - (is + P::kSRows - 1) >= lo_off &&
                         js + P::kSKeys - 1 - is <= hi_off;
-      // The elements of one C slot pair (row r of m-tile m, n-tile nt): P^T and dS^T, zero where
-      // Masked and the pair is not visible.
-      const auto pair = [&](auto masked_, int m, int nt, int r) {
-        constexpr bool kMasked = decltype(masked_)::value;
-        float pv[2], dsv[2];
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const atoms::Coord c = Atom::c(lane, 2 * r + e);
-          const int il = sr0 + nt * N + c.col, i = i0 + il, j = js + m * M + c.row;
-          float fac;
-          const float x = bwd_score2<Extras, bug>(p, s[m][nt][2 * r + e], scale_log2, h, i + diag, j, fac);
-          float Pv = exp2_ftz(x - lse_t[il]);
-          if (kMasked && (i >= p.sq || j >= keys || j - i < lo_off || j - i > hi_off)) Pv = 0.f;
-          pv[e] = Pv;
-          dsv[e] = bwd_ds<bug>(Pv, dp[m][nt][2 * r + e], dvec_t[il], fac);
-        }
-        const atoms::Coord c = Atom::c(lane, 2 * r);
-        const int o = (sk0 + m * M + c.row) * kPLd + sr0 + nt * N + c.col;
-        *reinterpret_cast<std::uint32_t*>(&pt_s[o]) = to_bits2<E>(pv[0], pv[1]);
-        *reinterpret_cast<std::uint32_t*>(&dst_s[o]) = to_bits2<E>(dsv[0], dsv[1]);
-      };
-      const auto tile = [&](auto masked_) {
-#pragma unroll
-        for (int m = 0; m < kSM; ++m)
-#pragma unroll
-          for (int nt = 0; nt < kSN; ++nt)
-#pragma unroll
-            for (int r = 0; r < Atom::kC / 2; ++r) pair(masked_, m, nt, r);
-      };
       if constexpr (kTileMask) {
+        // The elements of one C slot pair (row r of m-tile m, n-tile nt): P^T and dS^T, zero where
+        // Masked and the pair is not visible.
+        const auto pair = [&](auto masked_, int m, int nt, int r) {
+          constexpr bool kMasked = decltype(masked_)::value;
+          float pv[2], dsv[2];
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const atoms::Coord c = Atom::c(lane, 2 * r + e);
+            const int il = sr0 + nt * N + c.col, i = i0 + il, j = js + m * M + c.row;
+            float fac;
+            const float x = bwd_score2<Extras, bug>(p, s[m][nt][2 * r + e], scale_log2, h, i + diag, j, fac);
+            float Pv = exp2_ftz(x - lse_t[il]);
+            if (kMasked && (i >= p.sq || j >= keys || j - i < lo_off || j - i > hi_off)) Pv = 0.f;
+            pv[e] = Pv;
+            dsv[e] = bwd_ds<bug>(Pv, dp[m][nt][2 * r + e], dvec_t[il], fac);
+          }
+          const atoms::Coord c = Atom::c(lane, 2 * r);
+          const int o = (sk0 + m * M + c.row) * kPLd + sr0 + nt * N + c.col;
+          *reinterpret_cast<std::uint32_t*>(&pt_s[o]) = to_bits2<E>(pv[0], pv[1]);
+          *reinterpret_cast<std::uint32_t*>(&dst_s[o]) = to_bits2<E>(dsv[0], dsv[1]);
+        };
+        const auto tile = [&](auto masked_) {
+#pragma unroll
+          for (int m = 0; m < kSM; ++m)
+#pragma unroll
+            for (int nt = 0; nt < kSN; ++nt)
+#pragma unroll
+              for (int r = 0; r < Atom::kC / 2; ++r) pair(masked_, m, nt, r);
+        };
         if (full) tile(std::false_type{});
         else tile(std::true_type{});
       } else {

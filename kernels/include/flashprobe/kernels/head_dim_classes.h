@@ -44,7 +44,8 @@ inline constexpr HeadDimClass kWgmmaDimClasses[] = {{64, 64}, {128, 128}, {192, 
 // yet timed: the shipped wgmma runs d, dv in 72..96 in its 128 class, which ran them at 1.09-1.41x mma
 // (H200, bf16, reports/data/h200-141gb-hbm3e/2026-11-26-perf-f1c0a4d), and 200..224 in its 256 class
 // (0.67-0.86 of its d = 256 rate, H100, reports/data/h100-80gb-hbm3/2026-11-27-wgmma-classes-708f029),
-// so they stay out of kWgmmaDimClasses until measured against those.
+// so they stay out of kWgmmaDimClasses until measured against those. 96/96 measured: correct, but
+// 0.82-1.05x the 128 class at d = 72..96 (reports/data/h100-80gb-hbm3/2026-11-27-wgmma-fine-8959679).
 inline constexpr HeadDimClass kWgmmaFineDimClasses[] = {{64, 64},   {96, 96},   {128, 128}, {192, 128},
                                                         {160, 160}, {224, 224}, {256, 256}};
 // The class of (d, dv) among `classes` (in order: the first that takes it), or {0, 0} when d or dv

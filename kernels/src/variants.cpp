@@ -76,11 +76,11 @@ KernelInfo mma_variant(const std::string& name, std::map<std::string, std::strin
   }
   if (!classes.empty()) {
     if (classes != "coarse")
-      bad(name, "classes=" + classes + ": must be coarse (the shipped mma runs the fine ladder 64, 80, 96, 128, 160, 192, "
-                "256; coarse is the one without 160 and 192)");
+      bad(name, "classes=" + classes + ": must be coarse (the shipped mma runs the fine ladder 32, 64, 80, 96, 128, 160, "
+                "192, 256; coarse is the one without 32, 160 and 192)");
     o.coarse_classes = true;
     canon += std::string(canon == "mma/" ? "" : ",") + "classes=coarse";
-    desc += " head dims in the tile classes 64, 80, 96, 128, 256 (no 160, 192; NVIDIA);";
+    desc += " head dims in the tile classes 64, 80, 96, 128, 256 (no 32, 160, 192; NVIDIA);";
   }
   if (!small.empty()) {
     if (small == "plain") o.small = dev::MmaSmall::plain;

@@ -233,6 +233,13 @@ TEST(Select, MmaFineLadder) {
   EXPECT_EQ(fine(192, 128), (HeadDimClass{192, 192}));  // MLA: its own width on the Q/K side
   EXPECT_EQ(fine(128, 200), (HeadDimClass{256, 256}));  // no 224 class (measured slower than 256)
   EXPECT_EQ(fine(232, 232), (HeadDimClass{256, 256}));
+  // d, dv <= 32 in the 32 class (measured 1.26-1.40x the 64 class: 2026-11-27-headdim-small-708f029);
+  // with soft-cap or ALiBi in kMmaDimClasses' 64 (the 32 class is built without them).
+  EXPECT_EQ(fine(24, 16), (HeadDimClass{32, 32}));
+  EXPECT_EQ(fine(32, 40), (HeadDimClass{64, 64}));
+  EXPECT_EQ(mma_nvidia_class(24, 24, false, false), (HeadDimClass{32, 32}));
+  EXPECT_EQ(mma_nvidia_class(24, 24, true, false), (HeadDimClass{64, 64}));
+  EXPECT_EQ(mma_nvidia_class(24, 24, false, true), (HeadDimClass{64, 64}));
   for (int d = kHeadDimStep; d <= 256; d += kHeadDimStep) {
     const HeadDimClass f = fine(d, d), c = head_dim_class(kMmaDimClasses, d, d);
     ASSERT_TRUE(f) << d;

@@ -71,7 +71,7 @@ void launch_mma_atom(const Params& p, Stream s, const MmaOptions& opt) {
     } else if constexpr (D == dev::kMmaSmallClass) {
       if (dev::mma_small_takes(p.d, p.dv, extras)) {
         if (opt.small == dev::MmaSmall::c32 && dev::mma_small_narrow_takes(p.d, p.dv, extras))
-          launch_mma_config<Atom, E, dev::kMmaSmallNarrowClass, false, true, 0>(p, s, opt);
+          launch_mma_nvidia<dev::kMmaSmallNarrowClass>(p, s, opt);  // (mma's own class since the switch)
         else if (opt.small == dev::MmaSmall::fma) launch_mma_config<Atom, E, D, false, true, dev::kMmaSmallFmaTiles>(p, s, opt);
         else launch_mma_config<Atom, E, D, false, true, 0>(p, s, opt);
         return;

@@ -98,9 +98,13 @@ int detail::nvidia_sm(const DeviceInfo& dev) {
 
 #if defined(FP_HAVE_GPU_RUNTIME) && !defined(FP_VENDOR_HIP)
 void detail::launch_mma_nvidia_any(const Params& p, Stream s, const MmaOptions& o) {
-  // The fine ladder's classes outside kMmaDimClasses here (head_dim_classes.h), the rest by_dim's.
-  const int d = mma_nvidia_class(p.d, p.dv, p.softcap != 0.f || p.alibi != nullptr, o.coarse_classes).d;
+  // The fine ladder's classes outside kMmaDimClasses here (head_dim_classes.h), the rest by_dim's;
+  // the variants mma/small=plain|fma run their problems in class 64 (src/mma/mma_small.h).
+  const bool extras = p.softcap != 0.f || p.alibi != nullptr;
+  const bool small64 = (o.small == dev::MmaSmall::plain || o.small == dev::MmaSmall::fma) && dev::mma_small_takes(p.d, p.dv, extras);
+  const int d = small64 ? dev::kMmaSmallClass : mma_nvidia_class(p.d, p.dv, extras, o.coarse_classes).d;
   switch (d) {
+    case 32: launch_mma_nvidia<32>(p, s, o); return;
     case 160: launch_mma_nvidia<160>(p, s, o); return;
     case 192: launch_mma_nvidia<192>(p, s, o); return;
   }
@@ -130,7 +134,7 @@ KernelInfo make_mma(std::string name, std::string description, const detail::Mma
 KernelInfo make_mma_kernel() {
   return make_mma("mma",
                   "tensor-core FlashAttention-2 driven by an atom: mma.sync m16n8k16 on NVIDIA, WMMA on gfx11/gfx12, "
-                  "MFMA 32x32x8 on CDNA; f16/bf16; NVIDIA: d, dv multiples of 8 up to 256 (tile classes 64, 80, 96, "
+                  "MFMA 32x32x8 on CDNA; f16/bf16; NVIDIA: d, dv multiples of 8 up to 256 (tile classes 32, 64, 80, 96, "
                   "128, 160, 192, 256; with soft-cap or ALiBi 64, 80, 96, 128, 256), AMD: d = dv in {64, 80, 96, 128, 256}",
                   {});
 }

@@ -7,7 +7,9 @@
 //   fma   (mma/small=fma): the same, with kMmaSmallFmaTiles of every kNT = 8 score tiles of a lane
 //         (8 keys each) exponentiated on the FMA units (exp2_fma.h), the rest on the MUFU.
 //   c32   (mma/small=c32): d, dv <= 32 in a 32-wide class (half the O accumulators and K/V copies
-//         of class 64, so fewer registers per thread), the rest of plain's problems as plain.
+//         of class 64, so fewer registers per thread), the rest of plain's problems as plain. The
+//         32 class is mma's own since it measured faster (kMmaFineDimClasses), so c32 differs from
+//         mma only at d = 40..56 (plain's code there).
 // Every other problem runs mma's code. Host code and the kernel's launcher (pure constexpr).
 #include "flashprobe/kernels/head_dim_classes.h"
 

@@ -29,8 +29,13 @@ inline constexpr HeadDimClass kMmaDimClasses[] = {{64, 64}, {80, 80}, {96, 96}, 
 // reports/data/h100-80gb-hbm3/2026-11-27-headdim-fb56b67), and they passed the grid, the gate (same
 // record), the soak and the sanitizers (2026-11-27-fine-soak-974195e; kernels/src/mma/PERF_NOTES.md,
 // v12). No 224 class: one ran d = 200..224 at 0.83-0.89x of the 256 class (headdim-fb56b67).
-inline constexpr HeadDimClass kMmaFineDimClasses[] = {{64, 64},   {80, 80},   {96, 96}, {128, 128},
-                                                      {160, 160}, {192, 192}, {256, 256}};
+// 32/32 likewise (d, dv <= 32 run with half the O registers of the 64 class: 168 registers, 3 blocks
+// per SM instead of 2): 1.26-1.40x the 64 class at d = 8..32 (H100,
+// reports/data/h100-80gb-hbm3/2026-11-27-headdim-small-708f029, as the variant mma/small=c32), grid,
+// gate (same record), soak and sanitizers (2026-11-27-soak-8959679) passed (PERF_NOTES.md, "Small
+// head dims").
+inline constexpr HeadDimClass kMmaFineDimClasses[] = {{32, 32},   {64, 64},   {80, 80},   {96, 96},
+                                                      {128, 128}, {160, 160}, {192, 192}, {256, 256}};
 // wgmma: 64/64, 128/128, MLA's 192/128, 160/160 and 256/256 (192/128 before 160/160: a (d, dv) that
 // fits both, e.g. 160/128, costs the same in either and keeps the measured class). The 256 class holds
 // O in 128 accumulator registers per thread, so it takes 64 keys per tile (S: 32 registers) and, at

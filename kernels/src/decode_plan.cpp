@@ -50,6 +50,11 @@ int decode_splits(const AttnProblem& p, int multiprocessors) {
   return splits_for_slots(p, g, slots_of(g, multiprocessors, 1));
 }
 
+int decode_plan_splits(const AttnProblem& p, int multiprocessors) {
+  const DecodeGeometry g = geometry_of(p);
+  return splits_for_slots(p, g, slots_of(g, multiprocessors, g.rows_per_block == 1 ? 2 : 1));
+}
+
 int decode_fused_splits(const AttnProblem& p, int multiprocessors) {
   const DecodeGeometry g = geometry_of(p);
   return splits_for_slots(p, g, slots_of(g, multiprocessors, 2));

@@ -41,7 +41,8 @@ void launch_decode(const Params& p, int splits, void* workspace, Stream s);
 // split kernel (PDL, sm_90; a plain launch elsewhere).
 enum class DecodeCombine { loop, wide, pdl };
 // A decode entry's launch choices (registry.cpp's make_decode_variant; variants.h): splits > 0 forces
-// the split count (else decode_splits, or decode_fused_splits when fused or half_plan); fused runs
+// the split count (else decode_plan_splits; decode_fused_splits when fused or half_plan, decode_splits
+// when full_plan); fused runs
 // launch_decode_walk, each block walking `walk` splits (0: decode_walk's plan for this device and
 // batch; a forced walk above the split count walks them all); combine picks the two-kernel decode's
 // combine (launch_decode_combined; not with fused).
@@ -50,6 +51,7 @@ struct DecodeOptions {
   bool fused = false;
   int walk = 0;
   bool half_plan = false;
+  bool full_plan = false;
   DecodeCombine combine = DecodeCombine::loop;
   int depth = 2;  // steps of loads ahead of the computing one plus one: 2, or 3 (decode_split_deep)
 };

@@ -107,6 +107,7 @@ std::string decode_name(const detail::DecodeOptions& o) {
   const auto add = [&opts](const std::string& kv) { opts += (opts.empty() ? "" : ",") + kv; };
   if (o.splits > 0) add("splits=" + std::to_string(o.splits));
   if (o.half_plan) add("plan=half");
+  if (o.full_plan) add("plan=full");
   if (o.fused) add("fused=on");
   if (o.walk > 0) add("walk=" + std::to_string(o.walk));
   if (o.combine == detail::DecodeCombine::wide) add("combine=wide");
@@ -116,11 +117,12 @@ std::string decode_name(const detail::DecodeOptions& o) {
 }
 
 std::string decode_description(const detail::DecodeOptions& o) {
-  if (o.splits == 0 && !o.fused && !o.half_plan && o.combine == detail::DecodeCombine::loop && o.depth == 2)
+  if (o.splits == 0 && !o.fused && !o.half_plan && !o.full_plan && o.combine == detail::DecodeCombine::loop && o.depth == 2)
     return "split-K decode for sq <= 8: key splits merged through their LSE";
   std::string d = "decode (benchmarks and tests):";
   if (o.splits > 0) d += " exactly " + std::to_string(o.splits) + " key split(s);";
-  if (o.half_plan) d += " the split count for half the resident blocks (decode_fused_splits);";
+  if (o.half_plan) d += " the split count for half the resident blocks (decode_fused_splits) at any rows per block;";
+  if (o.full_plan) d += " the split count for one full wave of resident blocks (decode_splits) at any rows per block;";
   if (o.combine == detail::DecodeCombine::wide) d += " the combine with every split's loads issued at once (decode_combine_wide);";
   if (o.combine == detail::DecodeCombine::pdl)
     d += " the wide combine launched as a programmatic dependent of the split kernel (PDL on sm_90);";
@@ -135,14 +137,17 @@ std::string decode_description(const detail::DecodeOptions& o) {
 }  // namespace
 
 KernelInfo make_decode_variant(const detail::DecodeOptions& o) {
-  if (o.splits < 0 || o.walk < 0 || (o.walk > 0 && !o.fused) || (o.half_plan && o.splits > 0) ||
+  if (o.splits < 0 || o.walk < 0 || (o.walk > 0 && !o.fused) || ((o.half_plan || o.full_plan) && o.splits > 0) || (o.half_plan && o.full_plan) ||
       (o.fused && (o.combine != detail::DecodeCombine::loop || o.depth != 2)) || (o.depth != 2 && o.depth != 3))
     throw UsageError("decode variant " + decode_name(o) +
-                     " is not allowed: splits, walk >= 1 when given, walk only with fused=on, plan=half not with a forced "
+                     " is not allowed: splits, walk >= 1 when given, walk only with fused=on, plan (half or full) not with a forced "
                      "split count, combine and depth (2 or 3) not with fused=on (the fused kernel combines in its last block)");
   const std::string name = decode_name(o);
   auto splits_of = [o](const AttnProblem& p) {
-    return o.splits > 0 ? o.splits : o.fused || o.half_plan ? decode_default_fused_splits(p) : decode_default_splits(p);
+    return o.splits > 0                ? o.splits
+           : o.fused || o.half_plan ? decode_default_fused_splits(p)
+           : o.full_plan            ? decode_default_full_wave_splits(p)
+                                    : decode_default_splits(p);
   };
   auto walk_of = [o](const AttnProblem& p, int splits) {
     return o.walk > 0 ? std::min(o.walk, splits) : decode_default_walk(p, splits);
@@ -169,7 +174,7 @@ KernelInfo make_decode_variant(const detail::DecodeOptions& o) {
     if (n < 1) throw UsageError("decode splits=" + std::to_string(n) + " is not allowed: use >= 1");
     detail::DecodeOptions forced = o;
     forced.splits = n;
-    forced.half_plan = false;  // the forced count replaces the plan's
+    forced.half_plan = forced.full_plan = false;  // the forced count replaces the plan's
     return make_decode_variant(forced);
   };
   return k;
@@ -226,7 +231,8 @@ std::size_t decode_walk_workspace_bytes(const AttnProblem& p, int splits, int wa
 }
 }  // namespace detail
 
-int decode_default_splits(const AttnProblem& p) { return decode_splits(p, this_device_sms()); }
+int decode_default_splits(const AttnProblem& p) { return decode_plan_splits(p, this_device_sms()); }
+int decode_default_full_wave_splits(const AttnProblem& p) { return decode_splits(p, this_device_sms()); }
 int decode_default_fused_splits(const AttnProblem& p) { return decode_fused_splits(p, this_device_sms()); }
 int decode_default_walk(const AttnProblem& p, int splits) { return decode_walk(p, splits, this_device_sms()); }
 

@@ -184,9 +184,10 @@ KernelInfo decode_variant(const std::string& name, std::map<std::string, std::st
   no_other_options(name, "decode", opts, "splits, plan, fused, walk, combine, depth");
   if (!splits.empty()) o.splits = count_of(name, "splits", splits);
   if (!plan.empty()) {
-    if (plan != "half") bad(name, "plan=" + plan + ": must be half (the shipped plan fills one wave of resident blocks)");
-    if (o.splits > 0) bad(name, "plan=half with splits=" + splits + ": a forced split count leaves no plan to choose");
-    o.half_plan = true;
+    if (plan != "half" && plan != "full")
+      bad(name, "plan=" + plan + ": must be half or full (the shipped plan: half the resident blocks for one-row blocks, a full wave for several rows)");
+    if (o.splits > 0) bad(name, "plan=" + plan + " with splits=" + splits + ": a forced split count leaves no plan to choose");
+    (plan == "half" ? o.half_plan : o.full_plan) = true;
   }
   if (!fused.empty()) {
     if (fused != "on") bad(name, "fused=" + fused + ": must be on (the shipped decode combines in a second kernel)");
@@ -216,7 +217,7 @@ std::string variant_syntax() {
   return std::string("mma/order=rows|heads, mma/rescale=lazy, mma/classes=coarse, mma/small=plain|fma|c32, "
                      "wgmma/schedule=serial|overlap, wgmma/carry=on") +
          (detail::kWgmmaAllSchedules ? "" : " (built with -DFLASHPROBE_WGMMA_SCHEDULES=ON)") +
-         ", wgmma/l2ahead=on, wgmma/epilogue=pairs, wgmma/mask=affine, wgmma/classes=fine, wgmma/grid=full, wgmma/blocks=<n>, decode/splits=<n>, decode/plan=half, decode/fused=on, "
+         ", wgmma/l2ahead=on, wgmma/epilogue=pairs, wgmma/mask=affine, wgmma/classes=fine, wgmma/grid=full, wgmma/blocks=<n>, decode/splits=<n>, decode/plan=half|full, decode/fused=on, "
          "decode/walk=<n> (with fused=on), decode/combine=wide|pdl, decode/depth=3 (neither with fused=on); one kernel's options combine with ','";
 }
 
@@ -226,7 +227,7 @@ std::vector<std::string> variant_names() {
   if (detail::kWgmmaAllSchedules) v.insert(v.end(), {"wgmma/schedule=serial", "wgmma/schedule=overlap", "wgmma/carry=on"});
   v.insert(v.end(), {"wgmma/l2ahead=on", "wgmma/epilogue=pairs", "wgmma/mask=affine", "wgmma/classes=fine", "wgmma/grid=full",
                      "decode/fused=on", "decode/fused=on,walk=1",
-                    "decode/plan=half", "decode/combine=wide", "decode/combine=pdl", "decode/plan=half,combine=pdl",
+                    "decode/plan=half", "decode/plan=full", "decode/combine=wide", "decode/combine=pdl", "decode/plan=half,combine=pdl",
                     "decode/plan=half,combine=pdl,depth=3"});
   return v;
 }

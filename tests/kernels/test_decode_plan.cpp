@@ -163,6 +163,34 @@ TEST(DecodePlan, TheFusedPlanFillsHalfTheResidentBlocks) {
           }
 }
 
+// decode's plan: half the resident blocks for blocks of one row (h32/32 d128 and d64 on an H100: 8
+// splits, 256 blocks at batch 1), one full wave for blocks of several rows (GQA h32/8: 49 splits at
+// Sk 32768, 392 blocks; 4 rows per block, 3 resident per SM); a score transform runs one row per
+// block, so the half wave.
+TEST(DecodePlan, ThePlanHalvesTheWaveForOneRowBlocksOnly) {
+  for (int sk : {1024, 4096, 32768}) {
+    EXPECT_EQ(decode_plan_splits(make_problem(1, 32, 32, 1, sk, 128), 132), 8) << sk;
+    EXPECT_EQ(decode_plan_splits(make_problem(8, 32, 32, 1, sk, 64), 132), 8) << sk;
+  }
+  EXPECT_EQ(decode_plan_splits(make_problem(1, 32, 8, 1, 32768, 128), 132), 49);
+  EXPECT_EQ(decode_plan_splits(make_problem(1, 32, 4, 1, 4096, 128), 132), 47);
+  AttnProblem cap = make_problem(1, 32, 8, 1, 32768, 128);
+  cap.softcap = 30;
+  EXPECT_EQ(decode_plan_splits(cap, 132), 8);
+  for (int sms : {1, 20, 132, 304})
+    for (int hkv : {1, 8, 32})
+      for (int group : {1, 2, 4})
+        for (int sq : {1, 2})
+          for (int sk : {1, 100, 4096, 32768}) {
+            const AttnProblem p = make_problem(1, hkv * group, hkv, sq, sk, 128);
+            const bool one_row = decode_geometry(p.d, p.dv, p.group(), p.sq).rows_per_block == 1;
+            EXPECT_EQ(decode_plan_splits(p, sms), one_row ? decode_fused_splits(p, sms) : decode_splits(p, sms)) << p.id() << " sms=" << sms;
+            AttnProblem big = p;
+            big.batch = 8;
+            EXPECT_EQ(decode_plan_splits(big, sms), decode_plan_splits(p, sms)) << "independent of the batch";
+          }
+}
+
 TEST(DecodePlan, ForcedSplitCountsKeepTheirBorders) {
   // Rounding 34 keys per split up to 64 would leave the third split empty: the chunk stays 34.
   EXPECT_EQ(decode_chunk(100, 3, 64), 34);
@@ -183,7 +211,8 @@ TEST(DecodePlan, DefaultSplitsUseThisProcessDevice) {
   const DeviceQuery q = query_devices();
   const int sms = q.devices.empty() ? 0 : q.devices.front().multiprocessors;
   const AttnProblem p = make_problem(2, 8, 2, 1, 5000, 64);
-  EXPECT_EQ(decode_default_splits(p), decode_splits(p, sms));
+  EXPECT_EQ(decode_default_splits(p), decode_plan_splits(p, sms));
+  EXPECT_EQ(decode_default_full_wave_splits(p), decode_splits(p, sms));
   EXPECT_EQ(decode_splits(p, 0), decode_splits(p, kDecodeNominalSMs));
 }
 

@@ -101,20 +101,26 @@ TEST(Variants, NamesAreCanonical) {
   EXPECT_EQ(find_variant("decode/combine=wide").with_splits(5).name, "decode/splits=5,combine=wide");
   EXPECT_EQ(find_variant("decode/depth=3,combine=pdl,plan=half").name, "decode/plan=half,combine=pdl,depth=3");
   EXPECT_EQ(find_variant("decode/depth=3").with_splits(5).name, "decode/splits=5,depth=3");
+  EXPECT_EQ(find_variant("decode/combine=wide,plan=full").name, "decode/plan=full,combine=wide");
+  EXPECT_EQ(find_variant("decode/plan=full").with_splits(5).name, "decode/splits=5");
 }
 
-// decode/plan=half takes decode_fused_splits' count (half the resident blocks; on this host, with
-// no device, the nominal H100's), the combines take the plan's count and decode's workspace: the
-// choice changes the launch, never the partials' layout.
+// decode's plan is decode_plan_splits' (on this host, with no device, the nominal H100's): half the
+// resident blocks for one-row blocks (h32/32), a full wave for several rows (h32/8, h32/4);
+// decode/plan=half takes decode_fused_splits' count and decode/plan=full decode_splits' at any rows
+// per block; the combines and the depth take the plan's count and decode's workspace: the choice
+// changes the launch, never the partials' layout.
 TEST(Variants, DecodePlanAndCombineVariantsTakeTheirSplitCountsAndDecodesWorkspace) {
   using testing::make_problem;
   for (const AttnProblem& p :
        {make_problem(1, 32, 32, 1, 4096, 128), make_problem(8, 32, 8, 1, 32768, 128), make_problem(1, 32, 4, 1, 1024, 64)}) {
-    const int half = decode_default_fused_splits(p), full = decode_default_splits(p);
+    const int half = decode_default_fused_splits(p), full = decode_default_full_wave_splits(p);
     ASSERT_LT(half, full) << p.hkv << " " << p.d;
+    EXPECT_EQ(decode_default_splits(p), p.hkv == p.hq ? half : full) << p.hkv << " " << p.d;
     EXPECT_EQ(find_variant("decode/plan=half").workspace_bytes(p), decode_with_splits(half).workspace_bytes(p));
+    EXPECT_EQ(find_variant("decode/plan=full").workspace_bytes(p), decode_with_splits(full).workspace_bytes(p));
     EXPECT_EQ(find_variant("decode/plan=half,combine=pdl").workspace_bytes(p), decode_with_splits(half).workspace_bytes(p));
-    EXPECT_EQ(find_variant("decode/combine=pdl").workspace_bytes(p), decode_with_splits(full).workspace_bytes(p));
+    EXPECT_EQ(find_variant("decode/combine=pdl").workspace_bytes(p), decode_with_splits(decode_default_splits(p)).workspace_bytes(p));
     EXPECT_EQ(find_variant("decode/combine=wide").workspace_bytes(p), find_kernel("decode")->workspace_bytes(p));
     EXPECT_EQ(find_variant("decode/depth=3").workspace_bytes(p), find_kernel("decode")->workspace_bytes(p));
   }
@@ -147,7 +153,8 @@ TEST(Variants, UnknownNamesAreUsageErrorsNamingWhatIsAllowed) {
         "wgmma/classes=fine,epilogue=pairs", "wgmma/classes=fine,mask=affine", "mma/classes=fine", "mma/classes=", "mma/classes=coarse,classes=coarse",
         "mma/small=on", "mma/small=", "mma/small=fma3", "mma/small=fma,small=plain",
         "decode/fused=off", "decode/fused=", "decode/walk=2", "decode/splits=2,walk=2", "decode/fused=on,walk=0", "decode/fused=on,walk=x",
-        "decode/fused=on,fused=on", "decode/fused=on,blocks=2", "decode/plan=full", "decode/plan=", "decode/plan=half,splits=8",
+        "decode/fused=on,fused=on", "decode/fused=on,blocks=2", "decode/plan=quarter", "decode/plan=", "decode/plan=half,splits=8", "decode/plan=full,splits=8",
+        "decode/plan=half,plan=full",
         "decode/combine=loop", "decode/combine=", "decode/combine=pdl,fused=on", "decode/combine=wide,combine=pdl", "decode/depth=2",
         "decode/depth=4", "decode/depth=", "decode/depth=3,fused=on", "decode/depth=3,depth=3"}) {
     const std::string m = usage_error(bad);

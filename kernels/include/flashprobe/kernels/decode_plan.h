@@ -9,8 +9,9 @@
 // `keys_per_step` = (threads / lanes_per_key) key groups x decode_unroll(rows) keys per group.
 //
 // Example (H100, 132 SMs; b1 h32 d128 sq1 sk8192): 16 lanes per key, 1 row per block, 8 key groups
-// x 4 = 32 keys per step; 32 kv heads in 4 x 132 resident blocks -> 16 splits of 16 steps (512
-// keys), 512 blocks in one wave.
+// x 4 = 32 keys per step; 32 kv heads in 4 x 132 resident blocks -> one full wave is 16 splits of 16
+// steps (512 keys, 512 blocks: decode_splits); decode's plan, one row per block, takes half of it: 8
+// splits of 32 steps (1024 keys), 256 blocks (decode_plan_splits).
 #include "flashprobe/core/problem.h"
 
 namespace flashprobe::kernels {
@@ -40,8 +41,8 @@ struct DecodeGeometry {
 // device libraries, and several rows' registers kept live across those calls spill.
 DecodeGeometry decode_geometry(int d, int dv, int group, int sq, bool score_transform = false);
 
-// The split count for a device with `multiprocessors` SMs (<= 0: kDecodeNominalSMs): as many splits
-// as one wave of blocks holds — one batch element's blocks (hkv * row_tiles * splits) at most
+// The full wave's split count (decode's plan for blocks of several rows; decode/plan=full) for a device
+// with `multiprocessors` SMs (<= 0: kDecodeNominalSMs): as many splits as one wave of blocks holds — one batch element's blocks (hkv * row_tiles * splits) at most
 // decode_blocks_per_sm x the SMs, rounded down, since a few blocks past a full wave would run alone
 // with too few loads in flight — never more than the key steps (ceil(sk / keys_per_step)), at least
 // 1, and chosen so that every split gets the same whole number of key steps (the chunk of
@@ -50,6 +51,15 @@ DecodeGeometry decode_geometry(int d, int dv, int group, int sq, bool score_tran
 // must come out bitwise equal to the same element run alone (the BatchInvariant property); a larger
 // batch runs more waves of small blocks.
 int decode_splits(const AttnProblem& p, int multiprocessors);
+
+// decode's plan (registry.h's decode_default_splits): decode_fused_splits' count (half the resident
+// blocks) where a block has one row (MHA, or a score transform), decode_splits' (one full wave) where
+// it has several. Measured on an H100 (reports/data/h100-80gb-hbm3/2026-11-27-decode-plan-708f029/,
+// decode/plan=half against the full wave): one-row blocks 1.00-1.09x faster at h32 d128 and d64,
+// Sk 1k-32k, batches 1 and 8 (a one-row block keeps 16 KB of K/V in flight per step at d128: 2 per SM
+// stream at the rate); 4-row blocks (GQA h32/8, h32/4: 4 KB per step) 0.72-0.98x at Sk 4k-16k, where
+// fewer blocks leave too few bytes in flight. Independent of the batch, as both counts.
+int decode_plan_splits(const AttnProblem& p, int multiprocessors);
 
 // decode/fused=on (variants.h) aims at half the resident blocks (2 per SM up to 2 rows per block):
 // on an H100 (h32 d128, Sk 1k-32k, reports/data/h100-80gb-hbm3/2026-11-27-decode-splits-a796e02/) the

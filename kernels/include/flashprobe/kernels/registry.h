@@ -64,10 +64,12 @@ const KernelInfo* find_kernel(const std::string& name);
 // "ref3pass, tiled, decode": for error messages.
 std::string kernel_names();
 
-// Decode's key split: how many blocks share the keys of one query row, decode_splits() (decode_plan.h)
-// for the SM count of this process's device. Exposed so tests can force 1, odd and
+// Decode's key split: how many blocks share the keys of one query row, decode_plan_splits()
+// (decode_plan.h) for the SM count of this process's device. Exposed so tests can force 1, odd and
 // more-splits-than-keys counts through decode_with_splits().
 int decode_default_splits(const AttnProblem& p);
+// decode/plan=full's count (variants.h): decode_splits() (one full wave) for this process's device.
+int decode_default_full_wave_splits(const AttnProblem& p);
 // decode/fused=on's plan for this process's device (variants.h): decode_fused_splits() and, for a
 // split count, decode_walk() (decode_plan.h).
 int decode_default_fused_splits(const AttnProblem& p);

@@ -34,8 +34,10 @@
 //   wgmma/grid=full                 one block per work item instead of the persistent grid
 //   wgmma/blocks=<n>                the persistent grid capped at n blocks (decode_with_splits' twin)
 //   decode/splits=<n>               exactly n key splits
-//   decode/plan=half                the split count for half the resident blocks (decode_fused_splits,
-//                                   decode_plan.h) instead of one full wave; not with splits=<n>
+//   decode/plan=half|full           the split count for half the resident blocks (decode_fused_splits)
+//                                   or one full wave (decode_splits; decode_plan.h) whatever the rows
+//                                   per block, instead of decode_plan_splits' choice by them; not with
+//                                   splits=<n>
 //   decode/fused=on                 one kernel planned for half the resident blocks: the split count
 //                                   of decode_fused_splits, each block walking several splits of its
 //                                   row tile when the batch needs (decode_walk, decode_plan.h), the

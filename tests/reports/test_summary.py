@@ -245,12 +245,12 @@ class RepositorySoaks(unittest.TestCase):
     def test_todays_mma_and_wgmma_are_the_variants_soaks(self):
         got = {(i.subject, i.record.run.split("/")[-1], i.run) for i in self.row.items
                if i.subject.split()[0] in ("mma", "wgmma") and i.subject.endswith(" AgreesWithOracle")}
-        self.assertEqual(got, {("mma f16 AgreesWithOracle", "2026-11-27-fine-soak-974195e", 10002),
-                               ("mma bf16 AgreesWithOracle", "2026-11-27-fine-soak-974195e", 10002),
+        self.assertEqual(got, {("mma f16 AgreesWithOracle", "2026-11-27-soak-8959679", 10002),
+                               ("mma bf16 AgreesWithOracle", "2026-11-27-soak-8959679", 10002),
                                ("wgmma f16 AgreesWithOracle", "2026-11-27-soak-8959679", 10002),
                                ("wgmma bf16 AgreesWithOracle", "2026-11-27-soak-8959679", 10002)})
         text = summary.code_text(self.row)
-        self.assertIn("today's mma (since 228bc76): 20,004 cases, 2026-11-27-fine-soak-974195e (as mma/classes=fine)", text)
+        self.assertIn("today's mma (since 6210843): 20,004 cases, 2026-11-27-soak-8959679 (as mma/small=c32)", text)
         self.assertIn("today's wgmma (since ff17f03): 20,004 cases, 2026-11-27-soak-8959679", text)
 
     def test_the_lineage_names_commits_of_this_history_in_order(self):

@@ -63,10 +63,10 @@ Domain kernel_domain(const KernelInfo& k, const DeviceInfo& dev) {
     d.tile_n = 128;  // (the 256/256 class's 64-key tiles end there too)
     d.stride_align = kernels::kWgmmaStrideAlign;  // padded rows it takes (its TMA's 16 bytes)
   } else if (base == "mma") {
-    // (mma runs the fine ladder, mma/classes=coarse kMmaDimClasses: a ladder's classes and the dims
-    // between them are drawn; kernels::mma_nvidia_class)
-    d.head_dims = n.find("classes=coarse") != std::string::npos ? tensor_core_dims(kernels::kMmaDimClasses)
-                                                                : tensor_core_dims(kernels::kMmaFineDimClasses);
+    // (mma runs the fine ladder on NVIDIA, kMmaDimClasses on AMD and as mma/classes=coarse: a ladder's
+    // classes and the dims between them are drawn; kernels::mma_nvidia_class)
+    const bool coarse = n.find("classes=coarse") != std::string::npos || dev.vendor == "amd";
+    d.head_dims = coarse ? tensor_core_dims(kernels::kMmaDimClasses) : tensor_core_dims(kernels::kMmaFineDimClasses);
     // mma/small=...: its own code runs only below the first class (src/mma/mma_small.h), so every
     // head dim there is drawn (and the class itself, mma's code).
     if (n.find("small=") != std::string::npos) {

@@ -36,10 +36,11 @@ def make_input(rng, shape, dtype):
 
 
 def kernel_pattern(plan):
-    """The mangled name of mma_fwd<atoms::ATOM, ELEM, D, waves, bn, 1, true>."""
+    """The mangled name of mma_fwd<atoms::ATOM, ELEM, D, waves, bn, 1, true, false, 0> (the shipped
+    instantiation: no extras, the small-head-dim knobs at their defaults)."""
     atom, elem = plan["atom"], plan["elem"]
     return (rf"^_ZN10flashprobe7kernels3dev7mma_fwdINS_5atoms{len(atom)}{atom}ENS1_{len(elem)}{elem}E"
-            rf"Li{plan['d']}ELi{plan['waves']}ELi{plan['bn']}ELi1ELb1EEEv")
+            rf"Li{plan['d']}ELi{plan['waves']}ELi{plan['bn']}ELi1ELb1ELb0ELi0EEEv")
 
 
 def plan_for(tools, problem_path, family):

@@ -218,7 +218,7 @@ class Attention(unittest.TestCase):
     def test_kernel_pattern_is_the_mangled_instantiation(self):
         plan = {"atom": "GFX11_WMMA_16x16x16_F32F16_W32", "elem": "F16", "d": 64, "waves": 4, "bn": 64}
         name = ("_ZN10flashprobe7kernels3dev7mma_fwdINS_5atoms30GFX11_WMMA_16x16x16_F32F16_W32ENS1_3F16ELi64ELi4ELi64ELi1"
-                "ELb1EEEvNS0_6ParamsENS1_8MmaOrderEf")
+                "ELb1ELb0ELi0EEEvNS0_6ParamsENS1_8MmaOrderEf")
         import re
         self.assertRegex(name, attention.kernel_pattern(plan))
         self.assertNotRegex(name.replace("Li64ELi4", "Li128ELi4"), attention.kernel_pattern(plan))

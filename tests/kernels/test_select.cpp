@@ -482,9 +482,9 @@ TEST(Registry, WgmmaSupportsHopperProblemsTheTmaCanAddress) {
     EXPECT_FALSE(s) << dev.arch;
     EXPECT_NE(s.reason.find("sm_90"), std::string::npos) << s.reason;
   }
-  // Every multiple of 8 up to 128, d != dv too (tile classes 64 and 128); nothing wider.
-  for (int d = 8; d <= 128; d += 8) EXPECT_TRUE(w->supports(kSm90, prob(256, 256, d))) << "d=" << d;
-  EXPECT_NE(w->supports(kSm90, prob(256, 256, 136)).reason.find("d=136"), std::string::npos);
+  // Every multiple of 8 up to 256, d != dv too (kWgmmaDimClasses: 64, 128, 160, 192/128, 256); nothing wider.
+  for (int d = 8; d <= 256; d += 8) EXPECT_TRUE(w->supports(kSm90, prob(256, 256, d))) << "d=" << d;
+  EXPECT_NE(w->supports(kSm90, prob(256, 256, 264)).reason.find("d=264"), std::string::npos);
   EXPECT_NE(w->supports(kSm90, prob(256, 256, 100)).reason.find("multiples of 8"), std::string::npos);
   EXPECT_NE(w->supports(kSm90, prob(256, 256, 64, DType::f32)).reason.find("dtype=f32"), std::string::npos);
   AttnProblem odd = prob(64, 64, 64);
@@ -495,16 +495,20 @@ TEST(Registry, WgmmaSupportsHopperProblemsTheTmaCanAddress) {
   AttnProblem dv = prob(64, 64, 64);
   dv.dv = 128;
   EXPECT_TRUE(w->supports(kSm90, dv));
-  dv.dv = 192;
-  EXPECT_NE(w->supports(kSm90, dv).reason.find("dv=192"), std::string::npos);
+  dv.dv = 192;  // 64/192 in class 256
+  EXPECT_TRUE(w->supports(kSm90, dv));
+  dv.dv = 264;
+  EXPECT_NE(w->supports(kSm90, dv).reason.find("dv=264"), std::string::npos);
   dv.d = 192;  // MLA's 192/128 and what its class takes
   for (int v : {128, 64, 8}) {
     dv.dv = v;
     EXPECT_TRUE(w->supports(kSm90, dv)) << "dv=" << v;
   }
-  dv.d = 200;
+  dv.d = 200;  // class 256
   dv.dv = 128;
-  EXPECT_NE(w->supports(kSm90, dv).reason.find("d=200"), std::string::npos);
+  EXPECT_TRUE(w->supports(kSm90, dv));
+  dv.d = 264;
+  EXPECT_NE(w->supports(kSm90, dv).reason.find("d=264"), std::string::npos);
   EXPECT_NE(w->supports(kSm90, prob(64, 0, 64)).reason.find("sk=0"), std::string::npos);
   // The persistent grid counts its work items in 32 bits, as the launch builds the list for d (at
   // d = 128 without a mask one item per 128-row block, at d = 64 one per pair). 65535 heads x 32767
@@ -544,7 +548,7 @@ TEST(Select, HopperPathWhereItMeasuredFaster) {
   else EXPECT_NE(rejection(h, "wgmma").find("sm_90a"), std::string::npos) << h.describe();
   EXPECT_EQ(select(kSm90, prob(4096, 4096, 64), kCuda, kernels()).kernel->name, hopper);
   EXPECT_EQ(select(kSm90, prob(2048, 2048, 96), kCuda, kernels()).kernel->name, hopper);  // d = 96 in class 128
-  EXPECT_EQ(select(kSm90, prob(2048, 2048, 192), kCuda, kernels()).kernel->name, "mma");  // 192/192: no wgmma class
+  EXPECT_EQ(select(kSm90, prob(2048, 2048, 192), kCuda, kernels()).kernel->name, hopper);  // 192/192 in wgmma's class 256
   const auto causal = [](int sq, int sk, int d) {
     AttnProblem p = prob(sq, sk, d);
     p.causal = Causal::bottom_right;

@@ -12,10 +12,12 @@ using kernels::KernelInfo;
 
 namespace {
 // The head dims a tensor-core kernel's gate draws (registry.h: tile classes): every class's d and
-// dv (the specialised instantiations) first, then per class its narrowest d (one step past the
-// class below) and, where the class spans more, the middle one (rounded to the step): 8, 32, 72,
-// 88, 104, 112, 136, 144, 168, 176, 200, 224 for mma's fine ladder (136 and 192 for the coarse
-// one's 256 class). d != dv draws dv from the first eight (draw_problem).
+// dv (the specialised instantiations) first, then per class, in order of d, its narrowest d (one
+// step past the next narrower class's) and, where the class spans more, the middle one (rounded to
+// the step): 8, 16, 40, 48, 72, 88, 104, 112, 136, 144, 168, 176, 200, 224 for mma's fine ladder
+// (136 and 192 for the coarse one's 256 class); for wgmma's 136 and 144 in its 160 class, 168 and
+// 176 beside MLA's 192/128, 200 and 224 in its 256 class. d != dv draws dv from the first eight
+// (draw_problem).
 template <std::size_t N>
 std::vector<int> tensor_core_dims(const kernels::HeadDimClass (&classes)[N]) {
   constexpr int step = kernels::kHeadDimStep;
@@ -25,13 +27,30 @@ std::vector<int> tensor_core_dims(const kernels::HeadDimClass (&classes)[N]) {
   };
   for (const auto& c : classes) add(c.d);
   for (const auto& c : classes) add(c.dv);
+  // (the list's order is the choice order, not d's: wgmma's 192/128 comes before 160/160)
+  std::vector<int> widths;
+  for (const auto& c : classes) widths.push_back(c.d);
+  std::sort(widths.begin(), widths.end());
   int below = 0;
-  for (const auto& c : classes) {
+  for (int w : widths) {
     add(below + step);
-    if (c.d - below > 2 * step) add((below + c.d) / 2 / step * step);
-    below = c.d;
+    if (w - below > 2 * step) add((below + w) / 2 / step * step);
+    below = w;
   }
   return v;
+}
+
+// The key-tile widths of a kernel's tile classes (`keys` of each): the first class's as tile_n, the
+// others', each once, as more_tile_n, so that Sk is drawn at every class's tile edges.
+template <std::size_t N, class Keys>
+void set_key_tiles(Domain& d, const kernels::HeadDimClass (&classes)[N], Keys keys) {
+  d.tile_n = keys(classes[0]);
+  d.more_tile_n.clear();
+  for (const auto& c : classes) {
+    const int t = keys(c);
+    if (t != d.tile_n && std::find(d.more_tile_n.begin(), d.more_tile_n.end(), t) == d.more_tile_n.end())
+      d.more_tile_n.push_back(t);
+  }
 }
 }  // namespace
 
@@ -55,12 +74,14 @@ Domain kernel_domain(const KernelInfo& k, const DeviceInfo& dev) {
     d.dtypes = {DType::f16, DType::bf16, DType::f32};
     d.tile_m = 16;
   } else if (base == "wgmma") {
-    // (wgmma/classes=fine: kWgmmaFineDimClasses, with 96/96; kernels::wgmma_class)
-    d.head_dims = n.find("classes=fine") != std::string::npos ? tensor_core_dims(kernels::kWgmmaFineDimClasses)
-                                                              : tensor_core_dims(kernels::kWgmmaDimClasses);
+    // (wgmma/classes=fine: kWgmmaFineDimClasses, with 96/96 and 224/224; kernels::wgmma_class) Its
+    // tiles are its classes' (head_dim_classes.h): 128 query rows, 128 or 64 keys.
+    const bool fine = n.find("classes=fine") != std::string::npos;
+    d.head_dims = fine ? tensor_core_dims(kernels::kWgmmaFineDimClasses) : tensor_core_dims(kernels::kWgmmaDimClasses);
     d.dv_differs = true;
-    d.tile_m = 128;  // Hopper path: 128 query rows and 128 keys per tile
-    d.tile_n = 128;  // (the 256/256 class's 64-key tiles end there too)
+    d.tile_m = kernels::kWgmmaBlockRows;
+    if (fine) set_key_tiles(d, kernels::kWgmmaFineDimClasses, kernels::wgmma_tile_keys);
+    else set_key_tiles(d, kernels::kWgmmaDimClasses, kernels::wgmma_tile_keys);
     d.stride_align = kernels::kWgmmaStrideAlign;  // padded rows it takes (its TMA's 16 bytes)
   } else if (base == "mma") {
     // (mma runs the fine ladder on NVIDIA, kMmaDimClasses on AMD and as mma/classes=coarse: a ladder's

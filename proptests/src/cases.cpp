@@ -42,11 +42,17 @@ bool rarely(Choices& c, int n) { return c.in_range(0, n) == n - 1; }
 
 // Sequence lengths: edge values weighted heavily, otherwise uniform within the (size-scaled) bound.
 // The edge is drawn by a scaled index, so Sk = 63 can shrink to 7, 5, 3 while a property still fails.
-int draw_len(Choices& c, int tile, int max, bool allow_zero) {
+// `more_tiles`: further tile widths whose edges join the first's (each value once).
+int draw_len(Choices& c, int tile, int max, bool allow_zero, const std::vector<int>& more_tiles = {}) {
   // (A size past 100 reaches past max, as FLASHPROBE_PROP_MAX_SIZE=400 asks; below max = 8 the
   // floor of 8 keys is max.)
   const int bound = std::max({1, std::min(8, max), max * std::max(c.size(), 1) / 100});
   std::vector<int> edges{1, 2, 3, 5, 7, tile - 1, tile, tile + 1, 2 * tile - 1, 2 * tile + 1};
+  for (int t : more_tiles)
+    for (int v : {t - 1, t, t + 1, 2 * t - 1, 2 * t + 1})
+      if (std::find(edges.begin(), edges.end(), v) == edges.end()) edges.push_back(v);
+  // (ascending, as one width's are: a scaled index reaches the short edges first and shrinks toward them)
+  if (!more_tiles.empty()) std::sort(edges.begin(), edges.end());
   if (allow_zero) edges.push_back(0);
   edges.erase(std::remove_if(edges.begin(), edges.end(), [&](int v) { return v < 0 || v > max; }), edges.end());
   if (weighted(c, {3, 2}) == 0 && !edges.empty())
@@ -119,7 +125,7 @@ AttnProblem draw_problem(const Domain& d, Choices& c) {
   p.hq = hq;
   p.hkv = hkv;
   p.sq = draw_sq(d, c);
-  p.sk = draw_len(c, d.tile_n, d.max_sk, d.sk_zero);
+  p.sk = draw_len(c, d.tile_n, d.max_sk, d.sk_zero, d.more_tile_n);
   if (long_row) {
     p.batch = 1;
     p.hkv = 1;
@@ -145,7 +151,9 @@ AttnProblem draw_problem(const Domain& d, Choices& c) {
       // Bounds on key-tile edges at the rows where tiles of rows start and end: row t * m sees key
       // t * m' - 1 as its first (the last key of a tile), row t * m - 1 sees key t * m' as its last
       // (the first key of a tile). Off-by-ones in a kernel's tile skipping live exactly there.
-      const int t = d.tile_n;
+      // (one of the key-tile widths; no draw where there is one, so a one-width domain draws as before)
+      const int which = d.more_tile_n.empty() ? 0 : c.pick(1 + static_cast<int>(d.more_tile_n.size()));
+      const int t = which == 0 ? d.tile_n : d.more_tile_n[static_cast<std::size_t>(which - 1)];
       p.sq = std::max(p.sq, t + 1 + c.in_range(0, 2 * t));  // rows past the first row tile
       const std::int64_t diag = p.diag_offset(0);
       const auto mod = [t](std::int64_t v) { return static_cast<int>(((v % t) + t) % t); };

@@ -225,6 +225,69 @@ TEST(GateDraws, TensorCoreKernelsDrawHeadDimsBelowTheirClassAndDvUnlikeD) {
   }
 }
 
+// wgmma's classes differ in their key tiles (head_dim_classes.h: 128 keys, 64 for 160/160 and
+// 256/256): its gate draws Sk at the edges of every class's tiles (t - 1, t, t + 1, 2t - 1, 2t + 1),
+// from the classes the kernel is built from, not a copy of one width (the domain said 128, so 63, 64
+// and 65, the 64-key classes' first tile edge, came only from the uniform draw: 0-3 of 1200 cases).
+TEST(GateDraws, WgmmaDrawsSkAtEveryClasssKeyTileEdges) {
+  for (const char* name : {"wgmma", "wgmma/classes=fine"}) {
+    const kernels::KernelInfo k = kernels::kernel_or_variant(name);
+    const bool fine = std::string(name) != "wgmma";
+    Domain d = kernel_domain(k, h100());
+    EXPECT_EQ(d.tile_m, kernels::kWgmmaBlockRows) << name;
+    if (!device_refusal(k, h100()).empty())  // (a build without sm_90a code: its classes alone)
+      d.supports = [fine](const AttnProblem& p) { return static_cast<bool>(kernels::wgmma_class(p.d, p.dv, fine)); };
+    std::map<int, int> sk;
+    for (std::uint64_t seed = 21; seed < 29; ++seed)
+      for (const Case& c : gate_draws(d, seed)) ++sk[c.problem.sk];
+    const auto check = [&](const kernels::HeadDimClass& c) {
+      const int t = kernels::wgmma_tile_keys(c);
+      for (int v : {t - 1, t, t + 1, 2 * t - 1, 2 * t + 1})
+        EXPECT_GE(sk[v], 5) << name << ": Sk = " << v << ", a tile edge of class " << c.d << "/" << c.dv << " (" << t
+                            << " keys), among 1200 cases";
+    };
+    if (fine) {
+      for (const auto& c : kernels::kWgmmaFineDimClasses) check(c);
+    } else {
+      for (const auto& c : kernels::kWgmmaDimClasses) check(c);
+    }
+  }
+}
+
+// Each class of a tensor-core ladder gets head dims below its own d drawn, its narrowest among them,
+// whatever the order of the list (wgmma's 192/128 comes before 160/160 in it, and the 160 class got
+// only 136: 144, the middle of its span and a d % 16 == 8 dim like 136, was never drawn).
+TEST(GateDraws, EveryTensorCoreClassGetsItsNarrowestAndMiddleDims) {
+  const auto check = [](const char* name, const auto& classes, auto class_of) {
+    const Domain d = kernel_domain(kernels::kernel_or_variant(name), h100());
+    std::vector<int> widths;
+    for (const kernels::HeadDimClass& c : classes) widths.push_back(c.d);
+    std::sort(widths.begin(), widths.end());
+    for (const kernels::HeadDimClass& c : classes) {
+      if (c.d != c.dv) continue;  // (square problems: d = dv below c.d)
+      const int below = *std::find(widths.begin(), widths.end(), c.d) == widths.front()
+                            ? 0
+                            : *(std::find(widths.begin(), widths.end(), c.d) - 1);
+      std::vector<int> in_class;
+      for (int x : d.head_dims)
+        if (x < c.d && class_of(x) == c) in_class.push_back(x);
+      EXPECT_NE(std::find(in_class.begin(), in_class.end(), below + kernels::kHeadDimStep), in_class.end())
+          << name << ": class " << c.d << "'s narrowest d " << below + kernels::kHeadDimStep;
+      if (c.d - below > 2 * kernels::kHeadDimStep) {
+        EXPECT_GE(in_class.size(), 2u) << name << ": class " << c.d << " spans " << below << ".." << c.d
+                                       << " and gets one dim below it";
+      }
+    }
+  };
+  check("wgmma", kernels::kWgmmaDimClasses, [](int x) { return kernels::wgmma_class(x, x, false); });
+  check("wgmma/classes=fine", kernels::kWgmmaFineDimClasses, [](int x) { return kernels::wgmma_class(x, x, true); });
+  check("mma", kernels::kMmaFineDimClasses, [](int x) { return kernels::mma_nvidia_class(x, x, false, false); });
+  check("mma/classes=coarse", kernels::kMmaDimClasses, [](int x) { return kernels::mma_nvidia_class(x, x, false, true); });
+  const Domain w = kernel_domain(*kernels::find_kernel("wgmma"), h100());
+  for (int x : {136, 144})
+    EXPECT_NE(std::find(w.head_dims.begin(), w.head_dims.end(), x), w.head_dims.end()) << "wgmma's 160 class: d = " << x;
+}
+
 // mma/small=plain|fma run their own code only below the smallest class (src/mma/mma_small.h): their
 // gates draw every head dim up to it, most of them below it, and d != dv there.
 TEST(GateDraws, SmallHeadDimVariantsDrawTheirOwnDims) {

@@ -38,12 +38,8 @@ enum class WgmmaSchedule { serial, overlap, pingpong };
 template <int D>
 struct WgmmaConfig {
   static constexpr int kDv = class_dv(kWgmmaFineDimClasses, D);  // V and O width of the class (every class)
-  static constexpr int kBm = 128;         // query rows per block
-  // Keys per K/V tile: 128, or 64 where the accumulators would not leave the consumers room: S (kBn / 2
-  // registers per thread), O (kDv / 2) and P (kBn / 4) within 160 of their 240, as at 128/128 and
-  // 192/128. At 176 the consumers spilled in the tile loop (160/160 at 128 keys: 21 local loads and
-  // stores between its products, sm_90a SASS); 160/160 and 256/256 take 64 keys (128 and 176).
-  static constexpr int kBn = 128 / 2 + kDv / 2 + 128 / 4 <= 160 ? 128 : 64;
+  static constexpr int kBm = kWgmmaBlockRows;                // query rows per block
+  static constexpr int kBn = wgmma_tile_keys({D, kDv});       // keys per K/V tile (head_dim_classes.h says why)
   // K/V tiles in flight: as many as fit (at most 3) beside Q, the barriers and the alignment slack in
   // the 227 KB an sm_90 block may have: 3 up to 128/128 (32 + 3 x 64 KB), 2 at 192/128 (48 + 2 x
   // 80 KB) and at 256/256 (64 + 2 x 64 KB).

@@ -53,6 +53,14 @@ inline constexpr HeadDimClass kWgmmaDimClasses[] = {{64, 64}, {128, 128}, {192, 
 // 0.82-1.05x the 128 class at d = 72..96 (reports/data/h100-80gb-hbm3/2026-11-27-wgmma-fine-8959679).
 inline constexpr HeadDimClass kWgmmaFineDimClasses[] = {{64, 64},   {96, 96},   {128, 128}, {192, 128},
                                                         {160, 160}, {224, 224}, {256, 256}};
+// wgmma's tile of a class (WgmmaConfig, wgmma_config.h, is built from these; the gate's domain draws
+// their edges): kWgmmaBlockRows query rows per block (two consumer warpgroups of 64), and keys per
+// K/V tile 128, or 64 where the accumulators would not leave the consumers room: S (keys / 2
+// registers per thread), O (dv / 2) and P (keys / 4) within 160 of their 240, as at 128/128 and
+// 192/128. At 176 the consumers spilled in the tile loop (160/160 at 128 keys: 21 local loads and
+// stores between its products, sm_90a SASS); 160/160 and 256/256 take 64 keys (128 and 176).
+inline constexpr int kWgmmaBlockRows = 128;
+constexpr int wgmma_tile_keys(HeadDimClass c) { return 128 / 2 + c.dv / 2 + 128 / 4 <= 160 ? 128 : 64; }
 // The class of (d, dv) among `classes` (in order: the first that takes it), or {0, 0} when d or dv
 // is not a positive multiple of kHeadDimStep or no class is wide enough.
 template <std::size_t N>

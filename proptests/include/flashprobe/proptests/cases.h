@@ -3,7 +3,8 @@
 // seed and an input kind) and the draws that make one, biased toward the shapes that broke real
 // kernels. The bias, per field (see draw_problem in cases.cpp for the weights):
 //   Sk: 0, 1, 2, 3, 5, 7 (softmax reductions over non-power-of-two blocks — the Sk = 3 bug),
-//       tile-1, tile, tile+1, 2*tile-1, 2*tile+1 (tail tiles), else uniform up to the size budget
+//       tile-1, tile, tile+1, 2*tile-1, 2*tile+1 (tail tiles) of every key-tile width, else uniform
+//       up to the size budget
 //   Sq: 1 (decode), the gap 2..tile-1 (partial query tiles), Sq > Sk and Sq < Sk under causal masks
 //   D:  the domain's dims, plus odd ones (40, 59, 111) where the kernel claims any D
 //   GQA ratios 1, 2, 3, 5, 6, 8 and MQA; kv_offset > 0; per-batch key lengths with zeros;
@@ -45,6 +46,9 @@ struct Domain {
   std::vector<DType> dtypes{DType::f16, DType::bf16};
   int tile_m = 64;   // query tile height (for the Sq gap) and key tile width (for Sk tails)
   int tile_n = 64;
+  // Further key-tile widths of the same kernel (its tile classes differ: wgmma's 160/160 and 256/256
+  // take 64 keys, its others 128): Sk is drawn at their edges too, and edge windows on them.
+  std::vector<int> more_tile_n;
   int max_sq = 300;  // upper bounds at full size (Choices::size() == 100); edge_windows may raise Sq
                      // past max_sq to reach the second row tile
   int max_sk = 600;

@@ -194,17 +194,15 @@ TEST(DecodeWalk, FusedGivesBitwiseTheSplitKernelsOutput) {
   FP_SKIP_WITHOUT_GPU();
   const DeviceInfo dev = require_device();
   Report rep{"decode_walk"};
-  auto compare = [&](const KernelInfo& fused, const KernelInfo& split, const GridCase& c, DType t) {
-    add_bitwise_comparison(rep, dev, fused, split, c, t);
-  };
   for (const GridCase& c : kernel_grid()) {
     // The plan's split count is decode_fused_splits' (half the resident blocks), not decode's.
-    compare(find_variant("decode/fused=on"), decode_with_splits(decode_default_fused_splits(c.with_dtype(DType::bf16))), c,
-            DType::bf16);
+    add_bitwise_comparison(rep, dev, find_variant("decode/fused=on"),
+                           decode_with_splits(decode_default_fused_splits(c.with_dtype(DType::bf16))), c, DType::bf16);
     for (int splits : {1, 2, 7, 64})
       for (int walk : {1, 2, 3, 64})
-        compare(find_variant("decode/splits=" + std::to_string(splits) + ",fused=on,walk=" + std::to_string(walk)),
-                decode_with_splits(splits), c, DType::f16);
+        add_bitwise_comparison(rep, dev,
+                               find_variant("decode/splits=" + std::to_string(splits) + ",fused=on,walk=" + std::to_string(walk)),
+                               decode_with_splits(splits), c, DType::f16);
   }
   EXPECT_GT(rep.run, 0);
   EXPECT_TRUE(rep.failures.empty()) << rep.failures.size() << " failing case(s), first: " << rep.failures.front();
@@ -219,17 +217,15 @@ TEST(DecodeCombine, WideGivesBitwiseTheLoopsOutput) {
   FP_SKIP_WITHOUT_GPU();
   const DeviceInfo dev = require_device();
   Report rep{"decode_combine"};
-  auto compare = [&](const KernelInfo& k, const KernelInfo& ref, const GridCase& c, DType t) {
-    add_bitwise_comparison(rep, dev, k, ref, c, t);
-  };
   for (const GridCase& c : kernel_grid()) {
-    compare(find_variant("decode/combine=pdl"), decode_with_splits(decode_default_splits(c.with_dtype(DType::f16))), c, DType::f16);
-    compare(find_variant("decode/plan=half,combine=pdl"), decode_with_splits(decode_default_fused_splits(c.with_dtype(DType::bf16))), c,
-            DType::bf16);
+    add_bitwise_comparison(rep, dev, find_variant("decode/combine=pdl"),
+                           decode_with_splits(decode_default_splits(c.with_dtype(DType::f16))), c, DType::f16);
+    add_bitwise_comparison(rep, dev, find_variant("decode/plan=half,combine=pdl"),
+                           decode_with_splits(decode_default_fused_splits(c.with_dtype(DType::bf16))), c, DType::bf16);
     for (int splits : {1, 2, 7, 64, 200})
       for (const char* combine : {"wide", "pdl", "pdl,depth=3"})
-        compare(find_variant("decode/splits=" + std::to_string(splits) + ",combine=" + combine), decode_with_splits(splits), c,
-                splits % 2 ? DType::f16 : DType::bf16);
+        add_bitwise_comparison(rep, dev, find_variant("decode/splits=" + std::to_string(splits) + ",combine=" + combine),
+                               decode_with_splits(splits), c, splits % 2 ? DType::f16 : DType::bf16);
   }
   EXPECT_GT(rep.run, 0);
   EXPECT_TRUE(rep.failures.empty()) << rep.failures.size() << " failing case(s), first: " << rep.failures.front();
@@ -455,8 +451,10 @@ TEST(KvAppend, AppendThenAttendEqualsFullSequence) {
             std::memset(v_expect.bytes.data() + offset(cs, b, t, h, x) * es, 0xFF, es);
           }
     const KvAppendResult r = run_kv_append(a, kn, vn, kc, vc);
-    const std::string cid = "append_sn" + std::to_string(cfg.s_new) + "_off" + std::to_string(cfg.offsets[0]) + "," +
-                            std::to_string(cfg.offsets[1]) + "_" + std::string(dtype_name(cfg.t));
+    // (appended piece by piece: GCC 12's -Wrestrict misfires on "literal" + std::string&&)
+    std::string cid = "append_sn";
+    cid.append(std::to_string(cfg.s_new)).append("_off").append(std::to_string(cfg.offsets[0])).append(",");
+    cid.append(std::to_string(cfg.offsets[1])).append("_").append(dtype_name(cfg.t));
     const bool cache_ok = r.k_cache.bytes == k_expect.bytes && r.v_cache.bytes == v_expect.bytes && r.guard_damage.empty();
     rep.add("kv_append", cid, cache_ok, {{"cache_equals_full", cache_ok}}, "cache after append differs from the full K/V or guard damage");
     // Attend over the appended cache with every kernel that supports the problem.
@@ -474,7 +472,7 @@ TEST(KvAppend, AppendThenAttendEqualsFullSequence) {
       rec["run_findings"] = on_cache.describe();
       std::string why = c.pass ? "" : c.summary();
       if (!same) why += " (differs from the kernel on the full sequence: it read a key past keys(b))";
-      if (!on_cache.clean()) why += " " + on_cache.describe();
+      if (!on_cache.clean()) why.append(" ").append(on_cache.describe());
       rep.add(k.name, cid + ":" + p.id(), c.pass && same && on_cache.clean(), std::move(rec), why);
     }
   }

@@ -10,6 +10,10 @@
 #                              EXPECT "gfx1100:v_wmma_f32_16x16x16_f16" "gfx90a:!v_wmma"
 #                                     "gfx1100@GFX11_WMMA_16x16x16_F16F16_W32_OPSELILb1E:op_sel:\\[0,0,1\\]")
 # adds the build target amd_<NAME> (part of `all`) and the CTest test amd_check_<NAME> (label cpu).
+# COVERS names built sources whose kernels a check unit instantiates (mma_amd_check.cu for mma_amd.cu).
+# flashprobe_amd_device_code_covers(NAME kernels SOURCES kernels/src/decode.cu ...) adds the test
+# amd_check_covers_<NAME>: every source listed (those a library builds for AMD) is a unit, or COVERS of
+# one, of the checks declared before it.
 # CODE_OBJECT also links each target's assembly into a code object, <NAME>.<stem>.co (ld.lld-19), for
 # the emulator harness (emulator/README.md).
 # EXPECT entries are TARGET:REGEX (whole unit) or TARGET@KERNEL_REGEX:REGEX (only the body of the
@@ -88,10 +92,11 @@ function(_fp_amd_device_lib_flags target wave64 out)
 endfunction()
 
 function(flashprobe_amd_device_code)
-  cmake_parse_arguments(A "CODE_OBJECT" "NAME" "SOURCES;TARGETS;EXPECT;DEFINES;OPTIONS" ${ARGN})
+  cmake_parse_arguments(A "CODE_OBJECT" "NAME" "SOURCES;TARGETS;EXPECT;DEFINES;OPTIONS;COVERS" ${ARGN})
   if(NOT FLASHPROBE_CLANG19 OR NOT FLASHPROBE_AMD_DEVICE_LIBS OR NOT FLASHPROBE_AMD_DEVICE_CHECK)
     return()
   endif()
+  set_property(GLOBAL APPEND PROPERTY FLASHPROBE_AMD_CHECKED_SOURCES ${A_SOURCES} ${A_COVERS})
   if(NOT A_TARGETS)
     set(A_TARGETS ${FLASHPROBE_AMD_TARGETS})
   endif()
@@ -159,3 +164,16 @@ function(flashprobe_amd_device_code)
   endif()
 endfunction()
 
+function(flashprobe_amd_device_code_covers)
+  cmake_parse_arguments(A "" "NAME" "SOURCES" ${ARGN})
+  if(NOT FLASHPROBE_CLANG19 OR NOT FLASHPROBE_AMD_DEVICE_LIBS OR NOT FLASHPROBE_AMD_DEVICE_CHECK
+     OR NOT FLASHPROBE_BUILD_TESTS)
+    return()
+  endif()
+  get_property(_checked GLOBAL PROPERTY FLASHPROBE_AMD_CHECKED_SOURCES)
+  string(REPLACE ";" "," _built "${A_SOURCES}")
+  string(REPLACE ";" "," _checked "${_checked}")
+  add_test(NAME amd_check_covers_${A_NAME}
+    COMMAND ${CMAKE_COMMAND} -DBUILT=${_built} -DCHECKED=${_checked} -P ${PROJECT_SOURCE_DIR}/cmake/AmdDeviceCodeCovers.cmake)
+  set_tests_properties(amd_check_covers_${A_NAME} PROPERTIES LABELS "cpu;amd")
+endfunction()

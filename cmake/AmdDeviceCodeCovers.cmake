@@ -1,0 +1,17 @@
+# Script mode (the test amd_check_covers_<name>, AmdDeviceCode.cmake): fails naming every source in
+# BUILT (built for AMD) that no AMD device-code check compiles or covers (CHECKED); both comma-separated.
+cmake_minimum_required(VERSION 3.25)
+string(REPLACE "," ";" _built "${BUILT}")
+string(REPLACE "," ";" _checked "${CHECKED}")
+set(_missing)
+foreach(_s IN LISTS _built)
+  if(NOT _s IN_LIST _checked)
+    list(APPEND _missing ${_s})
+  endif()
+endforeach()
+list(LENGTH _built _n)
+if(_missing)
+  string(REPLACE ";" ", " _missing "${_missing}")
+  message(FATAL_ERROR "built for AMD but in no AMD device-code check (flashprobe_amd_device_code): ${_missing}")
+endif()
+message(STATUS "every one of the ${_n} sources built for AMD is in an AMD device-code check")

@@ -143,14 +143,14 @@ KernelInfo wgmma_variant(const std::string& name, std::map<std::string, std::str
     desc += " O stored in 4-byte column pairs from the accumulator layout, as before the 16-byte stores (d, dv <= 128, no soft-cap or ALiBi);";
   }
   if (!mask.empty()) {
-    if (mask != "affine") bad(name, "mask=" + mask + ": must be affine (the shipped wgmma masks through visible_range)");
-    if (!schedule.empty()) bad(name, "mask=affine and schedule=" + schedule + ": built for pingpong only");
+    if (mask != "visible") bad(name, "mask=" + mask + ": must be visible (the shipped wgmma's mask is affine where built)");
+    if (!schedule.empty()) bad(name, "mask=visible and schedule=" + schedule + ": built for pingpong only (the other schedules mask so anyway)");
     if (!carry.empty() || !l2ahead.empty() || !epilogue.empty())
-      bad(name, std::string("mask=affine and ") + (!carry.empty() ? "carry=on" : !l2ahead.empty() ? "l2ahead=on" : "epilogue=" + epilogue) +
+      bad(name, std::string("mask=visible and ") + (!carry.empty() ? "carry=on" : !l2ahead.empty() ? "l2ahead=on" : "epilogue=" + epilogue) +
                     ": built as separate kernels, not together");
-    o.affine_mask = true;
-    add("mask=affine");
-    desc += " the consumers' mask in 32-bit affine form, one offset pair per row block (d, dv <= 128, no soft-cap or ALiBi, sq + sk < 2^31);";
+    o.visible_mask = true;
+    add("mask=visible");
+    desc += " the consumers' mask from four 64-bit visible_range calls per row block, as before the affine one (d, dv <= 128, no soft-cap or ALiBi);";
   }
   if (!classes.empty()) {
     if (classes != "fine")
@@ -217,7 +217,7 @@ std::string variant_syntax() {
   return std::string("mma/order=rows|heads, mma/rescale=lazy, mma/classes=coarse, mma/small=plain|fma|c32, "
                      "wgmma/schedule=serial|overlap, wgmma/carry=on") +
          (detail::kWgmmaAllSchedules ? "" : " (built with -DFLASHPROBE_WGMMA_SCHEDULES=ON)") +
-         ", wgmma/l2ahead=on, wgmma/epilogue=pairs, wgmma/mask=affine, wgmma/classes=fine, wgmma/grid=full, wgmma/blocks=<n>, decode/splits=<n>, decode/plan=half|full, decode/fused=on, "
+         ", wgmma/l2ahead=on, wgmma/epilogue=pairs, wgmma/mask=visible, wgmma/classes=fine, wgmma/grid=full, wgmma/blocks=<n>, decode/splits=<n>, decode/plan=half|full, decode/fused=on, "
          "decode/walk=<n> (with fused=on), decode/combine=wide|pdl, decode/depth=3 (neither with fused=on); one kernel's options combine with ','";
 }
 
@@ -225,7 +225,7 @@ std::vector<std::string> variant_names() {
   std::vector<std::string> v = {"mma/order=rows",     "mma/order=heads", "mma/rescale=lazy",
                                 "mma/classes=coarse", "mma/small=plain", "mma/small=fma", "mma/small=c32"};
   if (detail::kWgmmaAllSchedules) v.insert(v.end(), {"wgmma/schedule=serial", "wgmma/schedule=overlap", "wgmma/carry=on"});
-  v.insert(v.end(), {"wgmma/l2ahead=on", "wgmma/epilogue=pairs", "wgmma/mask=affine", "wgmma/classes=fine", "wgmma/grid=full",
+  v.insert(v.end(), {"wgmma/l2ahead=on", "wgmma/epilogue=pairs", "wgmma/mask=visible", "wgmma/classes=fine", "wgmma/grid=full",
                      "decode/fused=on", "decode/fused=on,walk=1",
                     "decode/plan=half", "decode/plan=full", "decode/combine=wide", "decode/combine=pdl", "decode/plan=half,combine=pdl",
                     "decode/plan=half,combine=pdl,depth=3"});

@@ -241,14 +241,14 @@ TEST(DecodeCombine, WideGivesBitwiseTheLoopsOutput) {
 // within an item, between items, around empty row blocks (no carry there), across (batch, head)s.
 // And for wgmma/l2ahead=on, whose producer walks with the same lookahead and prefetches the next row
 // block (a hint: the loads into shared memory are the shipped ones), and wgmma/epilogue=pairs (the
-// column-pair stores the shipped kernel had before its 16-byte ones), and wgmma/mask=affine (the mask
-// set up per row block from one offset pair).
+// column-pair stores the shipped kernel had before its 16-byte ones), and wgmma/mask=visible (the mask
+// from visible_range per row block, before the shipped affine one).
 TEST(WgmmaWalk, AnyBlockCountAgrees) {
   FP_SKIP_WITHOUT_GPU();
   const DeviceInfo dev = require_device();
   Report rep{"wgmma_blocks"};
   const std::vector<std::string> built = variant_names();
-  for (const std::string variant : {"", "carry=on,", "l2ahead=on,", "epilogue=pairs,", "mask=affine,"})
+  for (const std::string variant : {"", "carry=on,", "l2ahead=on,", "epilogue=pairs,", "mask=visible,"})
   for (int blocks : {1, 3, 2, 7}) {
     if (!variant.empty() && std::find(built.begin(), built.end(), "wgmma/" + variant.substr(0, variant.size() - 1)) == built.end())
       continue;  // carry=on is built only with -DFLASHPROBE_WGMMA_SCHEDULES=ON
@@ -300,16 +300,17 @@ TEST(WgmmaEpilogue, Vec16IsBitwiseTheColumnPairStores) {
   EXPECT_TRUE(rep.failures.empty()) << rep.failures.size() << " failing case(s), first: " << rep.failures.front();
 }
 
-// wgmma/mask=affine (src/wgmma/wgmma_mask.h) changes how the consumers find the masked scores, not
-// what they compute: on every grid case it takes (every mask of the grid: causal both ways, windows,
-// per-batch key counts, rows past sq, multi-block walks), O and LSE are bitwise the shipped wgmma's.
-TEST(WgmmaMask, AffineIsBitwiseTheShippedMask) {
+// The shipped wgmma's affine mask (src/wgmma/wgmma_mask.h) changes how the consumers find the masked
+// scores, not what they compute: on every grid case wgmma/mask=visible (the visible_range set-up)
+// takes (every mask of the grid: causal both ways, windows, per-batch key counts, rows past sq,
+// multi-block walks), O and LSE are bitwise the shipped wgmma's.
+TEST(WgmmaMask, AffineIsBitwiseTheVisibleRangeMask) {
   FP_SKIP_WITHOUT_GPU();
   const DeviceInfo dev = require_device();
   const KernelInfo* w = find_kernel("wgmma");
   ASSERT_NE(w, nullptr);
-  const KernelInfo v = find_variant("wgmma/mask=affine");
-  Report rep{"wgmma_mask_affine_bitwise"};
+  const KernelInfo v = find_variant("wgmma/mask=visible");
+  Report rep{"wgmma_mask_visible_bitwise"};
   for (const GridCase& c : kernel_grid())
     for (const DType dt : {DType::f16, DType::bf16}) add_bitwise_comparison(rep, dev, v, *w, c, dt);
   if (rep.run == 0) GTEST_SKIP() << "wgmma runs on sm_90 only: " << dev.arch;

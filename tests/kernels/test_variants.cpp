@@ -83,8 +83,8 @@ TEST(Variants, NamesAreCanonical) {
   EXPECT_EQ(find_variant("wgmma/grid=full").name, "wgmma/grid=full");
   EXPECT_EQ(find_variant("wgmma/blocks=3,l2ahead=on").name, "wgmma/l2ahead=on,blocks=3");
   EXPECT_EQ(find_variant("wgmma/blocks=2,epilogue=pairs").name, "wgmma/epilogue=pairs,blocks=2");
-  EXPECT_EQ(find_variant("wgmma/blocks=2,mask=affine").name, "wgmma/mask=affine,blocks=2");
-  EXPECT_EQ(find_variant("wgmma/grid=full,mask=affine").name, "wgmma/mask=affine,grid=full");
+  EXPECT_EQ(find_variant("wgmma/blocks=2,mask=visible").name, "wgmma/mask=visible,blocks=2");
+  EXPECT_EQ(find_variant("wgmma/grid=full,mask=visible").name, "wgmma/mask=visible,grid=full");
   AttnProblem p = problems().front();
   EXPECT_EQ(find_variant("decode/splits=3").name, "decode/splits=3");
   EXPECT_EQ(find_variant("decode/splits=3").workspace_bytes(p), decode_with_splits(3).workspace_bytes(p));
@@ -147,10 +147,10 @@ TEST(Variants, UnknownNamesAreUsageErrorsNamingWhatIsAllowed) {
         "wgmma/grid=persistent", "wgmma/grid=full,blocks=2", "wgmma/schedule=pingpong", "wgmma/schedule=fast", "wgmma/carry=off", "wgmma/carry=",
         "wgmma/carry=on,schedule=serial", "wgmma/l2ahead=off", "wgmma/l2ahead=", "wgmma/l2ahead=on,carry=on",
         "wgmma/l2ahead=on,schedule=overlap", "wgmma/epilogue=smem", "wgmma/epilogue=", "wgmma/epilogue=vec16", "wgmma/epilogue=pairs,l2ahead=on",
-        "wgmma/epilogue=pairs,carry=on", "wgmma/epilogue=pairs,schedule=serial", "wgmma/mask=", "wgmma/mask=exact",
-        "wgmma/mask=affine,l2ahead=on", "wgmma/mask=affine,epilogue=pairs", "wgmma/mask=affine,carry=on",
-        "wgmma/mask=affine,schedule=overlap", "wgmma/mask=affine,mask=affine", "wgmma/classes=coarse", "wgmma/classes=",
-        "wgmma/classes=fine,epilogue=pairs", "wgmma/classes=fine,mask=affine", "mma/classes=fine", "mma/classes=", "mma/classes=coarse,classes=coarse",
+        "wgmma/epilogue=pairs,carry=on", "wgmma/epilogue=pairs,schedule=serial", "wgmma/mask=", "wgmma/mask=affine",
+        "wgmma/mask=visible,l2ahead=on", "wgmma/mask=visible,epilogue=pairs", "wgmma/mask=visible,carry=on",
+        "wgmma/mask=visible,schedule=overlap", "wgmma/mask=visible,mask=visible", "wgmma/classes=coarse", "wgmma/classes=",
+        "wgmma/classes=fine,epilogue=pairs", "wgmma/classes=fine,mask=visible", "mma/classes=fine", "mma/classes=", "mma/classes=coarse,classes=coarse",
         "mma/small=on", "mma/small=", "mma/small=fma3", "mma/small=fma,small=plain",
         "decode/fused=off", "decode/fused=", "decode/walk=2", "decode/splits=2,walk=2", "decode/fused=on,walk=0", "decode/fused=on,walk=x",
         "decode/fused=on,fused=on", "decode/fused=on,blocks=2", "decode/plan=quarter", "decode/plan=", "decode/plan=half,splits=8", "decode/plan=full,splits=8",
@@ -172,7 +172,7 @@ TEST(Variants, UnknownNamesAreUsageErrorsNamingWhatIsAllowed) {
 // naming itself and why; the rest is wgmma's.
 TEST(Variants, WgmmaCarryAndL2AheadTakeTheD64AndD128ClassesWithoutScoreTransforms) {
   const std::vector<std::string> built = variant_names();
-  for (const std::string name : {"wgmma/carry=on", "wgmma/l2ahead=on", "wgmma/epilogue=pairs", "wgmma/mask=affine"}) {
+  for (const std::string name : {"wgmma/carry=on", "wgmma/l2ahead=on", "wgmma/epilogue=pairs", "wgmma/mask=visible"}) {
     if (std::find(built.begin(), built.end(), name) == built.end()) continue;  // carry=on: WgmmaSchedulesAndCarryExistWhereBuilt
     SCOPED_TRACE(name);
     const KernelInfo v = find_variant(name);
@@ -202,22 +202,6 @@ TEST(Variants, WgmmaCarryAndL2AheadTakeTheD64AndD128ClassesWithoutScoreTransform
     EXPECT_NE(s.reason.find("ALiBi"), std::string::npos) << s.reason;
     EXPECT_FALSE(v.supports(DeviceInfo{}, problems().front())) << "no device: refused as wgmma is";
   }
-}
-
-// wgmma/mask=affine keeps rows and keys in 32 bits (src/wgmma/wgmma_mask.h): sq + sk above kMaxLen32 is
-// refused, naming the sizes and the bound; at the bound it is wgmma's.
-TEST(Variants, WgmmaMaskAffineRefusesRowsAndKeysPastThirtyTwoBits) {
-  const KernelInfo v = find_variant("wgmma/mask=affine");
-  AttnProblem p = problems().front();
-  p.sq = kMaxLen32 / 2;
-  p.sk = kMaxLen32 - p.sq;
-  EXPECT_EQ(bool(v.supports(sm90(), p)), bool(find_kernel("wgmma")->supports(sm90(), p)));
-  p.sk += 1;
-  const Support s = v.supports(sm90(), p);
-  EXPECT_FALSE(s);
-  EXPECT_NE(s.reason.find("sk=" + std::to_string(p.sk)), std::string::npos) << s.reason;
-  EXPECT_NE(s.reason.find(std::to_string(kMaxLen32)), std::string::npos) << s.reason;
-  EXPECT_NE(s.reason.find("wgmma/mask=affine"), std::string::npos) << s.reason;
 }
 
 TEST(Variants, WgmmaSchedulesAndCarryExistWhereBuilt) {

@@ -1,4 +1,4 @@
-// wgmma/mask=affine's mask (src/wgmma/wgmma_mask.h), replayed on the CPU against AttnProblem's
+// The wgmma consumers' affine mask (src/wgmma/wgmma_mask.h), replayed on the CPU against AttnProblem's
 // visible_range (the oracle's rule): for many masks (no mask, causal with either alignment, windows
 // on either side, sq above and below the key count, key counts that are not a tile multiple) every
 // row up to 128 past sq gets exactly its visible interval, the warpgroup's whole-tile bounds name
@@ -142,6 +142,7 @@ TEST(WgmmaMask, RowsAtTheThirtyTwoBitEdgeAgree) {
     for (auto [sq, sk] : {std::pair{1 << 30, (1 << 30) - 1025}, std::pair{1, 2147483647 - 1026}, std::pair{2147483647 - 1026, 1}})
       for (auto [wl, wr] : {std::pair{-1, -1}, std::pair{0, 0}, std::pair{2147483647, 2147483647}}) {
         const AttnProblem p = mask_problem(sq, sk, c, wl, wr);
+        ASSERT_TRUE(affine_mask_fits(sq, sk)) << where(p);
         const AffineMask m = mask_of(p, 0, {});
         for (std::int64_t i : {std::int64_t{0}, std::int64_t{1}, std::int64_t{sq} / 2, std::int64_t{sq} - 1, std::int64_t{sq},
                                std::int64_t{sq} + 127}) {
@@ -153,6 +154,17 @@ TEST(WgmmaMask, RowsAtTheThirtyTwoBitEdgeAgree) {
           if (lo <= hi) EXPECT_TRUE(lo == elo && hi == ehi) << where(p) << " row " << i;
         }
       }
+}
+
+// The launch's choice (wgmma_launch.cuh): the affine mask up to sq + sk = kMaxLen32, the visible_range
+// consumer one past it, however the sum splits.
+TEST(WgmmaMask, TheAffineMaskFitsUpToTheThirtyTwoBitBound) {
+  for (std::int64_t sq : {std::int64_t{1}, std::int64_t{kMaxLen32} / 2, std::int64_t{kMaxLen32} - 1}) {
+    EXPECT_TRUE(affine_mask_fits(sq, kMaxLen32 - sq)) << sq;
+    EXPECT_FALSE(affine_mask_fits(sq, kMaxLen32 - sq + 1)) << sq;
+  }
+  EXPECT_TRUE(affine_mask_fits(16384, 16384));
+  EXPECT_FALSE(affine_mask_fits(std::int64_t{1} << 31, 0));
 }
 
 TEST(WgmmaMask, TheReplayCatchesAnOffByOneInEachPart) {

@@ -53,7 +53,7 @@ namespace flashprobe::kernels::dev {
 // kL2Ahead: the producer of wgmma/l2ahead=on (wgmma_producer.cuh; the consumers are the shipped ones).
 // kVecO: the consumers store O in 16-byte pieces (wgmma_epilogue.h; the shipped kernel at 64/64 and
 // 128/128 without extras; not with kCarry).
-// kAffine: the consumers' mask in 32-bit affine form (wgmma/mask=affine, wgmma_mask.h; with kVecO, no extras).
+// kAffine: the consumers' mask in 32-bit affine form (wgmma_mask.h; the shipped kernel with kVecO, no extras, sq + sk <= kMaxLen32).
 template <class E, int D, WgmmaSchedule kSched, bool kExtras, bool kCarry, bool kL2Ahead, bool kVecO, bool kAffine>
 __global__ __launch_bounds__(WgmmaConfig<D>::kThreads, 1) void wgmma_fwd(const __grid_constant__ Params p,
                                                                           const __grid_constant__ CUtensorMap tq,

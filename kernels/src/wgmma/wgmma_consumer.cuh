@@ -58,8 +58,9 @@ constexpr bool same_local_rows(const atoms::CRows<SL>& rs, const atoms::CRows<OL
 // kVecO: O in 16-byte stores after a transpose inside each lane quad (wgmma_epilogue.h) where the
 // output allows it (the shipped kernel at 64/64 and 128/128 without extras), 4-byte column pairs
 // otherwise and when false.
-// kAffine (wgmma/mask=affine, no extras): the rows' intervals and the masked tiles' per-score test in
-// 32-bit affine form (wgmma_mask.h) instead of four 64-bit visible_range calls per row block.
+// kAffine (the shipped kernel without extras where sq + sk <= kMaxLen32; false: wgmma/mask=visible):
+// the rows' intervals and the masked tiles' per-score test in 32-bit affine form (wgmma_mask.h)
+// instead of four 64-bit visible_range calls per row block.
 template <class E, int D, WgmmaSchedule kSched, bool kExtras, bool kVecO = false, bool kAffine = false>
 FP_DEV void wgmma_consume(const WgmmaSmem<D>& sm, const Params& p) {
   using C = WgmmaConfig<D>;
@@ -132,7 +133,7 @@ FP_DEV void wgmma_consume(const WgmmaSmem<D>& sm, const Params& p) {
   // flag was spilled to local memory at d128.
   [[maybe_unused]] const bool pack_o = !kVecO && packable();
   static_assert(!kVecO || vec16_layout_ok<OL>(), "the quad transpose of wgmma_epilogue.h does not fit this C layout");
-  static_assert(!kAffine || (!kExtras && cols_affine_in_lane<SL>()), "wgmma/mask=affine: no extras, lane columns affine");
+  static_assert(!kAffine || (!kExtras && cols_affine_in_lane<SL>()), "the affine mask: no extras, lane columns affine");
 
   int n = 0;   // tiles of the walk consumed so far (ring position)
   int qn = 0;  // row blocks with keys so far (Q buffer uses)

@@ -120,8 +120,9 @@ void by_schedule(const Params& p, Stream s, const WgmmaOptions& o) {
   // Elsewhere (192/128, soft-cap or ALiBi) O goes out in column pairs; the 96/96, 160/160, 224/224 and
   // 256/256 classes store 16-byte pieces without extras (the only stores they were built and measured with),
   // column pairs with them.
-  // The affine mask (wgmma/mask=affine) is built with the 16-byte stores, at 64/64 and 128/128 too.
-  const int picked = int{o.carry} + int{o.l2ahead} + int{o.pair_stores} + int{o.affine_mask};
+  // The mask (wgmma_mask.h) at 64/64 and 128/128 without extras: affine where the 32-bit rows hold
+  // (sq + sk <= kMaxLen32), visible_range elsewhere and with wgmma/mask=visible, both with the 16-byte stores.
+  const int picked = int{o.carry} + int{o.l2ahead} + int{o.pair_stores} + int{o.visible_mask};
   // The 96/96, 160/160, 224/224 and 256/256 classes without extras are built with the 16-byte stores only.
   constexpr bool kVecOnly = (D == 96 || D == 160 || D == 224 || D == 256) && !kExtras;
   if constexpr (kVecOnly)
@@ -131,16 +132,17 @@ void by_schedule(const Params& p, Stream s, const WgmmaOptions& o) {
       if (o.carry && picked == 1) return launch<E, D, dev::WgmmaSchedule::pingpong, kExtras, true>(p, s, o);
     if (o.l2ahead && picked == 1) return launch<E, D, dev::WgmmaSchedule::pingpong, kExtras, false, true>(p, s, o);
     if (o.pair_stores && picked == 1) return launch<E, D, dev::WgmmaSchedule::pingpong, kExtras>(p, s, o);
-    if (o.affine_mask && picked == 1)
-      return launch<E, D, dev::WgmmaSchedule::pingpong, kExtras, false, false, true, true>(p, s, o);
-    if (picked == 0) return launch<E, D, dev::WgmmaSchedule::pingpong, kExtras, false, false, true>(p, s, o);
+    const bool rows32 = dev::affine_mask_fits(p.sq, p.sk);
+    if ((o.visible_mask && picked == 1) || (picked == 0 && !rows32))
+      return launch<E, D, dev::WgmmaSchedule::pingpong, kExtras, false, false, true>(p, s, o);
+    if (picked == 0) return launch<E, D, dev::WgmmaSchedule::pingpong, kExtras, false, false, true, true>(p, s, o);
   }
   if (picked > 0)
-    throw UsageError(std::string(picked > 1 ? "wgmma/carry=on, l2ahead=on, epilogue=pairs and mask=affine: not built together"
+    throw UsageError(std::string(picked > 1 ? "wgmma/carry=on, l2ahead=on, epilogue=pairs and mask=visible: not built together"
                                  : o.carry ? "wgmma/carry=on (built only with -DFLASHPROBE_WGMMA_SCHEDULES=ON)"
                                  : o.l2ahead ? "wgmma/l2ahead=on"
                                  : o.pair_stores ? "wgmma/epilogue=pairs"
-                                                 : "wgmma/mask=affine") +
+                                                 : "wgmma/mask=visible") +
                      ": built for the 64/64 and 128/128 classes without soft-cap or ALiBi only (d=" +
                      std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + ")");
   if constexpr (!kVecOnly) return launch<E, D, dev::WgmmaSchedule::pingpong, kExtras>(p, s, o);

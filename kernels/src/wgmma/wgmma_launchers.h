@@ -73,16 +73,18 @@ struct WgmmaOptions {
   // The tile classes: kWgmmaDimClasses, or kWgmmaFineDimClasses with fine_classes (the variant
   // wgmma/classes=fine: a 96/96 class; head_dim_classes.h wgmma_class).
   bool fine_classes = false;
-  // The consumers' mask in 32-bit affine form (wgmma/mask=affine, wgmma_mask.h): one offset pair per row
-  // block instead of four 64-bit visible_range calls a thread, and a masked score tested against
-  // per-row limits; with the 16-byte stores, the same classes, sq + sk <= kMaxLen32.
-  bool affine_mask = false;
+  // The consumers' mask. The shipped kernel at the 64/64 and 128/128 classes without soft-cap or ALiBi,
+  // where sq + sk <= kMaxLen32, sets it up in 32-bit affine form (wgmma_mask.h: one offset pair per row
+  // block, a masked score tested against per-row limits); elsewhere, and with visible_mask (the variant
+  // wgmma/mask=visible, the mask before the affine one, kept for comparison), four 64-bit visible_range
+  // calls a thread per row block and a per-score test against absolute key indices.
+  bool visible_mask = false;
 };
 
 // Launches wgmma_fwd in the tile class of (p.d, p.dv) on a persistent grid (one block per SM, never more than there are work
 // items; o says otherwise). The TMA needs 16-byte aligned base pointers; a problem whose q, k or v
 // pointer is not (a view at an odd offset) runs on mma instead, which handles any alignment.
-// @pre o.schedule is pingpong, or kWgmmaAllSchedules; o.carry, o.l2ahead, o.pair_stores or o.affine_mask (one) only with
+// @pre o.schedule is pingpong, or kWgmmaAllSchedules; o.carry, o.l2ahead, o.pair_stores or o.visible_mask (one) only with
 // pingpong in the 64/64 or 128/128 class without soft-cap or ALiBi (wgmma_carry_supports).
 void launch_wgmma(const Params& p, Stream s, const WgmmaOptions& o = {});
 

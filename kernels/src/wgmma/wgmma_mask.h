@@ -1,20 +1,22 @@
 #pragma once
-// wgmma/mask=affine (WGMMA_NOTES.md, "d64 against cuDNN, profiled"): the consumers' mask in 32-bit
-// affine form. The shipped consumer runs four 64-bit visible_range calls per row block and thread
-// (343 SASS instructions a warp, 9-10 % of the d64 S 512 kernel's stall samples, Nsight) and tests
-// each score of a masked tile against absolute key indices; here one batch's mask is two offsets,
+// The wgmma consumers' mask in 32-bit affine form (WGMMA_NOTES.md, "d64 against cuDNN, profiled";
+// the shipped kernel where sq + sk <= kMaxLen32). The consumer before it (kept as wgmma/mask=visible)
+// ran four 64-bit visible_range calls per row block and thread (343 SASS instructions a warp, 9-10 %
+// of the d64 S 512 kernel's stall samples, Nsight) and tested each score of a masked tile against
+// absolute key indices; here one batch's mask is two offsets,
 // a row's interval two adds and two clamps, and a masked score one compare of a compile-time column
 // offset against two per-row limits. Plain constexpr code that the kernel (wgmma_consumer.cuh) and a
 // CPU test (tests/kernels/test_wgmma_mask.cpp) share; the test checks it against
 // AttnProblem::visible_range, the oracle's rule, for every row and key of many masks.
 //
-// Premise: rows and keys in 32 bits, sq + keys <= kMaxLen32 (params.h; the variant's supports()
-// refuses the rest). Then every sum below stays inside int: rows up to sq - 1 + 128, keys up to
+// Premise: rows and keys in 32 bits, sq + keys <= kMaxLen32 (params.h; the launch takes the
+// visible_range consumer otherwise). Then every sum below stays inside int: rows up to sq - 1 + 128, keys up to
 // keys - 1 + 128, -sq <= lo_off, -sq <= hi_off <= keys.
 #include <climits>
 #include <cstdint>
 
 #include "flashprobe/core/mask.h"
+#include "flashprobe/kernels/params.h"
 
 namespace flashprobe::kernels::dev {
 
@@ -47,6 +49,10 @@ struct AffineMask {
     row(r0, t, hi_min);
   }
 };
+
+// The premise: the launch (wgmma_launch.cuh) runs the affine mask where this holds for the problem's
+// sq and sk (its largest key count), the visible_range consumer otherwise.
+FP_MASK_HD constexpr bool affine_mask_fits(std::int64_t sq, std::int64_t keys) { return sq + keys <= kMaxLen32; }
 
 // diag: diag_offset of the batch (key j is on row i's diagonal when j = i + diag).
 FP_MASK_HD constexpr AffineMask affine_mask(std::int64_t diag, int keys, int sq, bool causal, int window_left,

@@ -57,7 +57,7 @@ Support wgmma_supports(const DeviceInfo& dev, const AttnProblem& p, bool fine_cl
 #endif
 }
 
-// wgmma/carry=on, wgmma/l2ahead=on, wgmma/epilogue=pairs and wgmma/mask=affine (named `variant`): built for the 64/64 and 128/128 tile
+// wgmma/carry=on, wgmma/l2ahead=on, wgmma/epilogue=pairs and wgmma/mask=visible (named `variant`): built for the 64/64 and 128/128 tile
 // classes without soft-cap or ALiBi (wgmma_launch.cu); the rest of their domain is wgmma's.
 Support wgmma_class_variant_supports(const std::string& variant, const DeviceInfo& dev, const AttnProblem& p) {
   if (Support v = Support::valid(p); !v) return v;
@@ -66,9 +66,6 @@ Support wgmma_class_variant_supports(const std::string& variant, const DeviceInf
                        " is built for the 64/64 and 128/128 tile classes only (d and dv up to 128)");
   if (p.softcap > 0 || !p.alibi_slopes.empty())
     return Support::no("softcap/ALiBi: " + variant + " is built without the score transforms");
-  if (variant == "wgmma/mask=affine" && static_cast<std::int64_t>(p.sq) + p.sk > kMaxLen32)
-    return Support::no("sq=" + std::to_string(p.sq) + ", sk=" + std::to_string(p.sk) + ": " + variant +
-                       " keeps rows and keys in 32 bits (sq + sk at most " + std::to_string(kMaxLen32) + ")");
   return wgmma_supports(dev, p);
 }
 
@@ -80,11 +77,11 @@ KernelInfo make_wgmma(std::string name, std::string description, const detail::W
   };
   if (o.fine_classes)
     supports = [](const DeviceInfo& dev, const AttnProblem& p) { return wgmma_supports(dev, p, true); };
-  if (o.carry || o.l2ahead || o.pair_stores || o.affine_mask) {
+  if (o.carry || o.l2ahead || o.pair_stores || o.visible_mask) {
     const std::string variant = o.carry         ? "wgmma/carry=on"
                                 : o.l2ahead     ? "wgmma/l2ahead=on"
                                 : o.pair_stores ? "wgmma/epilogue=pairs"
-                                                : "wgmma/mask=affine";
+                                                : "wgmma/mask=visible";
     supports = [variant](const DeviceInfo& dev, const AttnProblem& p) { return wgmma_class_variant_supports(variant, dev, p); };
   }
   return {std::move(name), std::move(description), std::move(supports),

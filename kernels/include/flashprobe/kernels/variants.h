@@ -25,10 +25,10 @@
 //   wgmma/epilogue=pairs            O in 4-byte column pairs from the accumulator layout, the
 //                                   stores before the shipped 16-byte ones (same domain as
 //                                   l2ahead=on, not with carry or l2ahead; src/wgmma/wgmma_epilogue.h)
-//   wgmma/mask=affine               the consumers' mask in 32-bit affine form: one offset pair per
-//                                   row block, a masked score tested against per-row limits (same
-//                                   domain as l2ahead=on, sq + sk <= kMaxLen32, not with the other
-//                                   wgmma options above; src/wgmma/wgmma_mask.h); bitwise wgmma's output
+//   wgmma/mask=visible              the consumers' mask from four 64-bit visible_range calls per row
+//                                   block, as before the shipped affine one (src/wgmma/wgmma_mask.h;
+//                                   same domain as l2ahead=on, not with the other wgmma options
+//                                   above); bitwise wgmma's output
 //   wgmma/classes=fine              head dims in kWgmmaFineDimClasses: 96/96 and 224/224 tile classes
 //                                   for d, dv in 72..96 and 200..224 (head_dim_classes.h)
 //   wgmma/grid=full                 one block per work item instead of the persistent grid

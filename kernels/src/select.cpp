@@ -109,36 +109,22 @@ bool decode_first(const DeviceInfo& dev, const AttnProblem& p, std::string* why)
 }
 
 // The Hopper path (wgmma + TMA, sm_90 only: elsewhere its supports() refuses and mma follows) goes
-// first for the prefills it measured faster on: it ran 1.2x or more ahead of mma on every prefill
-// shape of the grid (reports/data/h100-80gb-hbm3/2026-11-24-final/). mma (with its causal block
-// order) stays ahead on the shortest causal d = 64 problems: with wgmma's 16-byte O stores, timed in
-// one call (2026-11-27-vs-cudnn-974195e/, f16 and bf16), mma / wgmma at causal d = 64 S = 512 1.13-1.16x,
-// S = 1024 1.02-1.03x, S = 2048 0.92x; d = 64 without a mask at S = 512 0.89-0.92x; causal d = 128 at
-// S = 512 0.86-0.88x (before those stores, 2026-11-24-mma-v9-gate/, mma led up to S = 2048 causal and
-// at S = 512 in the other two). Those go to mma first (mma_ahead_on_hopper); every other prefill to wgmma.
+// first for every prefill: it ran 1.2x or more ahead of mma on every prefill shape of the grid
+// (reports/data/h100-80gb-hbm3/2026-11-24-final/) but the shortest causal d = 64 ones, where mma led
+// until wgmma's affine mask (2e70c62): timed in one call (2026-11-27-vs-cudnn-708f029/, f16 and bf16,
+// mma timed first), wgmma with it / mma at causal d = 64 S = 512 1.06-1.08x, S = 1024 1.15-1.16x,
+// d = 64 S = 512 1.13-1.16x, causal d = 128 S = 512 1.35-1.38x.
 // Per tile class: every wgmma class measured ahead of mma over its head dims (H100, bf16, B 4 H 16
 // S 4096, causal and not): 64/64 0.96-1.44x (mma's lead at d = 8, 16 is within 5 %), 128/128
 // 1.11-2.04x, 192/128 2.33-3.05x, 160/160 1.43-2.29x, 256/256 1.88-2.60x
 // (reports/data/h100-80gb-hbm3/2026-11-27-wgmma-classes-708f029/), so the class alone sends no problem
 // to mma first; the reason names the class (wgmma_class_note). A class added to kWgmmaDimClasses
 // without such a measurement must go to mma first here until it has one.
-bool mma_ahead_on_hopper(const AttnProblem& p, std::string* why) {
-  const bool causal = p.causal != Causal::none;
-  const int len = std::max(p.sq, p.sk);
-  // Only the head dims measured (64 and 128).
-  const bool ahead = p.d == p.dv && p.d == 64 && causal && len <= 1024;
-  if (ahead && why)
-    *why = "d=" + std::to_string(p.d) + (causal ? ", causal" : ", no mask") + ", max(sq, sk)=" + std::to_string(len) +
-           ": mma measured ahead of the Hopper path on such short problems (H100)";
-  return ahead;
-}
-
 const std::vector<std::string>& preference_order(const DeviceInfo& dev, const AttnProblem& p) {
   static const std::vector<std::string> prefill{"wgmma", "mma", "decode", "tiled", "ref3pass"};
-  static const std::vector<std::string> short_prefill{"mma", "wgmma", "decode", "tiled", "ref3pass"};
   static const std::vector<std::string> few_rows{"decode", "mma", "tiled", "ref3pass"};
   if (decode_first(dev, p, nullptr)) return few_rows;
-  return mma_ahead_on_hopper(p, nullptr) ? short_prefill : prefill;
+  return prefill;
 }
 
 std::string Selection::describe() const {
@@ -172,13 +158,12 @@ Selection select(const DeviceInfo& dev, const AttnProblem& p, const BinaryTarget
     sel.kernel = k;
     if (name == "mma") {
       sel.reason = "tensor-core path supports the problem on " + dev.arch;
-      if (std::string why; mma_ahead_on_hopper(p, &why) && sm_number(dev.arch) == 90) sel.reason += " (" + why + ")";
       if (dev.vendor == "nvidia") sel.reason += tile_class_note(mma_nvidia_class(p.d, p.dv, p.softcap != 0.f || !p.alibi_slopes.empty(), false), p, " (the general instantiation)");
     }
     else if (name == "wgmma") {
       const HeadDimClass c = wgmma_class(p.d, p.dv, false);
       sel.reason = "Hopper path (wgmma + TMA) supports the problem on " + dev.arch + tile_class_note(c, p, "");
-      if (c.d > 128 && c.dv > 128)  // the classes past 128 on both sides (mma_ahead_on_hopper's comment)
+      if (c.d > 128 && c.dv > 128)  // the classes past 128 on both sides (preference_order's comment)
         sel.reason += " (wgmma's " + std::to_string(c.d) + "/" + std::to_string(c.dv) +
                       " class measured 1.4-2.6x mma over its head dims: H100, reports/data/h100-80gb-hbm3/"
                       "2026-11-27-wgmma-classes-708f029)";

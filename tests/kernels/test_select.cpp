@@ -532,8 +532,8 @@ TEST(Registry, WgmmaSupportsHopperProblemsTheTmaCanAddress) {
 #endif
 }
 
-// On sm_90 the Hopper path goes first for the prefills it measured faster on (select.cpp), mma for
-// the short ones where mma measured ahead (d = 64 causal up to 1024 rows and keys); other GPUs use
+// On sm_90 the Hopper path goes first for every prefill (select.cpp: since its affine mask it measured
+// ahead of mma on the short causal d = 64 problems too, where mma went first before); other GPUs use
 // mma; decode rows stay decode's; strides the TMA cannot address and head dims it lacks fall back to mma.
 TEST(Select, HopperPathWhereItMeasuredFaster) {
 #if defined(FLASHPROBE_BACKEND_CUDA)
@@ -554,22 +554,23 @@ TEST(Select, HopperPathWhereItMeasuredFaster) {
     p.causal = Causal::bottom_right;
     return p;
   };
-  // Short problems: mma first, with the measurement named in the reason.
-  for (const AttnProblem& p : {causal(512, 512, 64), causal(1024, 1024, 64), causal(512, 1024, 64)}) {
-    const Selection s = select(kSm90, p, kCuda, kernels());
+  // Short problems too, causal d = 64 among them (mma first there before the affine mask), in every
+  // build: the preference and select() with wgmma's sm_90a code taken as present.
+  std::vector<KernelInfo> with_wgmma = kernels();
+  for (KernelInfo& k : with_wgmma)
+    if (k.name == "wgmma") k.supports = [](const DeviceInfo&, const AttnProblem&) { return Support::yes(); };
+  for (const AttnProblem& p : {causal(512, 512, 64), causal(1024, 1024, 64), causal(512, 1024, 64), causal(1025, 1025, 64),
+                               causal(2048, 2048, 64), prob(512, 512, 64), prob(1024, 1024, 64), causal(512, 512, 128),
+                               prob(512, 512, 128)}) {
+    EXPECT_EQ(preference_order(kSm90, p).front(), "wgmma") << p.id();
+    const Selection s = select(kSm90, p, kCuda, with_wgmma);
     ASSERT_TRUE(s) << s.describe();
-    EXPECT_EQ(s.kernel->name, "mma") << p.id();
-    EXPECT_NE(s.reason.find("measured ahead of the Hopper path"), std::string::npos) << s.reason;
-  }
-  // Just past each bound: the Hopper path again.
-  for (const AttnProblem& p : {causal(1025, 1025, 64), causal(1024, 2048, 64), causal(2048, 2048, 64), prob(512, 512, 64),
-                               prob(1024, 1024, 64), causal(512, 512, 128), prob(512, 512, 128)})
+    EXPECT_EQ(s.kernel->name, "wgmma") << p.id();
     EXPECT_EQ(select(kSm90, p, kCuda, kernels()).kernel->name, hopper) << p.id();
+  }
   const Selection a100 = select(kSm80, prob(4096, 4096, 128), kCuda, kernels());
   EXPECT_EQ(a100.kernel->name, "mma");
   EXPECT_NE(rejection(a100, "wgmma").find("sm_90"), std::string::npos) << a100.describe();
-  EXPECT_EQ(select(kSm80, causal(512, 512, 64), kCuda, kernels()).reason.find("measured ahead"), std::string::npos)
-      << "the Hopper comparison is named on sm_90 only";
   EXPECT_EQ(select(kSm90, prob(1, 4096, 128), kCuda, kernels()).kernel->name, "decode");
   AttnProblem odd = prob(256, 256, 128);
   odd.k = odd.v = Strides{256LL * 4 * 132, 4 * 132, 132, 1};  // rows 264 bytes apart: no TMA

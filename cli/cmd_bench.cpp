@@ -8,6 +8,7 @@
 
 #include "bench/bench_backward.h"
 #include "bench/bench_grid.h"
+#include "bench/bench_order.h"
 #include "bench/gemm_ceiling.h"
 #include "bench/random_tiled.h"
 #include "bench/timer.h"
@@ -33,6 +34,7 @@ struct Opts {
   std::vector<std::string> dtypes;
   std::vector<std::string> problems;
   std::string timing = "graph";
+  std::string order = "balanced";  // bench_order.h
   bool quick = false;
   bool backward = false;
   double min_seconds = 0.25;
@@ -91,6 +93,13 @@ nlohmann::json timing_row(const Opts& o, const std::string& kernel, const bench:
           {"tflops", tflops}, {"gbps", gbps}, {"dispatched", dispatched}};
 }
 
+// How the kernels of each case were ordered (bench_order.h), for the record.
+nlohmann::json order_json(const Opts& o, std::size_t kernels) {
+  const bench::KernelOrder ko = bench::parse_kernel_order(o.order);
+  return {{"mode", bench::kernel_order_name(ko)}, {"kernels", kernels},
+          {"period", ko == bench::KernelOrder::given ? 1 : bench::kernel_order_period(static_cast<int>(kernels))}};
+}
+
 // Rewritten after every timing, so a run cut short by a time limit still leaves its records.
 void write_results(const Opts& o, nlohmann::json& rec, const nlohmann::json& results, bool complete) {
   rec["results"] = results;
@@ -128,6 +137,7 @@ int run_backward(const Opts& o, const std::vector<const kernels::BackwardKernelI
   rec["evidence"] = "measured";
   rec["pass"] = "backward";
   rec["timing"] = o.timing;
+  rec["order"] = order_json(o, timed.size());
   rec["filters"] = {{"kernels", o.kernels}, {"groups", o.groups}, {"dtypes", o.dtypes}, {"quick", o.quick},
                     {"problems", o.problems}, {"backward", true}};
   rec["method"] = std::string(o.timing == "graph" ? "graph replays between device events" : "device events around each launch call") +
@@ -137,16 +147,21 @@ int run_backward(const Opts& o, const std::vector<const kernels::BackwardKernelI
   std::printf("device %s (%s), backward kernels\n", dev.name.c_str(), dev.arch.c_str());
   std::printf("%-14s %-48s %10s %10s %9s\n", "kernel", "case", "median ms", "TFLOP/s", "GB/s");
   nlohmann::json results = nlohmann::json::array();
+  const bench::KernelOrder order = bench::parse_kernel_order(o.order);
+  long long case_index = 0;
   for (const auto& c : cases) {
     if (c.group == "decode" || !wanted(o, c)) continue;
     const kernels::BackwardSelection chosen = kernels::select_backward(dev, c.p, false);
     const std::string dispatched = chosen ? chosen.kernel->name : std::string();
-    for (const kernels::BackwardKernelInfo* k : timed) {
+    int position = 0;
+    for (const int ki : bench::kernel_order(static_cast<int>(timed.size()), case_index++, order)) {
+      const kernels::BackwardKernelInfo* k = timed[static_cast<std::size_t>(ki)];
       if (!k->supports(dev, c.p)) continue;
       const bench::BackwardTiming bt = bench::time_backward(*k, c, o.timing, o.min_seconds);
       nlohmann::json row = timing_row(o, k->name, c, bt.t, 1, c.backward_flops(), c.backward_bytes(), dispatched);
       row["pass"] = "backward";
       row["forward_by"] = bt.forward_by;
+      row["order_position"] = position++;
       results.push_back(std::move(row));
       write_results(o, rec, results, false);
     }
@@ -160,6 +175,7 @@ int run(const Opts& o, const std::vector<kernels::KernelInfo>& timed, const std:
   nlohmann::json rec = record_header("bench");
   rec["evidence"] = "measured";
   rec["timing"] = o.timing;
+  rec["order"] = order_json(o, timed.size());
   // What was asked, so that a reader can tell a partial run from the whole grid.
   rec["filters"] = {{"kernels", o.kernels}, {"groups", o.groups}, {"dtypes", o.dtypes}, {"quick", o.quick},
                     {"problems", o.problems}, {"max_head_dim", o.max_head_dim}};
@@ -169,7 +185,8 @@ int run(const Opts& o, const std::vector<kernels::KernelInfo>& timed, const std:
                          "work happens at capture, outside the timed region), per-launch time = replay / sets")
            : std::string("device events around each launch call (the host's launch path included)")) +
       "; 3 warm-ups; median of >= 10 repetitions and >= " + std::to_string(o.min_seconds) +
-      " s; inputs rotated over enough sets to exceed 3x L2";
+      " s; inputs rotated over enough sets to exceed 3x L2; kernels of a case in the " + o.order +
+      " order (bench_order.h; order_position per timing)";
   const double copy = bench::copy_ceiling_gbps();
   rec["ceilings"] = {{"d2d_copy_gbps", copy}};
   const bench::GemmCeiling gemm = bench::gemm_ceiling_tflops();
@@ -184,6 +201,8 @@ int run(const Opts& o, const std::vector<kernels::KernelInfo>& timed, const std:
   long long l2 = 50ll << 20;  // H100: 50 MB; used only to size the input rotation
   nlohmann::json results = nlohmann::json::array();
   std::printf("%-14s %-48s %10s %10s %9s\n", "kernel", "case", "median ms", "TFLOP/s", "GB/s");
+  const bench::KernelOrder order = bench::parse_kernel_order(o.order);
+  long long case_index = 0;
   for (const auto& c : cases) {
     if (!wanted(o, c)) continue;
     // The kernel a user gets for this problem here: the report draws a run's figure only when the
@@ -192,7 +211,9 @@ int run(const Opts& o, const std::vector<kernels::KernelInfo>& timed, const std:
     const std::string dispatched = chosen ? chosen.kernel->name : std::string();
     std::optional<InputSets> in_cache;  // shared by the kernels of one case (same problem, no workspace growth)
     std::size_t ws_have = 0;
-    for (const auto& k : timed) {
+    int position = 0;
+    for (const int ki : bench::kernel_order(static_cast<int>(timed.size()), case_index++, order)) {
+      const kernels::KernelInfo& k = timed[static_cast<std::size_t>(ki)];
       // ref3pass materialises the whole score matrix: skip it where that alone exceeds 8 GB.
       if (auto s = k.supports(dev, c.p); !s) continue;
       if (k.name == "ref3pass" && double(c.p.batch) * c.p.hq * c.p.sq * double(c.p.sk) * 4 > 8e9) continue;
@@ -212,6 +233,7 @@ int run(const Opts& o, const std::vector<kernels::KernelInfo>& timed, const std:
               ? bench::time_graph(launch_set, in.count, 3, 10, 200, o.min_seconds)
               : bench::time_device([&](int rep) { launch_set(rep % in.count, nullptr); }, 3, 10, 200, o.min_seconds);
       results.push_back(timing_row(o, k.name, c, t, in.count, c.flops(), c.bytes(), dispatched));
+      results.back()["order_position"] = position++;
       // The shipped decode's split count as planned here (decode_plan.h), beside forced counts timed
       // as decode/splits=<n> variants (scripts/gpu/decode_splits_table.py).
       if (k.name == "decode") results.back()["planned_splits"] = kernels::decode_default_splits(c.p);
@@ -268,6 +290,12 @@ CommandRegistration reg("bench", [](CLI::App& app) -> RunFn {
                   "graph: replays of a captured graph (kernel time, the default); launch: events around each launch "
                   "call (includes the host's launch path)")
       ->check(CLI::IsMember({"graph", "launch"}))
+      ->capture_default_str();
+  sub->add_option("--order", o->order,
+                  "balanced: the kernels of each case in a row of a Williams design over them, so that over the "
+                  "cases each is timed at each position equally often (a fixed order biased the later kernels); "
+                  "given: the --kernel order for every case")
+      ->check(CLI::IsMember({"balanced", "given"}))
       ->capture_default_str();
   sub->add_flag("--quick", o->quick, "A reduced grid (smoke runs)");
   sub->add_flag("--backward", o->backward,

@@ -104,6 +104,7 @@ const std::vector<BackwardKernelInfo>& backward_kernels() {
       // Its fast-mode schedule variants (mma_bwd_fa2.cuh's knobs; compiled, not yet measured), last.
       make_mma_bwd_kernel(false, MmaBwdShapeId::fa2_tilemask),
       make_mma_bwd_kernel(false, MmaBwdShapeId::fa2_tilemask_cprows),
+      make_mma_bwd_kernel(false, MmaBwdShapeId::fa2_tilemask_lean),
   };
   return table;
 }

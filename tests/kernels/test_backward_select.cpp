@@ -132,7 +132,7 @@ TEST(BackwardSelect, WorkspaceIsTheRowTermPlusTheAtomicDqBuffer) {
   EXPECT_EQ(find_backward_kernel("tiled_bwd_det")->workspace_bytes(p), rows * 4);
   EXPECT_EQ(find_backward_kernel("tiled_bwd")->workspace_bytes(p), rows * 4 * 65);
   EXPECT_EQ(find_backward_kernel("nope"), nullptr);
-  EXPECT_EQ(backward_kernel_names(), "mma_bwd_det, mma_bwd, mma_bwd_amd, tiled_bwd, tiled_bwd_det, mma_bwd_k128, mma_bwd_det_k128, mma_bwd_k128_bulk, mma_bwd_fa2, mma_bwd_det_fa2, mma_bwd_fa2_tilemask, mma_bwd_fa2_tilemask_cprows");
+  EXPECT_EQ(backward_kernel_names(), "mma_bwd_det, mma_bwd, mma_bwd_amd, tiled_bwd, tiled_bwd_det, mma_bwd_k128, mma_bwd_det_k128, mma_bwd_k128_bulk, mma_bwd_fa2, mma_bwd_det_fa2, mma_bwd_fa2_tilemask, mma_bwd_fa2_tilemask_cprows, mma_bwd_fa2_tilemask_lean");
 }
 
 // mma_bwd_fa2 / mma_bwd_det_fa2 (FlashAttention-2's block, mma_bwd_fa2_plan.h) and the fast mode's
@@ -143,7 +143,8 @@ TEST(BackwardSelect, Fa2ShapeNeedsHopperSharedMemory) {
   DeviceInfo a100 = device("nvidia", "sm_80", 32), h100 = device("nvidia", "sm_90", 32);
   a100.smem_per_block_optin = 166912;
   h100.smem_per_block_optin = 232448;
-  for (const char* n : {"mma_bwd_fa2", "mma_bwd_det_fa2", "mma_bwd_fa2_tilemask", "mma_bwd_fa2_tilemask_cprows"}) {
+  for (const char* n : {"mma_bwd_fa2", "mma_bwd_det_fa2", "mma_bwd_fa2_tilemask", "mma_bwd_fa2_tilemask_cprows",
+                        "mma_bwd_fa2_tilemask_lean"}) {
     const BackwardKernelInfo* k = find_backward_kernel(n);
     ASSERT_NE(k, nullptr) << n;
     EXPECT_EQ(k->deterministic, std::string(n) == "mma_bwd_det_fa2");
@@ -249,7 +250,8 @@ TEST(BackwardSelect, Fa2PreferredInTheFastModeWhereMeasuredFaster) {
 // The schedule variants are built in the fast mode only: asking for a deterministic one is a
 // programming error, not a kernel that silently adds dQ with atomics.
 TEST(BackwardSelect, Fa2ScheduleVariantsHaveNoDeterministicMode) {
-  for (MmaBwdShapeId s : {MmaBwdShapeId::fa2_tilemask, MmaBwdShapeId::fa2_tilemask_cprows}) {
+  for (MmaBwdShapeId s :
+       {MmaBwdShapeId::fa2_tilemask, MmaBwdShapeId::fa2_tilemask_cprows, MmaBwdShapeId::fa2_tilemask_lean}) {
     EXPECT_THROW(make_mma_bwd_kernel(true, s), std::logic_error);
     const BackwardKernelInfo k = make_mma_bwd_kernel(false, s);
     EXPECT_FALSE(k.deterministic) << k.name;
@@ -257,6 +259,9 @@ TEST(BackwardSelect, Fa2ScheduleVariantsHaveNoDeterministicMode) {
   }
   EXPECT_NE(make_mma_bwd_kernel(false, MmaBwdShapeId::fa2_tilemask_cprows).description.find("cp.async"), std::string::npos);
   EXPECT_EQ(make_mma_bwd_kernel(false, MmaBwdShapeId::fa2_tilemask).description.find("cp.async"), std::string::npos);
+  EXPECT_NE(make_mma_bwd_kernel(false, MmaBwdShapeId::fa2_tilemask_lean).description.find("address work hoisted"),
+            std::string::npos);
+  EXPECT_EQ(make_mma_bwd_kernel(false, MmaBwdShapeId::fa2_tilemask_lean).description.find("cp.async"), std::string::npos);
 }
 
 // A device whose opt-in shared memory per block is below a shape's largest block refuses that

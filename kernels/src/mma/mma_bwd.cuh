@@ -250,6 +250,39 @@ __global__ __launch_bounds__(128) void mma_bwd_rowdot(BwdParams bp) {
   if (lane == 0) bp.dvec[r] = s;
 }
 
+// bwd_dq_convert for a head dim D and a 16-bit type E known at compile time (mma_bwd_fa2's kLean
+// variant): one thread per 8 consecutive columns of one workspace row (i, h) of batch blockIdx.y, the
+// row from one 32-bit division by hq per 8 elements (the host checks sq * hq * D / 8 < 2^31), two
+// 16-byte loads of the workspace (16-byte aligned: checked on the host), and one 16-byte store where
+// the 8 elements of dQ are contiguous and 16-byte aligned (element by element otherwise). Each value
+// is rounded by to_bits<E>, the rounding of bwd_dq_convert's store: the same dQ.
+template <class E, int D, Bug bug>
+__global__ __launch_bounds__(kBwdThreads) void mma_bwd_dq_convert(BwdParams bp) {
+  static_assert(D % 8 == 0 && E::kType != DType::f32, "16-bit dQ in chunks of 8 columns");
+  constexpr int kChunks = D / 8;
+  const Params& p = bp.f;
+  const int rows = p.sq * p.hq;  // per batch
+  const int t = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (t >= rows * kChunks) return;
+  const int b = static_cast<int>(blockIdx.y), r = t / kChunks, x = (t % kChunks) * 8;
+  const int i = r / p.hq, h = r - i * p.hq;
+  const float4* src = reinterpret_cast<const float4*>(bp.dq_acc + (std::int64_t{b} * rows + r) * D + x);
+  const float4 lo = src[0], hi = src[1];
+  const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+  std::uint16_t* dst = static_cast<std::uint16_t*>(bp.dq) + offset4(p.qs, b, i, h, x);
+  if (p.qs.d == 1 && (reinterpret_cast<std::uintptr_t>(dst) & 15) == 0) {
+    std::uint32_t w[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      w[e] = static_cast<std::uint32_t>(to_bits<E>(v[2 * e] * p.scale)) |
+             (static_cast<std::uint32_t>(to_bits<E>(v[2 * e + 1] * p.scale)) << 16);
+    *reinterpret_cast<uint4*>(dst) = make_uint4(w[0], w[1], w[2], w[3]);
+  } else {
+#pragma unroll
+    for (int e = 0; e < 8; ++e) dst[e * p.qs.d] = to_bits<E>(v[e] * p.scale);
+  }
+}
+
 // A row-major tile of Rows rows of D 16-bit elements (row stride ld) from rows r0 .. r0 + Rows - 1 of
 // a [B, S, H, D] tensor (rows at or past `rows` are zero): cp.async 16-byte chunks when vec, else
 // element by element.
@@ -273,6 +306,27 @@ FP_DEV void bwd_fill_tile(std::uint16_t* t, int ld, const void* g, const DevStri
       const int rr = e / D, x = e % D, r = r0 + rr;
       t[rr * ld + x] = r < rows ? gp[offset4(st, b, r, h, x)] : std::uint16_t{0};
     }
+  }
+}
+
+// bwd_fill_tile's vector path with the address work hoisted (mma_bwd_fa2's kLean knob): g is the tile's
+// (batch, head) base in elements (uniform, computed once per step by the caller), rs its row stride. Each
+// thread copies the same 16-byte column chunk of every Threads / (D / 8)-th row, so its source advances by
+// a constant stride and its destination by an immediate offset; rows past `rows` are zero-filled. The
+// same copies as bwd_fill_tile's vector path.
+template <int Rows, int D, int Threads>
+FP_DEV void bwd_fill_tile_lean(std::uint16_t* t, int ld, const std::uint16_t* g, std::int64_t rs, int r0, int rows) {
+  constexpr int kChunks = D / 8, kRowsPer = Threads / kChunks;
+  static_assert(Threads % kChunks == 0 && Rows % kRowsPer == 0, "every thread copies one column chunk of whole rows");
+  const int tid = static_cast<int>(threadIdx.x);
+  const int rr0 = tid / kChunks, x8 = (tid % kChunks) * 8;
+  const std::uint16_t* src = g + (r0 + rr0) * rs + x8;
+  const std::int64_t step = kRowsPer * rs;
+  std::uint16_t* dst = t + rr0 * ld + x8;
+#pragma unroll
+  for (int j = 0; j < Rows / kRowsPer; ++j) {
+    const bool in = r0 + rr0 + j * kRowsPer < rows;
+    cp_async16(dst + j * kRowsPer * ld, in ? src + j * step : g, in);  // a mapped address when !in
   }
 }
 

@@ -59,8 +59,13 @@ FP_DEV void wave_gemm(float (&acc)[MT][NT][Atom::kC], std::uint32_t a, std::uint
 //   the per-element mask (a uniform branch), instead of the per-element tests issued predicated off;
 // kAsyncRows: LSE and D of the next tile come by cp.async with Q and dO (bwd_fill_rows_async, then
 //   bwd_scale_rows), instead of loads whose shared-memory store holds the loading waves (the first
-//   Br / 32) on global memory before their first GEMM; the values are the same.
-template <class Atom, class E, int D, Bug bug, bool kAtomicDq, bool Extras, bool kTileMask = false, bool kAsyncRows = false>
+//   Br / 32) on global memory before their first GEMM; the values are the same;
+// kLean: the per-step address work hoisted: the step's head and tile from counters (no division by
+//   ntiles), Q / dO copied by bwd_fill_tile_lean (one 64-bit base per tile, a constant stride per
+//   copy), and dQ's atomics addressed from one row pointer per step (offsets per m-tile and C slot row)
+//   instead of the full 64-bit index of every pair; the same copies and the same additions.
+template <class Atom, class E, int D, Bug bug, bool kAtomicDq, bool Extras, bool kTileMask = false, bool kAsyncRows = false,
+          bool kLean = false>
 __global__ __launch_bounds__(MmaBwdFa2Plan<D>::kWaves * Atom::kWave) void mma_bwd_fa2_dkdv(BwdParams bp) {
   static_assert(mma_bwd_fa2_atom_ok<Atom>(),
                 "mma_bwd_fa2 needs ldmatrix-fed operands (A m- and k-major), C slot pairs on neighbouring columns");
@@ -88,11 +93,21 @@ __global__ __launch_bounds__(MmaBwdFa2Plan<D>::kWaves * Atom::kWave) void mma_bw
   float* const dvec_s = lse_s + 2 * Br;                                                        // [2][Br]
 
   const bool qvec = p.q_rows16 != 0, dovec = bp.dout_rows16 != 0, kvvec = p.kv_rows16 != 0;
-  const auto fill_step = [&](int stage, int step) {
-    const int h = mask::q_head(kvh, step / ntiles, p.group), i0 = (t_first + step % ntiles) * Br;
+  // kLean: the caller passes the step's head and first row (hn, i0n); otherwise they come from step.
+  const auto fill_step = [&](int stage, int step, int hn, int i0n) {
+    const int h = kLean ? hn : mask::q_head(kvh, step / ntiles, p.group), i0 = kLean ? i0n : (t_first + step % ntiles) * Br;
     std::uint16_t* q = sm + P::kQd + 2 * stage * P::kQTile;
-    bwd_fill_tile<Br, D, kThreads>(q, kLd, p.q, p.qs, b, h, i0, p.sq, qvec);
-    bwd_fill_tile<Br, D, kThreads>(q + P::kQTile, kLd, bp.dout, p.os, b, h, i0, p.sq, dovec);
+    if constexpr (kLean) {
+      const auto* qg = static_cast<const std::uint16_t*>(p.q) + (std::int64_t{b} * p.qs.b + std::int64_t{h} * p.qs.h);
+      const auto* og = static_cast<const std::uint16_t*>(bp.dout) + (std::int64_t{b} * p.os.b + std::int64_t{h} * p.os.h);
+      if (qvec) bwd_fill_tile_lean<Br, D, kThreads>(q, kLd, qg, p.qs.s, i0, p.sq);
+      else bwd_fill_tile<Br, D, kThreads>(q, kLd, p.q, p.qs, b, h, i0, p.sq, false);
+      if (dovec) bwd_fill_tile_lean<Br, D, kThreads>(q + P::kQTile, kLd, og, p.os.s, i0, p.sq);
+      else bwd_fill_tile<Br, D, kThreads>(q + P::kQTile, kLd, bp.dout, p.os, b, h, i0, p.sq, false);
+    } else {
+      bwd_fill_tile<Br, D, kThreads>(q, kLd, p.q, p.qs, b, h, i0, p.sq, qvec);
+      bwd_fill_tile<Br, D, kThreads>(q + P::kQTile, kLd, bp.dout, p.os, b, h, i0, p.sq, dovec);
+    }
     if constexpr (kAsyncRows) {
       bwd_fill_rows_async<Br, kThreads>(lse_s + stage * Br, dvec_s + stage * Br, bp, b, h, i0);
     } else {
@@ -119,7 +134,7 @@ __global__ __launch_bounds__(MmaBwdFa2Plan<D>::kWaves * Atom::kWave) void mma_bw
   if (steps > 0) {
     bwd_fill_tile<P::kBc, D, kThreads>(sm + P::kK, kLd, p.k, p.ks, b, kvh, kb, keys, kvvec);
     bwd_fill_tile<P::kBc, D, kThreads>(sm + P::kV, kLd, p.v, p.vs, b, kvh, kb, keys, kvvec);
-    fill_step(0, 0);
+    fill_step(0, 0, mask::q_head(kvh, 0, p.group), t_first * Br);
   }
   const float scale_log2 = p.scale * kLog2e;
   // The wave's tiles and its lane addresses (bytes): S^T's A rows of K and V, the B rows of Q / dO
@@ -138,16 +153,20 @@ __global__ __launch_bounds__(MmaBwdFa2Plan<D>::kWaves * Atom::kWave) void mma_bw
   const std::uint32_t dsq_a = base + 2 * (P::kDs + LdsmLanes::akm_row(lane) * kPLd + qr0 + 8 * LdsmLanes::akm_chunk(lane));
   const std::uint32_t k_k = base + 2 * (P::kK + LdsmLanes::bk_row(lane) * kLd + qd0 + 8 * LdsmLanes::bk_chunk(lane));
 
+  int tile = 0, member = 0;  // kLean: step = member * ntiles + tile
   for (int step = 0; step < steps; ++step) {
     const int stage = step & 1;
-    const int h = mask::q_head(kvh, step / ntiles, p.group), i0 = (t_first + step % ntiles) * Br;
+    const int h = mask::q_head(kvh, kLean ? member : step / ntiles, p.group),
+              i0 = (t_first + (kLean ? tile : step % ntiles)) * Br;
+    const bool wrap = tile + 1 == ntiles;
+    const int tile_next = wrap ? 0 : tile + 1, member_next = wrap ? member + 1 : member;
     if constexpr (bug == Bug::bwd_mma_gqa_unsummed) {
       if (step % ntiles == 0) clear();
     }
     cp_async_wait<0>();
     if constexpr (kAsyncRows) bwd_scale_rows<Br, kThreads>(lse_s + stage * Br);
     fp_dev::barrier();  // this step's tiles are in; every wave is done with P^T, dS^T and the other stage
-    if (step + 1 < steps) fill_step(stage ^ 1, step + 1);
+    if (step + 1 < steps) fill_step(stage ^ 1, step + 1, mask::q_head(kvh, member_next, p.group), (t_first + tile_next) * Br);
     const std::uint32_t stage_b = 2 * 2 * stage * P::kQTile;  // bytes from Q of stage 0 to this stage's Q
     const float* lse_t = lse_s + stage * Br;
     const float* dvec_t = dvec_s + stage * Br;
@@ -246,19 +265,43 @@ __global__ __launch_bounds__(MmaBwdFa2Plan<D>::kWaves * Atom::kWave) void mma_bw
 #pragma unroll
           for (int q = 0; q < Atom::kC; ++q) dq[m][t][q] = 0.f;
       wave_gemm<Atom, kQM, kQN, P::kBc / K, true, M, K * kPLd, true, N, K * kLd>(dq, dsq_a, k_k);
+      if constexpr (kLean) {
+        // One pointer per step at the lane's first C slot (row i1, column x1); every pair is a row offset
+        // (m-tile, slot row) times the workspace's row stride hq * D plus a column offset.
+        const atoms::Coord c0 = Atom::c(lane, 0);
+        const int i1 = i0 + qr0 + c0.row;
+        float* const row1 = bp.dq_acc + ((std::int64_t{b} * p.sq + i1) * p.hq + h) * D + qd0 + c0.col;
+        const std::int64_t rs = std::int64_t{p.hq} * D;
 #pragma unroll
-      for (int m = 0; m < kQM; ++m)
-#pragma unroll
-        for (int t = 0; t < kQN; ++t)
+        for (int m = 0; m < kQM; ++m)
 #pragma unroll
           for (int r = 0; r < Atom::kC / 2; ++r) {
             const atoms::Coord c = Atom::c(lane, 2 * r);
-            const int i = i0 + qr0 + m * M + c.row;
-            if (i < p.sq)
-              red_add_f32x2(&bp.dq_acc[((std::int64_t{b} * p.sq + i) * p.hq + h) * D + qd0 + t * N + c.col], dq[m][t][2 * r],
-                            dq[m][t][2 * r + 1]);
+            const int dr = m * M + c.row - c0.row;
+            if (i1 + dr < p.sq) {
+              float* const row = row1 + dr * rs;
+#pragma unroll
+              for (int t = 0; t < kQN; ++t)
+                red_add_f32x2(row + t * N + c.col - c0.col, dq[m][t][2 * r], dq[m][t][2 * r + 1]);
+            }
           }
+      } else {
+#pragma unroll
+        for (int m = 0; m < kQM; ++m)
+#pragma unroll
+          for (int t = 0; t < kQN; ++t)
+#pragma unroll
+            for (int r = 0; r < Atom::kC / 2; ++r) {
+              const atoms::Coord c = Atom::c(lane, 2 * r);
+              const int i = i0 + qr0 + m * M + c.row;
+              if (i < p.sq)
+                red_add_f32x2(&bp.dq_acc[((std::int64_t{b} * p.sq + i) * p.hq + h) * D + qd0 + t * N + c.col], dq[m][t][2 * r],
+                              dq[m][t][2 * r + 1]);
+            }
+      }
     }
+    tile = tile_next;
+    member = member_next;
   }
 
   // dK = scale * dS^T Q and dV, in the input type at K's and V's strides; keys past sk are not stored.

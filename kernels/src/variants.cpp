@@ -86,11 +86,14 @@ KernelInfo mma_variant(const std::string& name, std::map<std::string, std::strin
     if (small == "plain") o.small = dev::MmaSmall::plain;
     else if (small == "fma") o.small = dev::MmaSmall::fma;
     else if (small == "c32") o.small = dev::MmaSmall::c32;
-    else bad(name, "small=" + small + ": must be plain, fma or c32 (the shipped mma runs d, dv < 64 in its soft-cap/ALiBi instantiation)");
+    else if (small == "occ") o.small = dev::MmaSmall::occ;
+    else bad(name, "small=" + small + ": must be plain, fma, c32 or occ (the shipped mma runs d, dv < 64 in its soft-cap/ALiBi instantiation)");
     canon += std::string(canon == "mma/" ? "" : ",") + "small=" + small;
     desc += " d, dv <= 64 below 64/64 without soft-cap or ALiBi in a class-64 instantiation without their code";
     desc += small == "fma"   ? ", " + std::to_string(dev::kMmaSmallFmaTiles) + " of 8 score tiles' exp2 on the FMA units (NVIDIA);"
             : small == "c32" ? ", d, dv <= 32 in a 32-wide class of their own (NVIDIA);"
+            : small == "occ" ? ", d, dv <= 32 in the 32-wide class; registers capped for 4 blocks per SM there and 3 in "
+                               "class 64 (NVIDIA);"
                              : ", exp2 on the MUFU (NVIDIA);";
   }
   return make_mma(canon, desc, o);
@@ -214,7 +217,7 @@ KernelInfo decode_variant(const std::string& name, std::map<std::string, std::st
 }  // namespace
 
 std::string variant_syntax() {
-  return std::string("mma/order=rows|heads, mma/rescale=lazy, mma/classes=coarse, mma/small=plain|fma|c32, "
+  return std::string("mma/order=rows|heads, mma/rescale=lazy, mma/classes=coarse, mma/small=plain|fma|c32|occ, "
                      "wgmma/schedule=serial|overlap, wgmma/carry=on") +
          (detail::kWgmmaAllSchedules ? "" : " (built with -DFLASHPROBE_WGMMA_SCHEDULES=ON)") +
          ", wgmma/l2ahead=on, wgmma/epilogue=pairs, wgmma/mask=visible, wgmma/classes=fine, wgmma/grid=full, wgmma/blocks=<n>, decode/splits=<n>, decode/plan=half|full, decode/fused=on, "
@@ -223,7 +226,8 @@ std::string variant_syntax() {
 
 std::vector<std::string> variant_names() {
   std::vector<std::string> v = {"mma/order=rows",     "mma/order=heads", "mma/rescale=lazy",
-                                "mma/classes=coarse", "mma/small=plain", "mma/small=fma", "mma/small=c32"};
+                                "mma/classes=coarse", "mma/small=plain", "mma/small=fma", "mma/small=c32",
+                                "mma/small=occ"};
   if (detail::kWgmmaAllSchedules) v.insert(v.end(), {"wgmma/schedule=serial", "wgmma/schedule=overlap", "wgmma/carry=on"});
   v.insert(v.end(), {"wgmma/l2ahead=on", "wgmma/epilogue=pairs", "wgmma/mask=visible", "wgmma/classes=fine", "wgmma/grid=full",
                      "decode/fused=on", "decode/fused=on,walk=1",

@@ -78,6 +78,8 @@ TEST(Variants, NamesAreCanonical) {
   EXPECT_EQ(find_variant("mma/small=plain,order=rows").name, "mma/order=rows,small=plain");
   EXPECT_EQ(find_variant("mma/small=fma,classes=coarse").name, "mma/classes=coarse,small=fma");
   EXPECT_EQ(find_variant("mma/small=c32").name, "mma/small=c32");
+  EXPECT_EQ(find_variant("mma/small=occ").name, "mma/small=occ");
+  EXPECT_EQ(find_variant("mma/small=occ,classes=coarse").name, "mma/classes=coarse,small=occ");
   EXPECT_EQ(find_variant("wgmma/blocks=7").name, "wgmma/blocks=7");
   EXPECT_EQ(find_variant("wgmma/blocks=7").name, wgmma_with_blocks(7).name);
   EXPECT_EQ(find_variant("wgmma/grid=full").name, "wgmma/grid=full");

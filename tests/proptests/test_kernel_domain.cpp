@@ -288,10 +288,10 @@ TEST(GateDraws, EveryTensorCoreClassGetsItsNarrowestAndMiddleDims) {
     EXPECT_NE(std::find(w.head_dims.begin(), w.head_dims.end(), x), w.head_dims.end()) << "wgmma's 160 class: d = " << x;
 }
 
-// mma/small=plain|fma run their own code only below the smallest class (src/mma/mma_small.h): their
+// mma/small=plain|fma|c32|occ run their own code only below the smallest class (src/mma/mma_small.h): their
 // gates draw every head dim up to it, most of them below it, and d != dv there.
 TEST(GateDraws, SmallHeadDimVariantsDrawTheirOwnDims) {
-  for (const char* name : {"mma/small=plain", "mma/small=fma", "mma/small=c32"}) {
+  for (const char* name : {"mma/small=plain", "mma/small=fma", "mma/small=c32", "mma/small=occ"}) {
     const Domain d = kernel_domain(kernels::kernel_or_variant(name), h100());
     std::map<int, int> dims;
     int below = 0, dv_unlike_d = 0;

@@ -212,9 +212,9 @@ struct TileChunks {
 // PlainTail: run-time d and dv (below D) without Extras in a class of kMmaDimClasses (the variants
 // mma/small=plain|fma, mma_small.h); FmaTiles: P of the first FmaTiles of a lane's kNT score tiles
 // computed by exp2_fma on the FMA units instead of ex2 on the MUFU (mma/small=fma).
-template <class Atom, class E, int D, int Waves, int Bn, int MT = mma_default_mt<Atom, D>(), bool Extras = true,
-          bool PlainTail = false, int FmaTiles = 0>
-__global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrder order, float rescale_log2) {
+// The body, shared by the kernels mma_fwd and mma_fwd_occ below (which differ only in their launch bounds).
+template <class Atom, class E, int D, int Waves, int Bn, int MT, bool Extras, bool PlainTail, int FmaTiles>
+FP_DEV void mma_fwd_body(const Params& p, MmaOrder order, float rescale_log2) {
   using C = MmaConfig<Atom, D, Waves, Bn, MT>;
   // Derived from the atom's layout at compile time (local constexpr copies: device code may not
   // odr-use host statics); indices into them are unrolled loop counters, so they fold away.
@@ -787,6 +787,20 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
           p.lse[(static_cast<std::int64_t>(b) * p.hq + h) * p.sq + row_of(mt, rr)] =
               l_r[mt][rr] > 0.f ? (m_r[mt][rr] * f_exp + log2f(l_r[mt][rr])) * kLn2 : kNegInf;
   }
+}
+
+template <class Atom, class E, int D, int Waves, int Bn, int MT = mma_default_mt<Atom, D>(), bool Extras = true,
+          bool PlainTail = false, int FmaTiles = 0>
+__global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrder order, float rescale_log2) {
+  mma_fwd_body<Atom, E, D, Waves, Bn, MT, Extras, PlainTail, FmaTiles>(p, order, rescale_log2);
+}
+
+// The same code with a floor of MinBlocks resident blocks per SM in its launch bounds, so that ptxas
+// caps the registers at 65536 / (MinBlocks * threads) and spills what does not fit (the variant
+// mma/small=occ, mma_small.h: more warps per SM for the small head dims' latency-bound softmax).
+template <class Atom, class E, int D, int Waves, int Bn, int MT, bool Extras, bool PlainTail, int MinBlocks>
+__global__ __launch_bounds__(Waves * Atom::kWave, MinBlocks) void mma_fwd_occ(Params p, MmaOrder order, float rescale_log2) {
+  mma_fwd_body<Atom, E, D, Waves, Bn, MT, Extras, PlainTail, 0>(p, order, rescale_log2);
 }
 
 }  // namespace flashprobe::kernels::dev

@@ -31,8 +31,10 @@ constexpr int mma_bn() {
 
 static_assert(dev::kMmaMaxGridY == kMaxGridYZ);
 
-template <class Atom, class E, int D, bool Extras, bool PlainTail = false, int FmaTiles = 0>
+// MinBlocks > 0: mma_fwd_occ with that floor of resident blocks per SM (mma/small=occ; FmaTiles 0).
+template <class Atom, class E, int D, bool Extras, bool PlainTail = false, int FmaTiles = 0, int MinBlocks = 0>
 void launch_mma_config(const Params& p, Stream s, const MmaOptions& opt) {
+  static_assert(MinBlocks == 0 || FmaTiles == 0, "mma_fwd_occ computes every exp2 on the MUFU");
   constexpr int kMT = dev::mma_default_mt<Atom, D>(), kBn = mma_bn<Atom, D, Extras>();
   using C = dev::MmaConfig<Atom, D, kMmaWaves, kBn, kMT>;
   const int nm = (p.sq + C::kBm - 1) / C::kBm;
@@ -41,7 +43,10 @@ void launch_mma_config(const Params& p, Stream s, const MmaOptions& opt) {
   const dev::MmaGrid g = dev::mma_grid(order, nm, p.hq, p.batch);
   const dim3 grid(g.x, g.y, g.z);
   constexpr int smem = C::kDynSmemBytes;
-  auto* kernel = dev::mma_fwd<Atom, E, D, kMmaWaves, kBn, kMT, Extras, PlainTail, FmaTiles>;
+  auto* kernel = [] {
+    if constexpr (MinBlocks > 0) return dev::mma_fwd_occ<Atom, E, D, kMmaWaves, kBn, kMT, Extras, PlainTail, MinBlocks>;
+    else return dev::mma_fwd<Atom, E, D, kMmaWaves, kBn, kMT, Extras, PlainTail, FmaTiles>;
+  }();
   if constexpr (smem > 48 * 1024) {
     static const bool raised = [&] {  // once per instantiation (the attribute is per function)
       FP_CHECK(fp_rt::set_max_dynamic_smem(kernel, smem));
@@ -70,9 +75,12 @@ void launch_mma_atom(const Params& p, Stream s, const MmaOptions& opt) {
       throw UsageError("mma/small=...: built for NVIDIA's ldmatrix path only (this device runs mma's generic path)");
     } else if constexpr (D == dev::kMmaSmallClass) {
       if (dev::mma_small_takes(p.d, p.dv, extras)) {
-        if (opt.small == dev::MmaSmall::c32 && dev::mma_small_narrow_takes(p.d, p.dv, extras))
+        const bool narrow = dev::mma_small_narrow_takes(p.d, p.dv, extras);
+        if ((opt.small == dev::MmaSmall::c32 || opt.small == dev::MmaSmall::occ) && narrow)
           launch_mma_nvidia<dev::kMmaSmallNarrowClass>(p, s, opt);  // (mma's own class since the switch)
         else if (opt.small == dev::MmaSmall::fma) launch_mma_config<Atom, E, D, false, true, dev::kMmaSmallFmaTiles>(p, s, opt);
+        else if (opt.small == dev::MmaSmall::occ)
+          launch_mma_config<Atom, E, D, false, true, 0, dev::mma_small_occ_blocks(D)>(p, s, opt);
         else launch_mma_config<Atom, E, D, false, true, 0>(p, s, opt);
         return;
       }
@@ -85,6 +93,9 @@ void launch_mma_atom(const Params& p, Stream s, const MmaOptions& opt) {
     if (extras)
       throw UsageError("mma: tile class " + std::to_string(D) + " is built without soft-cap and ALiBi (softcap=" +
                        std::to_string(p.softcap) + ", alibi " + (p.alibi ? "on" : "off") + ")");
+    if constexpr (D == dev::kMmaSmallNarrowClass)
+      if (opt.small == dev::MmaSmall::occ)  // (mma/small=occ: class 32 with its floor of blocks per SM)
+        return launch_mma_config<Atom, E, D, false, false, 0, dev::mma_small_occ_blocks(D)>(p, s, opt);
     launch_mma_config<Atom, E, D, false>(p, s, opt);
   } else {
     const bool tail = p.d != D || p.dv != D;

@@ -10,12 +10,16 @@
 //         of class 64, so fewer registers per thread), the rest of plain's problems as plain. The
 //         32 class is mma's own since it measured faster (kMmaFineDimClasses), so c32 differs from
 //         mma only at d = 40..56 (plain's code there).
+//   occ   (mma/small=occ): the same code as mma's at d, dv <= 32 (class 32) and as plain's at
+//         d = 40..56 (class 64), each with a floor of resident blocks per SM in its launch bounds
+//         (mma_small_occ_blocks): more warps per SM for a softmax chain that is latency-bound there
+//         (PERF_NOTES.md, "Small head dims: the count"), at the price of ptxas's spills.
 // Every other problem runs mma's code. Host code and the kernel's launcher (pure constexpr).
 #include "flashprobe/kernels/head_dim_classes.h"
 
 namespace flashprobe::kernels::dev {
 
-enum class MmaSmall : int { off = 0, plain = 1, fma = 2, c32 = 3 };
+enum class MmaSmall : int { off = 0, plain = 1, fma = 2, c32 = 3, occ = 4 };
 
 // The split, a compile-time knob (each value is an instantiation): 1 of 8 score tiles = 1/8 of the
 // row's exponentials. Counted in PERF_NOTES.md: with ~5 issue slots per score besides the exp and
@@ -35,5 +39,11 @@ inline constexpr int kMmaSmallNarrowClass = 32;
 constexpr bool mma_small_narrow_takes(int d, int dv, bool extras) {
   return mma_small_takes(d, dv, extras) && d <= kMmaSmallNarrowClass && dv <= kMmaSmallNarrowClass;
 }
+
+// mma/small=occ's floor of resident blocks (of kMmaWaves = 4 warps) per SM, a tile class's: 4 at class
+// 32 (its 168 registers give 3; the cap of 128 spills 88 / 80 bytes, sm_90, CUDA 13.0) and 3 at class
+// 64's run-time-tail instantiation for d = 40..56 (its 220 registers give 2; the cap of 168 spills
+// 36 / 48 bytes). 0: not built for that class.
+constexpr int mma_small_occ_blocks(int cls) { return cls == kMmaSmallNarrowClass ? 4 : cls == kMmaSmallClass ? 3 : 0; }
 
 }  // namespace flashprobe::kernels::dev

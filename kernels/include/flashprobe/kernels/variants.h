@@ -9,10 +9,12 @@
 //   mma/rescale=lazy                the conditional rescale, threshold 2^8 (src/mma/mma_rescale.h)
 //   mma/classes=coarse              head dims in kMmaDimClasses, the ladder without the fine one's 160
 //                                   and 192 (head_dim_classes.h; NVIDIA)
-//   mma/small=plain|fma|c32         d, dv <= 64 below 64/64 without soft-cap or ALiBi in a class-64
+//   mma/small=plain|fma|c32|occ     d, dv <= 64 below 64/64 without soft-cap or ALiBi in a class-64
 //                                   instantiation without their code; fma: part of each row's
-//                                   exp2 on the FMA units; c32: d, dv <= 32 in a 32-wide class
-//                                   (src/mma/mma_small.h, src/exp2_fma.h; NVIDIA)
+//                                   exp2 on the FMA units; c32: d, dv <= 32 in a 32-wide class;
+//                                   occ: as c32, with registers capped for 4 blocks per SM in the
+//                                   32 class and 3 in class 64 (src/mma/mma_small.h,
+//                                   src/exp2_fma.h; NVIDIA)
 //   wgmma/schedule=serial|overlap   another consumer schedule (wgmma_config.h); built only with
 //                                   -DFLASHPROBE_WGMMA_SCHEDULES=ON (the shipped one is pingpong)
 //   wgmma/carry=on                  a row block's first S issued with the previous one's last P V

@@ -128,6 +128,15 @@ std::vector<GridCase> build() {
       p.causal = sq == 40 ? Causal::none : Causal::bottom_right;
       add("dv_ne_d", p);
     }
+  // The small head dims' instantiations at their tile edges (mma's 32 class and class 64's run-time
+  // tail, also with a floor of blocks per SM: mma/small=...): 128-row query blocks just below and past
+  // one block and over three, keys at a 64-key tile edge, one past it and one short of three tiles.
+  for (int d : {32, 48})
+    for (auto [sq, sk] : {std::pair{127, 64}, std::pair{129, 65}, std::pair{300, 191}, std::pair{300, 193}}) {
+      AttnProblem p = make_problem(1, 2, 1, sq, sk, d);
+      p.causal = sk % 2 == 1 ? Causal::bottom_right : Causal::none;
+      add("small_edge", p);
+    }
   // Tail dims with the other features: the general instantiation's soft-cap/ALiBi (mma), rows that
   // are not 16-byte aligned (element-wise loads must stop at d too), BHSD, windows, per-batch keys.
   {

@@ -62,6 +62,13 @@ TEST(KernelGrid, CoversTheRequiredEdges) {
     EXPECT_TRUE(any([&](const AttnProblem& p) { return in_c(p) && p.dv < c.dv && p.dv % 8 == 0 && p.o.is_zero(); }))
         << c.d << ": dv below the class, packed O rows";
   }
+  // The small head dims (mma's 32 class; class 64's tail below 64) at the 128-row and 64-key tile edges.
+  for (int d : {32, 48}) {
+    EXPECT_TRUE(any([&](const AttnProblem& p) { return p.d == d && p.dv == d && p.sq == 127 && p.sk == 64; })) << "d=" << d;
+    EXPECT_TRUE(any([&](const AttnProblem& p) { return p.d == d && p.dv == d && p.sq == 129 && p.sk == 65; })) << "d=" << d;
+    EXPECT_TRUE(any([&](const AttnProblem& p) { return p.d == d && p.dv == d && p.sq > 256 && p.sk % 64 == 63 && p.causal != Causal::none; }))
+        << "d=" << d;
+  }
   EXPECT_TRUE(any([](const AttnProblem& p) { return p.hkv >= 2 && p.group() == 3; }));
   EXPECT_TRUE(any([](const AttnProblem& p) { return p.hkv >= 2 && p.group() == 6; }));
   EXPECT_TRUE(any([](const AttnProblem& p) { return p.kv_offset > 0 && p.sq <= 8; }));

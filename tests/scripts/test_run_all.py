@@ -279,6 +279,18 @@ case "$*" in *gridfails*) echo '[  FAILED  ] 1 test, listed below:'; exit 1 ;; *
                 bench = [l for l in f.read().splitlines() if l.startswith("bench ")][-1].split()
             self.assertEqual(flag_values(bench, "--kernel"), ["mma", "mma/small=fma"])
             self.assertEqual(bench[bench.index("--max-head-dim") + 1], "64")
+            # FLASHPROBE_HEADDIM_KERNELS: production kernels timed in the same call, without grid or gate
+            p = subprocess.run([os.path.join(ROOT, "scripts", "gpu", "run-all"), "headdim"], cwd=d,
+                               env=dict(os.environ, OUT=out + "3", STANDIN_ARGS=argf, FLASHPROBE_HEADDIM_VARIANTS="mma/small=occ",
+                                        FLASHPROBE_HEADDIM_KERNELS="wgmma", FLASHPROBE_HEADDIM_MAX_D="64"),
+                               capture_output=True, text=True, timeout=120)
+            with open(argf) as f:
+                lines = f.read().splitlines()
+            bench = [l for l in lines if l.startswith("bench ")][-1].split()
+            self.assertEqual(flag_values(bench, "--kernel"), ["mma", "wgmma", "mma/small=occ"])
+            checked = lines[lines.index([l for l in lines if l.startswith("bench ")][-2]) + 1:]
+            self.assertFalse([l for l in checked if l.startswith(("grid ", "gate ")) and "wgmma" in l], checked)
+            self.assertTrue([l for l in checked if l.startswith("grid ") and "mma_small_occ" in l], checked)
 
     def test_torch_props_stage_runs_pytest_the_subjects_and_the_crash_replay_together(self):
         """The torch-props stage with a stand-in python3: the wheel installed, the package's pytest, the

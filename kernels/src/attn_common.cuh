@@ -72,10 +72,11 @@ FP_DEV void visible_range32(const Params& p, int b, int i, int& lo, int& hi) {
 // visible_range as affine bounds in the row, for kernels that recompute a row's interval instead of
 // keeping it: lo(i) = max(0, i + lo_off), hi(i) = min(keys(b) - 1, i + hi_off) for 0 <= i < sq
 // + rows per block (the offsets are clamped so that neither sum overflows; without a left window
-// lo_off = -(sq + 2^16), without a causal mask or right window hi_off = keys(b)). Same 32-bit
-// premise as visible_range32.
+// lo_off = -(sq + kOffsetsFar32), without a causal mask or right window hi_off = keys(b)). Same 32-bit
+// premise as visible_range32, sq + sk <= kMaxLen32, which leaves -(sq + kOffsetsFar32) inside int.
+static_assert(std::int64_t{kMaxLen32} + kOffsetsFar32 <= 2147483647, "visible_offsets32's open end must fit an int");
 FP_DEV void visible_offsets32(const Params& p, int b, int& lo_off, int& hi_off) {
-  const std::int64_t diag = diag_of<Bug::none>(p, b), keys = keys_of(p, b), far = std::int64_t{p.sq} + 65536;
+  const std::int64_t diag = diag_of<Bug::none>(p, b), keys = keys_of(p, b), far = std::int64_t{p.sq} + kOffsetsFar32;
   std::int64_t lo = -far, hi = keys;
   mask::narrow(diag, p.causal != CausalMode::none, p.window_left, p.window_right, lo, hi);
   lo_off = static_cast<int>(lo);

@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 
 #include "flashprobe/core/error.h"
+#include "flashprobe/gate/stand_in_device.h"
+#include "flashprobe/kernels/backward.h"
 #include "flashprobe/kernels/kv_append.h"
 #include "flashprobe/kernels/params.h"
+#include "flashprobe/kernels/registry.h"
 #include "flashprobe/kernels/runner.h"
 
 namespace flashprobe::kernels {
@@ -25,6 +28,37 @@ AttnProblem base() {
 }
 
 int dummy;  // any non-null address serves as a "device pointer" for make_params
+
+// The mma kernels keep rows and keys in 32 bits and build their masks from visible_offsets32
+// (src/attn_common.cuh), whose open end is -(sq + kOffsetsFar32): kMaxLen32 leaves it inside int, and
+// every one of them refuses sq + sk past kMaxLen32, naming both. With the bound at 2^31 - 1025,
+// sq = 2^31 - 1100 and sk = 1 passed mma_bwd's check (mma's forward supports() had none) with an open
+// end of 2^31 + 64435, past int.
+TEST(Params, ThirtyTwoBitKernelsRefuseRowsWhoseMaskOffsetsLeaveInt) {
+  EXPECT_LE(std::int64_t{kMaxLen32} + kOffsetsFar32, 2147483647);
+  AttnProblem p;
+  p.batch = p.hq = p.hkv = 1;
+  p.d = p.dv = 64;
+  p.sq = 2147483647 - 1100;
+  p.sk = 1;
+  const std::string sum = "sq + sk = " + std::to_string(std::int64_t{p.sq} + p.sk), bound = std::to_string(kMaxLen32);
+  const DeviceInfo h100 = gate::stand_in_h100(), gfx1100 = gate::stand_in_device("amd", "gfx1100", 0, 32);
+  int kernels_checked = 0;
+  const auto refused = [&](const std::string& name, const Support& s) {
+    ++kernels_checked;
+    EXPECT_FALSE(s) << name << " takes sq = " << p.sq << ", sk = " << p.sk;
+    EXPECT_NE(s.reason.find(sum), std::string::npos) << name << ": " << s.reason;
+    EXPECT_NE(s.reason.find(bound), std::string::npos) << name << ": " << s.reason;
+  };
+  refused("mma on sm_90", find_kernel("mma")->supports(h100, p));
+  refused("mma on gfx1100", find_kernel("mma")->supports(gfx1100, p));
+  for (const BackwardKernelInfo& k : backward_kernels())
+    if (k.name.rfind("mma_bwd", 0) == 0) refused(k.name, k.supports(k.name == "mma_bwd_amd" ? gfx1100 : h100, p));
+  EXPECT_GE(kernels_checked, 5);
+  // At the bound mma takes it.
+  p.sq = kMaxLen32 - 1;
+  EXPECT_TRUE(find_kernel("mma")->supports(h100, p)) << find_kernel("mma")->supports(h100, p).reason;
+}
 
 TEST(Params, StridesSizesAndScale) {
   AttnProblem p = base();

@@ -136,10 +136,10 @@ TEST(WgmmaMask, PerBatchKeyCountsTakeTheBatchsOwnDiagonal) {
     }
 }
 
-// The 32-bit premise at its edge (sq + keys just under kMaxLen32 = 2^31 - 1025): sampled rows.
+// The 32-bit premise at its edge (sq + keys = kMaxLen32, params.h): sampled rows.
 TEST(WgmmaMask, RowsAtTheThirtyTwoBitEdgeAgree) {
   for (Causal c : {Causal::none, Causal::bottom_right, Causal::top_left})
-    for (auto [sq, sk] : {std::pair{1 << 30, (1 << 30) - 1025}, std::pair{1, 2147483647 - 1026}, std::pair{2147483647 - 1026, 1}})
+    for (auto [sq, sk] : {std::pair{1 << 30, kMaxLen32 - (1 << 30)}, std::pair{1, kMaxLen32 - 1}, std::pair{kMaxLen32 - 1, 1}})
       for (auto [wl, wr] : {std::pair{-1, -1}, std::pair{0, 0}, std::pair{2147483647, 2147483647}}) {
         const AttnProblem p = mask_problem(sq, sk, c, wl, wr);
         ASSERT_TRUE(affine_mask_fits(sq, sk)) << where(p);

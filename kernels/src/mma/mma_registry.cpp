@@ -1,6 +1,7 @@
 // The mma kernel's registry entry: which devices and problems it takes (pure host code, in every
 // build) and its launch, which picks the atom of the device's architecture family.
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <utility>
@@ -58,6 +59,9 @@ Support mma_supports(const DeviceInfo& dev, const AttnProblem& p) {
   if (p.hq > kMaxGridYZ || p.batch > kMaxGridYZ)
     return Support::no("hq=" + std::to_string(p.hq) + ", batch=" + std::to_string(p.batch) + " exceed the grid limit " +
                        std::to_string(kMaxGridYZ));
+  if (static_cast<std::int64_t>(p.sq) + p.sk > kMaxLen32)
+    return Support::no("sq + sk = " + std::to_string(static_cast<std::int64_t>(p.sq) + p.sk) +
+                       ": mma keeps rows and keys in 32 bits (at most " + std::to_string(kMaxLen32) + ")");
   return Support::yes();
 }
 

@@ -37,9 +37,13 @@ struct DeviceTensors {
   const int* seqlens_k = nullptr;
 };
 
-// Largest sq + sk a kernel with 32-bit row and key indices takes (dev::visible_range32 says why it
-// suffices): mma's launcher refuses larger problems.
-inline constexpr int kMaxLen32 = 2147483647 - 1024;
+// The open end of dev::visible_offsets32's offsets: -(sq + kOffsetsFar32), past every row of a block.
+inline constexpr int kOffsetsFar32 = 65536;
+// Largest sq + sk a kernel with 32-bit row and key indices takes (dev::visible_range32 says why its
+// indices fit): INT_MAX less kOffsetsFar32, so that visible_offsets32's -(sq + kOffsetsFar32) fits an
+// int too (INT_MAX - 1024 let it leave int for sq past 2^31 - 65537). mma's and mma_bwd's supports()
+// and launchers refuse larger problems, naming sq + sk and this bound.
+inline constexpr int kMaxLen32 = 2147483647 - kOffsetsFar32;
 
 // Causal alignment as kernels see it (same order as flashprobe::Causal).
 enum class CausalMode : int { none = 0, bottom_right = 1, top_left = 2 };

@@ -36,8 +36,10 @@ class Row:
 
     @property
     def bad(self):
-        """Red: a failure, a skip, a count not recorded, or nothing run (pass-style checks);
-        a survivor (kill-style); in the counted records or in a newer one shown beside them."""
+        """Red: a failure, a skip, a count not recorded, or nothing run, in the row or by any one
+        subject (pass-style checks: a kernel that ran zero cases beside others that ran is not
+        hidden by the total); a survivor (kill-style); in the counted records or in a newer one
+        shown beside them."""
         if self.newest and Row(self.check, self.newest).bad:
             return True
         if any(i.stale for i in self.items):  # no record of today's code: an earlier code's stands in
@@ -49,7 +51,7 @@ class Row:
             return True
         if style == "kill":
             return False
-        return self.skipped is None or self.skipped > 0 or not self.run
+        return self.skipped is None or self.skipped > 0 or not self.run or any(not i.run for i in self.items)
 
     @property
     def days(self):
@@ -171,8 +173,11 @@ def row_note(row):
             return f"per subject {100 * rates[0][0]:.1f}-{100 * rates[-1][0]:.1f} %, lowest: {rates[0][1]}"
     bad = []
     for it in row.items + row.newest:
-        if it.stale or it.failed is None or it.failed or (style == "pass" and (it.skipped is None or it.skipped or it.run is None)):
-            why = it.note or ("failed" if it.failed else "skipped" if it.skipped else "count not recorded")
+        if it.stale or it.failed is None or it.failed or (style == "pass" and (it.skipped is None or it.skipped or not it.run)):
+            if it.run == 0 and not it.failed and not it.skipped and it.failed is not None and it.skipped is not None:
+                why = "ran zero cases" + (f" ({it.note})" if it.note else "")
+            else:
+                why = it.note or ("failed" if it.failed else "skipped" if it.skipped else "count not recorded")
             bad.append(f"{'newest ' if it in row.newest else ''}{it.subject}: {why}")
     if bad:
         return "; ".join(bad[:4]) + (f"; {len(bad) - 4} more" if len(bad) > 4 else "")

@@ -43,6 +43,10 @@ class Rows(unittest.TestCase):
         self.assertTrue(row(item("gate", "a", 9, 0, 1, r)).bad)
         self.assertTrue(row(item("gate", "a", 9, 1, 0, r)).bad)
         self.assertTrue(row(item("gate", "a", 0, 0, 0, r)).bad)          # nothing ran
+        # One subject that ran nothing, beside others that ran: red and named, not hidden by the total.
+        zero = row(item("grid", "mma", 572, 0, 0, r), item("grid", "wgmma", 0, 0, 0, r))
+        self.assertTrue(zero.bad)
+        self.assertIn("wgmma: ran zero cases", summary.row_note(zero))
         missing = row(item("gate", "a", 9, 0, 0, r), item("gate", "b", 9, None, 0, r))
         self.assertTrue(missing.bad)
         self.assertIn("skips not recorded", summary.counts_text(missing))

@@ -50,9 +50,11 @@ int decode_splits(const AttnProblem& p, int multiprocessors) {
   return splits_for_slots(p, g, slots_of(g, multiprocessors, 1));
 }
 
+bool decode_plan_half(const AttnProblem& p) { return geometry_of(p).rows_per_block == 1; }
+
 int decode_plan_splits(const AttnProblem& p, int multiprocessors) {
   const DecodeGeometry g = geometry_of(p);
-  return splits_for_slots(p, g, slots_of(g, multiprocessors, g.rows_per_block == 1 ? 2 : 1));
+  return splits_for_slots(p, g, slots_of(g, multiprocessors, decode_plan_half(p) ? 2 : 1));
 }
 
 int decode_fused_splits(const AttnProblem& p, int multiprocessors) {

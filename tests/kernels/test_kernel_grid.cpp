@@ -3,9 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
+#include "flashprobe/gate/stand_in_device.h"
+#include "flashprobe/kernels/decode_plan.h"
 #include "flashprobe/kernels/registry.h"
+#include "flashprobe/kernels/variants.h"
 #include "kernel_grid.h"
 
 namespace flashprobe::kernels::testing {
@@ -93,6 +97,75 @@ TEST(KernelGrid, CoversTheRequiredEdges) {
       return p.window_left >= 0 && p.sq > 64 && ((p.sk - p.sq + r - p.window_left) % 64 + 64) % 64 == 63;
     })) << "first row of a warp at row 64k + " << r << " starts at a tile's last key";
   EXPECT_TRUE(any([](const AttnProblem& p) { return p.k.h % 8 != 0 && p.sq == 1; }));  // K rows off 16-byte alignment
+}
+
+// The grid's problems (f16 and bf16) a kernel takes on dev: what KernelGrid runs there.
+std::vector<AttnProblem> grid_run(const KernelInfo& k, const DeviceInfo& dev) {
+  std::vector<AttnProblem> ran;
+  for (const GridCase& c : kernel_grid())
+    for (DType t : {DType::f16, DType::bf16})
+      if (k.supports(dev, c.with_dtype(t))) ran.push_back(c.with_dtype(t));
+  return ran;
+}
+
+// wgmma as it is where built: this tree may hold no sm_90a code, and then wgmma refuses everything.
+KernelInfo wgmma_built(const std::string& name) {
+  KernelInfo k = kernel_or_variant(name);
+  const bool fine = name != "wgmma";
+  k.supports = [fine](const DeviceInfo&, const AttnProblem& p) {
+    return wgmma_class(p.d, p.dv, fine) ? Support::yes() : Support::no("outside wgmma's classes");
+  };
+  return k;
+}
+
+std::map<std::string, int> cases_per_path(const KernelInfo& k, const DeviceInfo& dev, const std::vector<AttnProblem>& ran) {
+  std::map<std::string, int> m;
+  for (const GridPath& g : grid_paths(k, dev, ran)) m[g.name] = g.cases;
+  return m;
+}
+
+// Every path of mma, wgmma and decode, the newest included (wgmma's 160/160 and 256/256, mma's 32/32,
+// decode's half-wave plan), runs grid cases on the devices it is built for; KernelGrid fails a
+// kernel where one of them runs none.
+TEST(KernelGrid, EveryClassAndPlanOfTheKernelsRunsCasesOnItsDevices) {
+  const DeviceInfo h100 = gate::stand_in_h100();
+  for (const DeviceInfo& dev : {h100, gate::stand_in_device("amd", "gfx1100", 0, 32), gate::stand_in_device("amd", "gfx942", 0, 64)})
+    for (const char* name : {"mma", "mma/classes=coarse", "decode"}) {
+      const KernelInfo k = kernel_or_variant(name);
+      const auto paths = cases_per_path(k, dev, grid_run(k, dev));
+      EXPECT_GE(paths.size(), 2u) << name << " on " << dev.arch;
+      for (const auto& [path, n] : paths) EXPECT_GT(n, 0) << name << " on " << dev.arch << ": " << path;
+    }
+  EXPECT_TRUE(cases_per_path(*find_kernel("mma"), h100, {}).count("class 32/32"));
+  EXPECT_TRUE(cases_per_path(*find_kernel("decode"), h100, {}).count("plan half (one-row blocks)"));
+  EXPECT_FALSE(cases_per_path(*find_kernel("mma"), gate::stand_in_device("amd", "gfx942", 0, 64), {}).count("class 80/80"))
+      << "mma takes no d = 80 on CDNA: not a path there";
+  for (const char* name : {"wgmma", "wgmma/classes=fine"}) {
+    const KernelInfo k = wgmma_built(name);
+    const auto paths = cases_per_path(k, h100, grid_run(k, h100));
+    EXPECT_EQ(paths.size(), std::string(name) == "wgmma" ? std::size(kWgmmaDimClasses) : std::size(kWgmmaFineDimClasses));
+    for (const char* c : {"class 160/160", "class 256/256", "class 192/128"}) EXPECT_GT(paths.count(c) ? paths.at(c) : 0, 0) << name << ": " << c;
+    for (const auto& [path, n] : paths) EXPECT_GT(n, 0) << name << ": " << path;
+  }
+  EXPECT_TRUE(grid_paths(*find_kernel("tiled"), h100, grid_run(*find_kernel("tiled"), h100)).empty());
+}
+
+// A class or plan that ran nothing is there with 0 cases (and fails the GPU grid), not left out.
+TEST(KernelGrid, APathThatRanNothingIsNamedWithZeroCases) {
+  const DeviceInfo h100 = gate::stand_in_h100();
+  const KernelInfo w = wgmma_built("wgmma");
+  std::vector<AttnProblem> narrow;
+  for (const AttnProblem& p : grid_run(w, h100))
+    if (p.d <= 128 && p.dv <= 128) narrow.push_back(p);
+  const auto paths = cases_per_path(w, h100, narrow);
+  EXPECT_EQ(paths.at("class 160/160"), 0);
+  EXPECT_EQ(paths.at("class 256/256"), 0);
+  EXPECT_EQ(paths.at("class 192/128"), 0);
+  EXPECT_GT(paths.at("class 128/128"), 0);
+  std::vector<AttnProblem> gqa;
+  for (const AttnProblem& p : grid_run(*find_kernel("decode"), h100))
+    if (!decode_plan_half(p)) gqa.push_back(p);
+  EXPECT_EQ(cases_per_path(*find_kernel("decode"), h100, gqa).at("plan half (one-row blocks)"), 0);
 }
 
 }  // namespace

@@ -103,8 +103,10 @@ Outcome judge(const KernelInfo& k, const AttnProblem& p, const AttnInputs& in) {
   return r;
 }
 
-void run_grid(const KernelInfo& k, Report& rep) {
+// Runs every grid case k takes on this device; returns the problems it ran.
+std::vector<AttnProblem> run_grid(const KernelInfo& k, Report& rep) {
   const DeviceInfo dev = require_device();
+  std::vector<AttnProblem> ran;
   for (const GridCase& c : kernel_grid())
     for (DType t : dtypes_for(k.name)) {
       const AttnProblem p = c.with_dtype(t);
@@ -115,20 +117,31 @@ void run_grid(const KernelInfo& k, Report& rep) {
       const AttnInputs in = random_inputs(p, c.seed, c.dist);
       Outcome o = judge(k, p, in);
       rep.add(k.name, c.id(t), o.pass, std::move(o.rec), o.why);
+      ran.push_back(p);
     }
+  return ran;
 }
 
 class KernelGrid : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(KernelGrid, AgreesWithOracleOnEveryCase) {
   FP_SKIP_WITHOUT_GPU();
+  const DeviceInfo dev = require_device();
   const KernelInfo k = kernel_or_variant(GetParam());
   Report rep{GetParam()};
-  run_grid(k, rep);
+  const std::vector<AttnProblem> ran = run_grid(k, rep);
   if (rep.run == 0) {
-    // A kernel for one architecture (wgmma: sm_90) refuses every case elsewhere: say why, skip.
-    GTEST_SKIP() << "no grid case runs on this device: " << flashprobe::testing::refusal_on_device(k, require_device());
+    // A kernel for one architecture (wgmma: sm_90) refuses every case elsewhere: say why, skip. One
+    // that runs on this device and ran none of the grid's cases fails.
+    const std::string why = flashprobe::testing::refusal_on_device(k, dev);
+    if (why.empty())
+      FAIL() << GetParam() << " runs on " << dev.arch << " but ran none of the grid's cases (" << rep.unsupported
+             << " refused by supports())";
+    GTEST_SKIP() << "no grid case runs on this device: " << why;
   }
+  // Each of its tile classes or plans on this device ran cases (kernel_grid.h: grid_paths).
+  for (const testing::GridPath& g : testing::grid_paths(k, dev, ran))
+    EXPECT_GT(g.cases, 0) << GetParam() << " on " << dev.arch << ": no grid case ran in its " << g.name;
   EXPECT_TRUE(rep.failures.empty()) << rep.failures.size() << " failing case(s), first: " << rep.failures.front();
 }
 // Both instantiations are named after the kernel or variant, with every character that is not a letter

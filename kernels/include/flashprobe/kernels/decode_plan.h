@@ -60,6 +60,8 @@ int decode_splits(const AttnProblem& p, int multiprocessors);
 // stream at the rate); 4-row blocks (GQA h32/8, h32/4: 4 KB per step) 0.72-0.98x at Sk 4k-16k, where
 // fewer blocks leave too few bytes in flight. Independent of the batch, as both counts.
 int decode_plan_splits(const AttnProblem& p, int multiprocessors);
+// Whether decode's plan takes the half wave for p: its blocks have one row (decode_geometry).
+bool decode_plan_half(const AttnProblem& p);
 
 // decode/fused=on (variants.h) aims at half the resident blocks (2 per SM up to 2 rows per block):
 // on an H100 (h32 d128, Sk 1k-32k, reports/data/h100-80gb-hbm3/2026-11-27-decode-splits-a796e02/) the

@@ -69,6 +69,20 @@ int decode_walk(const AttnProblem& p, int splits, int multiprocessors) {
   return ceil_div(std::max(splits, 1), blocks);
 }
 
+bool decode_mma_takes(int d, int dv, int group, int sq, bool score_transform) {
+  return !score_transform && std::max(group, 1) * std::max(sq, 1) <= kDecodeMaxRowsPerTensorTile && std::max(d, dv) <= kDecodeMmaMaxDim;
+}
+
+int decode_mma_splits(const AttnProblem& p, int multiprocessors) {
+  if (!decode_mma_takes(p.d, p.dv, p.group(), p.sq, p.softcap > 0 || !p.alibi_slopes.empty())) return decode_plan_splits(p, multiprocessors);
+  const int sms = multiprocessors > 0 ? multiprocessors : kDecodeNominalSMs;
+  const long long want = std::max(static_cast<long long>(kDecodeMmaBlocksPerSm) * sms / std::max(p.hkv, 1), 1LL);
+  const int tiles = std::max(ceil_div(std::max(p.sk, 0), kDecodeMmaKeysPerTile), 1);
+  const long long longest = std::max(tiles / kDecodeMmaMinTilesPerSplit, 1);
+  const int n = static_cast<int>(std::min({want, longest, static_cast<long long>(tiles)}));
+  return ceil_div(tiles, ceil_div(tiles, n));
+}
+
 int decode_chunk(int sk, int splits, int keys_per_step) {
   const int even = std::max(ceil_div(std::max(sk, 0), std::max(splits, 1)), 1);
   const int rounded = ceil_div(even, keys_per_step) * keys_per_step;

@@ -54,11 +54,19 @@ struct DecodeOptions {
   bool full_plan = false;
   DecodeCombine combine = DecodeCombine::loop;
   int depth = 2;  // steps of loads ahead of the computing one plus one: 2, or 3 (decode_split_deep)
+  bool mma = false;  // decode/mma=on: the tensor-core split kernel where decode_mma_takes (decode_mma_splits' plan)
 };
 // decode with the combine `c` and the split kernel's load depth (2 or 3; loop at depth 2 is
 // launch_decode<Bug::none>); workspace = decode_workspace_bytes(p, splits). Bitwise
 // launch_decode<Bug::none>'s output.
 void launch_decode_combined(const Params& p, int splits, DecodeCombine c, int depth, void* workspace, Stream s);
+// decode/mma=on: the tensor-core split kernel (src/decode_mma.cuh; NVIDIA) where decode_mma_takes the
+// problem and its K/V rows are aligned 16-byte chunks, decode's split kernel elsewhere, then decode's
+// combine; workspace = decode_workspace_bytes(p, splits).
+void launch_decode_mma(const Params& p, int splits, void* workspace, Stream s);
+// Its tensor-core split kernel (decode_mma.cu, CUDA tree only): `chunk` keys per split, a multiple of
+// kDecodeMmaKeysPerTile except where the forced count leaves uneven borders (decode_chunk).
+void launch_decode_mma_split(const Params& p, int splits, int chunk, float* partial_o, float* partial_lse, Stream s);
 // decode/fused=on: `splits` key splits, `walk` of them per block (1..splits), the combine in the last
 // block of each row tile; workspace = decode_walk_workspace_bytes(p, splits, walk) (the partials, then
 // the arrival counters of decode_plan.h when a row tile has more than one block).

@@ -113,11 +113,12 @@ std::string decode_name(const detail::DecodeOptions& o) {
   if (o.combine == detail::DecodeCombine::wide) add("combine=wide");
   if (o.combine == detail::DecodeCombine::pdl) add("combine=pdl");
   if (o.depth == 3) add("depth=3");
+  if (o.mma) add("mma=on");
   return opts.empty() ? "decode" : "decode/" + opts;
 }
 
 std::string decode_description(const detail::DecodeOptions& o) {
-  if (o.splits == 0 && !o.fused && !o.half_plan && !o.full_plan && o.combine == detail::DecodeCombine::loop && o.depth == 2)
+  if (o.splits == 0 && !o.fused && !o.half_plan && !o.full_plan && o.combine == detail::DecodeCombine::loop && o.depth == 2 && !o.mma)
     return "split-K decode for sq <= 8: key splits merged through their LSE";
   std::string d = "decode (benchmarks and tests):";
   if (o.splits > 0) d += " exactly " + std::to_string(o.splits) + " key split(s);";
@@ -127,6 +128,10 @@ std::string decode_description(const detail::DecodeOptions& o) {
   if (o.combine == detail::DecodeCombine::pdl)
     d += " the wide combine launched as a programmatic dependent of the split kernel (PDL on sm_90);";
   if (o.depth == 3) d += " the split kernel's 16-byte loads two steps ahead (one row per block; 2 blocks per SM);";
+  if (o.mma)
+    d += std::string(" the group's query rows as the rows of a tensor-core tile (mma m16n8k16), K/V once per kv head through "
+                     "shared memory, where it takes the problem (decode_mma_takes; NVIDIA), decode's split kernel elsewhere") +
+         (o.splits > 0 ? ";" : ", decode_mma_splits' count;");
   if (o.fused)
     d += std::string(" one kernel, the combine in the last block of each row tile, ") +
          (o.splits > 0 ? "" : "the split count for half the resident blocks (decode_fused_splits), ") +
@@ -138,13 +143,16 @@ std::string decode_description(const detail::DecodeOptions& o) {
 
 KernelInfo make_decode_variant(const detail::DecodeOptions& o) {
   if (o.splits < 0 || o.walk < 0 || (o.walk > 0 && !o.fused) || ((o.half_plan || o.full_plan) && o.splits > 0) || (o.half_plan && o.full_plan) ||
-      (o.fused && (o.combine != detail::DecodeCombine::loop || o.depth != 2)) || (o.depth != 2 && o.depth != 3))
+      (o.fused && (o.combine != detail::DecodeCombine::loop || o.depth != 2)) || (o.depth != 2 && o.depth != 3) ||
+      (o.mma && (o.fused || o.half_plan || o.full_plan || o.combine != detail::DecodeCombine::loop || o.depth != 2)))
     throw UsageError("decode variant " + decode_name(o) +
                      " is not allowed: splits, walk >= 1 when given, walk only with fused=on, plan (half or full) not with a forced "
-                     "split count, combine and depth (2 or 3) not with fused=on (the fused kernel combines in its last block)");
+                     "split count, combine and depth (2 or 3) not with fused=on (the fused kernel combines in its last block), mma=on with "
+                     "none of fused, plan, combine and depth");
   const std::string name = decode_name(o);
   auto splits_of = [o](const AttnProblem& p) {
     return o.splits > 0                ? o.splits
+           : o.mma                  ? decode_default_mma_splits(p)
            : o.fused || o.half_plan ? decode_default_fused_splits(p)
            : o.full_plan            ? decode_default_full_wave_splits(p)
                                     : decode_default_splits(p);
@@ -161,7 +169,8 @@ KernelInfo make_decode_variant(const detail::DecodeOptions& o) {
 #ifdef FP_HAVE_GPU_RUNTIME
                  (void)name;
                  const int n = splits_of(p);
-                 if (o.fused) detail::launch_decode_walk(make_params(p, t), n, walk_of(p, n), ws, s);
+                 if (o.mma) detail::launch_decode_mma(make_params(p, t), n, ws, s);
+                 else if (o.fused) detail::launch_decode_walk(make_params(p, t), n, walk_of(p, n), ws, s);
                  else if (o.combine != detail::DecodeCombine::loop || o.depth != 2)
                    detail::launch_decode_combined(make_params(p, t), n, o.combine, o.depth, ws, s);
                  else detail::launch_decode<Bug::none>(make_params(p, t), n, ws, s);
@@ -235,6 +244,7 @@ int decode_default_splits(const AttnProblem& p) { return decode_plan_splits(p, t
 int decode_default_full_wave_splits(const AttnProblem& p) { return decode_splits(p, this_device_sms()); }
 int decode_default_fused_splits(const AttnProblem& p) { return decode_fused_splits(p, this_device_sms()); }
 int decode_default_walk(const AttnProblem& p, int splits) { return decode_walk(p, splits, this_device_sms()); }
+int decode_default_mma_splits(const AttnProblem& p) { return decode_mma_splits(p, this_device_sms()); }
 
 KernelInfo decode_with_splits(int splits) {
   if (splits < 1) throw UsageError("decode splits=" + std::to_string(splits) + " is not allowed: use >= 1");

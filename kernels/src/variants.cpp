@@ -183,8 +183,8 @@ KernelInfo wgmma_variant(const std::string& name, std::map<std::string, std::str
 KernelInfo decode_variant(const std::string& name, std::map<std::string, std::string> opts) {
   detail::DecodeOptions o;
   const std::string splits = take(opts, "splits"), fused = take(opts, "fused"), walk = take(opts, "walk"), plan = take(opts, "plan"),
-                    combine = take(opts, "combine"), depth = take(opts, "depth");
-  no_other_options(name, "decode", opts, "splits, plan, fused, walk, combine, depth");
+                    combine = take(opts, "combine"), depth = take(opts, "depth"), mma = take(opts, "mma");
+  no_other_options(name, "decode", opts, "splits, plan, fused, walk, combine, depth, mma");
   if (!splits.empty()) o.splits = count_of(name, "splits", splits);
   if (!plan.empty()) {
     if (plan != "half" && plan != "full")
@@ -211,6 +211,12 @@ KernelInfo decode_variant(const std::string& name, std::map<std::string, std::st
     if (o.fused) bad(name, "depth=3 with fused=on: the walking kernel has its own loop");
     o.depth = 3;
   }
+  if (!mma.empty()) {
+    if (mma != "on") bad(name, "mma=" + mma + ": must be on (the shipped decode's split kernel has no tensor-core tile)");
+    if (o.fused || o.half_plan || o.full_plan || o.combine != detail::DecodeCombine::loop || o.depth != 2)
+      bad(name, "mma=on with fused, plan, combine or depth: the tensor-core split kernel has its own plan and loop, and decode's combine");
+    o.mma = true;
+  }
   return make_decode_variant(o);
 }
 
@@ -221,7 +227,8 @@ std::string variant_syntax() {
                      "wgmma/schedule=serial|overlap, wgmma/carry=on") +
          (detail::kWgmmaAllSchedules ? "" : " (built with -DFLASHPROBE_WGMMA_SCHEDULES=ON)") +
          ", wgmma/l2ahead=on, wgmma/epilogue=pairs, wgmma/mask=visible, wgmma/classes=fine, wgmma/grid=full, wgmma/blocks=<n>, decode/splits=<n>, decode/plan=half|full, decode/fused=on, "
-         "decode/walk=<n> (with fused=on), decode/combine=wide|pdl, decode/depth=3 (neither with fused=on); one kernel's options combine with ','";
+         "decode/walk=<n> (with fused=on), decode/combine=wide|pdl, decode/depth=3 (neither with fused=on), decode/mma=on (with splits=<n> only); "
+         "one kernel's options combine with ','";
 }
 
 std::vector<std::string> variant_names() {
@@ -232,7 +239,7 @@ std::vector<std::string> variant_names() {
   v.insert(v.end(), {"wgmma/l2ahead=on", "wgmma/epilogue=pairs", "wgmma/mask=visible", "wgmma/classes=fine", "wgmma/grid=full",
                      "decode/fused=on", "decode/fused=on,walk=1",
                     "decode/plan=half", "decode/plan=full", "decode/combine=wide", "decode/combine=pdl", "decode/plan=half,combine=pdl",
-                    "decode/plan=half,combine=pdl,depth=3"});
+                    "decode/plan=half,combine=pdl,depth=3", "decode/mma=on"});
   return v;
 }
 

@@ -77,6 +77,46 @@ TEST(DecodePlan, BenchmarkShapesOnAnH100) {
   EXPECT_EQ(decode_splits(cap, 132), 16);
 }
 
+// decode/mma=on: the rows of one kv head in one 16-row tensor-core tile, d and dv up to 128, no score
+// transform; its split count fills one wave of 2 blocks per SM at batch 1 (hkv blocks per split) but
+// gives every split at least 4 tiles of 64 keys, each a whole number of tiles, whatever the batch.
+TEST(DecodePlan, TheTensorCorePlanTakesGroupsOfUpTo16RowsAndWholeTiles) {
+  EXPECT_TRUE(decode_mma_takes(128, 128, 4, 1, false));
+  EXPECT_TRUE(decode_mma_takes(128, 128, 16, 1, false));
+  EXPECT_TRUE(decode_mma_takes(64, 64, 8, 2, false));
+  EXPECT_TRUE(decode_mma_takes(128, 128, 1, 8, false));
+  EXPECT_FALSE(decode_mma_takes(128, 128, 8, 4, false)) << "32 rows";
+  EXPECT_FALSE(decode_mma_takes(128, 128, 32, 1, false));
+  EXPECT_FALSE(decode_mma_takes(136, 128, 4, 1, false));
+  EXPECT_FALSE(decode_mma_takes(128, 256, 4, 1, false));
+  EXPECT_FALSE(decode_mma_takes(128, 128, 4, 1, true)) << "soft-cap or ALiBi";
+  // h32/8 d128 on 132 SMs: at most 264 / 8 = 33 splits, at least 256 keys each.
+  EXPECT_EQ(decode_mma_splits(make_problem(1, 32, 8, 1, 1024, 128), 132), 4);
+  EXPECT_EQ(decode_mma_splits(make_problem(1, 32, 8, 1, 4096, 128), 132), 16);
+  EXPECT_EQ(decode_mma_splits(make_problem(1, 32, 8, 1, 16384, 128), 132), 32);
+  EXPECT_EQ(decode_mma_splits(make_problem(1, 32, 8, 1, 32768, 128), 132), 32) << "33 wanted: 16 tiles each give 32";
+  EXPECT_EQ(decode_mma_splits(make_problem(8, 32, 8, 1, 32768, 128), 132), 32) << "independent of the batch";
+  EXPECT_EQ(decode_mma_splits(make_problem(1, 32, 4, 1, 32768, 128), 132), 64) << "h32/4: 66 wanted, 8 tiles each give 64";
+  EXPECT_EQ(decode_mma_splits(make_problem(1, 32, 8, 1, 300, 128), 132), 1) << "5 tiles: one split of at least 4";
+  EXPECT_EQ(decode_mma_splits(make_problem(1, 32, 8, 1, 100, 128), 132), 1);
+  EXPECT_EQ(decode_mma_splits(make_problem(1, 32, 8, 1, 0, 128), 132), 1);
+  for (int sk : {1, 63, 64, 65, 511, 513, 4097, 30000, 65536})
+    for (int hkv : {1, 2, 8, 32}) {
+      const AttnProblem p = make_problem(1, 32, hkv, 1, sk, 64);
+      const int n = decode_mma_splits(p, 132), tiles = ceil_div(sk, kDecodeMmaKeysPerTile);
+      EXPECT_GE(n, 1);
+      if (tiles >= 1 && hkv >= 2) {
+        EXPECT_LE(n * hkv, kDecodeMmaBlocksPerSm * 132) << sk << " " << hkv;
+        EXPECT_LE(n, std::max(tiles / kDecodeMmaMinTilesPerSplit, 1)) << sk << " " << hkv;
+        EXPECT_EQ(decode_chunk(sk, n, kDecodeMmaKeysPerTile) % kDecodeMmaKeysPerTile, 0) << sk << " " << hkv;
+        EXPECT_EQ(ceil_div(sk, decode_chunk(sk, n, kDecodeMmaKeysPerTile)), n) << "no empty split: " << sk << " " << hkv;
+      }
+    }
+  // Where the tensor-core kernel does not take the problem, decode's split kernel runs with its plan.
+  const AttnProblem group32 = make_problem(1, 32, 1, 1, 4096, 128);
+  EXPECT_EQ(decode_mma_splits(group32, 132), decode_plan_splits(group32, 132));
+}
+
 TEST(DecodePlan, SplitsNeverExceedKeyStepsAndEverySplitGetsWholeSteps) {
   for (int sms : {1, 2, 20, 80, 108, 132, 228, 304})
     for (int hkv : {1, 2, 8, 32})

@@ -21,6 +21,7 @@
 #include "flashprobe/core/device_info.h"
 #include "flashprobe/core/error.h"
 #include "flashprobe/core/record.h"
+#include "flashprobe/kernels/decode_plan.h"
 #include "flashprobe/kernels/kv_append.h"
 #include "flashprobe/kernels/mutants.h"
 #include "flashprobe/kernels/registry.h"
@@ -240,6 +241,99 @@ TEST(DecodeCombine, WideGivesBitwiseTheLoopsOutput) {
         add_bitwise_comparison(rep, dev, find_variant("decode/splits=" + std::to_string(splits) + ",combine=" + combine),
                                decode_with_splits(splits), c, splits % 2 ? DType::f16 : DType::bf16);
   }
+  EXPECT_GT(rep.run, 0);
+  EXPECT_TRUE(rep.failures.empty()) << rep.failures.size() << " failing case(s), first: " << rep.failures.front();
+}
+
+// decode/mma=on: the tensor-core split kernel (src/decode_mma.cuh) where it takes the problem,
+// decode's elsewhere. Against the oracle at forced split counts 1, 2, 3, 7 and 64 (uneven borders,
+// more splits than keys) on the grid cases where splits matter, and at its plan and forced counts on
+// long key ranges that run its 3-stage ring round many times: GQA groups of 4 and 16 rows, sq 2 and
+// 4 with a causal window (rows of one tile with different ranges), per-batch key lengths, d 64, 72
+// (k-steps past d) and 128, dv != d; f16 and bf16.
+std::vector<GridCase> decode_mma_long_cases() {
+  using testing::make_problem;
+  std::vector<GridCase> v;
+  std::uint64_t seed = 7100;
+  auto add = [&](AttnProblem p) { v.push_back({"mma_long", std::move(p), InputDist{}, seed++}); };
+  add(make_problem(2, 8, 2, 1, 3000, 128));
+  add(make_problem(1, 16, 1, 1, 2100, 64));
+  AttnProblem w = make_problem(2, 8, 2, 4, 1500, 128);
+  w.causal = Causal::bottom_right;
+  w.window_left = 700;
+  add(w);
+  AttnProblem s = make_problem(3, 6, 2, 2, 1200, 72);
+  s.seqlens_k = {1200, 5, 640};
+  add(s);
+  AttnProblem dv = make_problem(1, 8, 1, 1, 900, 64);
+  dv.dv = 128;
+  add(dv);
+  return v;
+}
+
+TEST(DecodeMma, AgreesWithTheOracleAtAnySplitCount) {
+  FP_SKIP_WITHOUT_GPU();
+  const DeviceInfo dev = require_device();
+  Report rep{"decode_mma"};
+  auto run = [&](const KernelInfo& k, const GridCase& c, DType t) {
+    const AttnProblem p = c.with_dtype(t);
+    if (!k.supports(dev, p)) return;
+    const AttnInputs in = random_inputs(p, c.seed, c.dist);
+    Outcome o = judge(k, p, in);
+    rep.add(k.name, c.id(t), o.pass, std::move(o.rec), o.why);
+  };
+  for (int splits : {1, 2, 3, 7, 64})
+    for (const GridCase& c : kernel_grid())
+      if (c.feature == "sk_edge" || c.feature == "window" || c.feature == "seqlens" || c.feature == "kv_offset" || c.feature == "gqa")
+        run(find_variant("decode/splits=" + std::to_string(splits) + ",mma=on"), c, splits % 2 ? DType::f16 : DType::bf16);
+  for (const GridCase& c : decode_mma_long_cases())
+    for (DType t : {DType::f16, DType::bf16}) {
+      run(find_variant("decode/mma=on"), c, t);
+      for (int splits : {1, 3, 5}) run(find_variant("decode/splits=" + std::to_string(splits) + ",mma=on"), c, t);
+    }
+  EXPECT_GT(rep.run, 0);
+  EXPECT_TRUE(rep.failures.empty()) << rep.failures.size() << " failing case(s), first: " << rep.failures.front();
+}
+
+// A query row's output does not depend on the rows that share its tensor-core tile: the GQA problem
+// (a kv head's group of query heads as rows 0.. of one tile) gives bitwise the O and LSE of the same
+// problem with every query head on a kv head of its own holding the same keys and values (one row
+// per tile), at the same forced split count. Contiguous BSHD problems of the long cases and the grid's
+// GQA cases that the kernel takes.
+TEST(DecodeMma, AGroupsRowsGiveBitwiseTheirHeadsAlone) {
+  FP_SKIP_WITHOUT_GPU();
+  const DeviceInfo dev = require_device();
+  Report rep{"decode_mma_rows"};
+  std::vector<GridCase> cases = decode_mma_long_cases();
+  for (const GridCase& c : kernel_grid())
+    if (c.feature == "gqa" || c.feature == "sk_edge") cases.push_back(c);
+  for (const GridCase& c : cases)
+    for (int splits : {1, 3}) {
+      const DType t = splits == 1 ? DType::f16 : DType::bf16;
+      const AttnProblem p = c.with_dtype(t);
+      if (p.group() < 2 || !decode_mma_takes(p.d, p.dv, p.group(), p.sq, false) || p.softcap > 0 || !p.alibi_slopes.empty() ||
+          p.k != Strides{} || p.v != Strides{})
+        continue;
+      AttnProblem alone = p;
+      alone.hkv = p.hq;
+      const AttnInputs in = random_inputs(p, c.seed, c.dist);
+      AttnInputs ain{in.q, Tensor(in.k.dtype, alone.k_span()), Tensor(in.v.dtype, alone.v_span())};
+      const Strides ks = p.k_strides(), vs = p.v_strides(), aks = alone.k_strides(), avs = alone.v_strides();
+      const std::size_t es = dtype_size(in.k.dtype);
+      for (int b = 0; b < p.batch; ++b)
+        for (int j = 0; j < p.sk; ++j)
+          for (int h = 0; h < p.hq; ++h) {
+            std::memcpy(&ain.k.bytes[offset(aks, b, j, h, 0) * es], &in.k.bytes[offset(ks, b, j, p.kv_head(h), 0) * es], p.d * es);
+            std::memcpy(&ain.v.bytes[offset(avs, b, j, h, 0) * es], &in.v.bytes[offset(vs, b, j, p.kv_head(h), 0) * es], p.dv * es);
+          }
+      const KernelInfo k = find_variant("decode/splits=" + std::to_string(splits) + ",mma=on");
+      if (!k.supports(dev, p)) continue;
+      const RunResult a = run_kernel(k, p, in), b = run_kernel(k, alone, ain);
+      const bool same = a.out.o.bytes == b.out.o.bytes &&
+                        std::memcmp(a.out.lse.data(), b.out.lse.data(), a.out.lse.size() * sizeof(float)) == 0;
+      rep.add(k.name, c.id(t), same && a.clean() && b.clean(), {{"bitwise_equal", same}, {"run_findings", a.describe()}},
+              same ? a.describe() + " / " + b.describe() : "differs from its heads alone");
+    }
   EXPECT_GT(rep.run, 0);
   EXPECT_TRUE(rep.failures.empty()) << rep.failures.size() << " failing case(s), first: " << rep.failures.front();
 }

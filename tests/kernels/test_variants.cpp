@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "flashprobe/core/error.h"
+#include "flashprobe/kernels/decode_plan.h"
 #include "flashprobe/kernels/registry.h"
 #include "flashprobe/kernels/variants.h"
 #include "kernel_grid.h"
@@ -105,6 +106,28 @@ TEST(Variants, NamesAreCanonical) {
   EXPECT_EQ(find_variant("decode/depth=3").with_splits(5).name, "decode/splits=5,depth=3");
   EXPECT_EQ(find_variant("decode/combine=wide,plan=full").name, "decode/plan=full,combine=wide");
   EXPECT_EQ(find_variant("decode/plan=full").with_splits(5).name, "decode/splits=5");
+  EXPECT_EQ(find_variant("decode/mma=on").name, "decode/mma=on");
+  EXPECT_EQ(find_variant("decode/mma=on,splits=3").name, "decode/splits=3,mma=on");
+  EXPECT_EQ(find_variant("decode/mma=on").with_splits(5).name, "decode/splits=5,mma=on");
+}
+
+// decode/mma=on takes decode_mma_splits' count where the tensor-core kernel takes the problem (GQA
+// groups up to 16 rows, d <= 128, no score transform) and decode's elsewhere, with decode's
+// workspace layout (the partials of that count): its combine is decode's.
+TEST(Variants, DecodeMmaTakesItsPlanWhereItTakesTheProblemAndDecodesElsewhere) {
+  using testing::make_problem;
+  for (const AttnProblem& p : {make_problem(1, 32, 8, 1, 4096, 128), make_problem(8, 32, 4, 1, 32768, 128),
+                               make_problem(1, 32, 8, 1, 1024, 64), make_problem(1, 32, 32, 1, 4096, 128)}) {
+    const int n = decode_default_mma_splits(p);
+    EXPECT_EQ(n, decode_mma_splits(p, 0)) << p.id();
+    EXPECT_EQ(find_variant("decode/mma=on").workspace_bytes(p), decode_with_splits(n).workspace_bytes(p)) << p.id();
+  }
+  AttnProblem wide = make_problem(1, 32, 1, 1, 4096, 128);  // 32 rows per kv head: more than one tile
+  EXPECT_EQ(decode_default_mma_splits(wide), decode_default_splits(wide));
+  AttnProblem cap = make_problem(1, 32, 8, 1, 4096, 128);
+  cap.softcap = 30;
+  EXPECT_EQ(decode_default_mma_splits(cap), decode_default_splits(cap));
+  EXPECT_EQ(find_variant("decode/splits=7,mma=on").workspace_bytes(cap), decode_with_splits(7).workspace_bytes(cap));
 }
 
 // decode's plan is decode_plan_splits' (on this host, with no device, the nominal H100's): half the
@@ -158,7 +181,9 @@ TEST(Variants, UnknownNamesAreUsageErrorsNamingWhatIsAllowed) {
         "decode/fused=on,fused=on", "decode/fused=on,blocks=2", "decode/plan=quarter", "decode/plan=", "decode/plan=half,splits=8", "decode/plan=full,splits=8",
         "decode/plan=half,plan=full",
         "decode/combine=loop", "decode/combine=", "decode/combine=pdl,fused=on", "decode/combine=wide,combine=pdl", "decode/depth=2",
-        "decode/depth=4", "decode/depth=", "decode/depth=3,fused=on", "decode/depth=3,depth=3"}) {
+        "decode/depth=4", "decode/depth=", "decode/depth=3,fused=on", "decode/depth=3,depth=3",
+        "decode/mma=off", "decode/mma=", "decode/mma=on,mma=on", "decode/mma=on,fused=on", "decode/mma=on,plan=half",
+        "decode/mma=on,plan=full", "decode/mma=on,combine=pdl", "decode/mma=on,depth=3", "decode/mma=on,walk=2"}) {
     const std::string m = usage_error(bad);
     EXPECT_NE(m.find("'" + bad + "'"), std::string::npos) << bad << ": " << m;
     EXPECT_NE(m.find("mma/order=rows|heads"), std::string::npos) << bad << ": " << m;

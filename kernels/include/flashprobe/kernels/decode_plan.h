@@ -89,6 +89,27 @@ constexpr long long decode_arrival_counters(int batch, int hkv, const DecodeGeom
   return static_cast<long long>(batch) * hkv * g.row_tiles;
 }
 
+// decode/mma=on (variants.h; NVIDIA): the query rows of one kv head (group x sq, at most one
+// tensor-core tile of kDecodeMaxRowsPerTensorTile rows) as the rows of an m16n8k16 tile, one block
+// of kDecodeThreads threads per (batch, kv head, split) streaming K/V tiles of kDecodeMmaKeysPerTile
+// keys through shared memory (src/decode_mma.cuh). It takes problems without soft-cap or ALiBi with
+// group * sq <= 16 and d, dv <= kDecodeMmaMaxDim (and, checked at launch, K/V rows readable as
+// aligned 16-byte chunks); the others run decode's split kernel.
+inline constexpr int kDecodeMaxRowsPerTensorTile = 16;
+inline constexpr int kDecodeMmaMaxDim = 128;
+inline constexpr int kDecodeMmaKeysPerTile = 64;
+inline constexpr int kDecodeMmaBlocksPerSm = 2;        // its shared memory: 3 stages of 32 KB at d 128
+inline constexpr int kDecodeMmaMinTilesPerSplit = 4;   // 256 keys: 128 KB of K/V per block at d 128
+bool decode_mma_takes(int d, int dv, int group, int sq, bool score_transform);
+// decode/mma=on's split count where it takes the problem (else decode_plan_splits'): one wave of
+// kDecodeMmaBlocksPerSm blocks per SM for one batch element (hkv blocks per split), but no split
+// shorter than kDecodeMmaMinTilesPerSplit key tiles (a block's fixed cost -- Q, the ring's fill, the
+// merge -- against its streaming), each split a whole number of tiles; at least 1. Independent of the
+// batch (BatchInvariant), as decode's. Example (132 SMs, h32/8 d128): Sk 1024 -> 4 splits (256 keys
+// each: 32 blocks at batch 1, 256 at batch 8); Sk 4096 -> 16 (128 blocks at batch 1, 1024 at batch 8);
+// Sk 32768 -> 32 (33 wanted: 16 tiles each give 32; 256 blocks at batch 1).
+int decode_mma_splits(const AttnProblem& p, int multiprocessors);
+
 // Keys per split for `splits` splits: ceil(sk / splits) rounded up to a multiple of keys_per_step
 // when that still leaves no split empty (always so for decode_splits' counts), else ceil(sk / splits)
 // itself (forced split counts in the tests keep their uneven split borders). At least 1.

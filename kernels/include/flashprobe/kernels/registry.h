@@ -74,6 +74,8 @@ int decode_default_full_wave_splits(const AttnProblem& p);
 // split count, decode_walk() (decode_plan.h).
 int decode_default_fused_splits(const AttnProblem& p);
 int decode_default_walk(const AttnProblem& p, int splits);
+// decode/mma=on's count for this process's device (variants.h): decode_mma_splits() (decode_plan.h).
+int decode_default_mma_splits(const AttnProblem& p);
 // A KernelInfo running decode with exactly `splits` splits (>= 1), named "decode/splits=<n>".
 KernelInfo decode_with_splits(int splits);
 // The wgmma kernel's persistent grid capped at `blocks` blocks (>= 1), named "wgmma/blocks=<n>": with

@@ -56,6 +56,11 @@
 //                                   computes (three register buffers, 2 blocks per SM) where a block
 //                                   has one row; the same keys and arithmetic, so bitwise decode's
 //                                   output; not with fused=on
+//   decode/mma=on                   the query rows of a kv head (group x sq <= 16) as the rows of one
+//                                   mma m16n8k16 tile, K/V streamed once per kv head through shared
+//                                   memory (cp.async ring), decode_mma_splits' count, decode's combine
+//                                   (src/decode_mma.cuh; NVIDIA); problems it does not take (decode_mma_takes,
+//                                   unaligned rows, AMD) run decode's split kernel; with splits=<n> only
 // e.g. "wgmma/schedule=overlap,grid=full". The variant's name is canonical: options in the order above.
 //
 // Example:

@@ -104,8 +104,8 @@ KernelInfo wgmma_variant(const std::string& name, std::map<std::string, std::str
   std::string canon = "wgmma/", desc = "wgmma (benchmarks and tests):";
   const std::string schedule = take(opts, "schedule"), carry = take(opts, "carry"), l2ahead = take(opts, "l2ahead"),
                     epilogue = take(opts, "epilogue"), mask = take(opts, "mask"), grid = take(opts, "grid"),
-                    blocks = take(opts, "blocks"), classes = take(opts, "classes");
-  no_other_options(name, "wgmma", opts, "schedule, carry, l2ahead, epilogue, mask, grid, blocks, classes");
+                    blocks = take(opts, "blocks"), classes = take(opts, "classes"), stages = take(opts, "stages");
+  no_other_options(name, "wgmma", opts, "schedule, carry, l2ahead, epilogue, mask, grid, blocks, classes, stages");
   const auto add = [&canon](const std::string& kv) { canon += (canon.back() == '/' ? "" : ",") + kv; };
   if (!schedule.empty()) {
     if (schedule == "serial") o.schedule = dev::WgmmaSchedule::serial;
@@ -164,6 +164,15 @@ KernelInfo wgmma_variant(const std::string& name, std::map<std::string, std::str
     o.fine_classes = true;
     add("classes=fine");
     desc += " head dims in the tile classes " + detail::wgmma_class_names(true) + " (96/96 and 224/224 added);";
+  }
+  if (!stages.empty()) {
+    if (stages != "4" && stages != "5")
+      bad(name, "stages=" + stages + ": must be 4 or 5 (the shipped wgmma has 3 K/V stages at the 64/64 class)");
+    if (!schedule.empty() || !carry.empty() || !l2ahead.empty() || !epilogue.empty() || !mask.empty() || !classes.empty())
+      bad(name, "stages=" + stages + " with another consumer, producer, store, mask or class option: built with the shipped ones only");
+    o.stages = stages[0] - '0';
+    add("stages=" + stages);
+    desc += " " + stages + " K/V stages instead of 3 (d, dv <= 64, no soft-cap or ALiBi, sq + sk < 2^31);";
   }
   if (!grid.empty()) {
     if (grid != "full") bad(name, "grid=" + grid + ": must be full (the shipped wgmma is persistent)");
@@ -226,7 +235,7 @@ std::string variant_syntax() {
   return std::string("mma/order=rows|heads, mma/rescale=lazy, mma/classes=coarse, mma/small=plain|fma|c32|occ, "
                      "wgmma/schedule=serial|overlap, wgmma/carry=on") +
          (detail::kWgmmaAllSchedules ? "" : " (built with -DFLASHPROBE_WGMMA_SCHEDULES=ON)") +
-         ", wgmma/l2ahead=on, wgmma/epilogue=pairs, wgmma/mask=visible, wgmma/classes=fine, wgmma/grid=full, wgmma/blocks=<n>, decode/splits=<n>, decode/plan=half|full, decode/fused=on, "
+         ", wgmma/l2ahead=on, wgmma/epilogue=pairs, wgmma/mask=visible, wgmma/classes=fine, wgmma/stages=4|5, wgmma/grid=full, wgmma/blocks=<n>, decode/splits=<n>, decode/plan=half|full, decode/fused=on, "
          "decode/walk=<n> (with fused=on), decode/combine=wide|pdl, decode/depth=3 (neither with fused=on), decode/mma=on (with splits=<n> only); "
          "one kernel's options combine with ','";
 }
@@ -236,7 +245,8 @@ std::vector<std::string> variant_names() {
                                 "mma/classes=coarse", "mma/small=plain", "mma/small=fma", "mma/small=c32",
                                 "mma/small=occ"};
   if (detail::kWgmmaAllSchedules) v.insert(v.end(), {"wgmma/schedule=serial", "wgmma/schedule=overlap", "wgmma/carry=on"});
-  v.insert(v.end(), {"wgmma/l2ahead=on", "wgmma/epilogue=pairs", "wgmma/mask=visible", "wgmma/classes=fine", "wgmma/grid=full",
+  v.insert(v.end(), {"wgmma/l2ahead=on", "wgmma/epilogue=pairs", "wgmma/mask=visible", "wgmma/classes=fine", "wgmma/stages=4",
+                     "wgmma/stages=5", "wgmma/grid=full",
                      "decode/fused=on", "decode/fused=on,walk=1",
                     "decode/plan=half", "decode/plan=full", "decode/combine=wide", "decode/combine=pdl", "decode/plan=half,combine=pdl",
                     "decode/plan=half,combine=pdl,depth=3", "decode/mma=on"});

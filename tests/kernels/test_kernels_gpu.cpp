@@ -349,13 +349,14 @@ TEST(DecodeMma, AGroupsRowsGiveBitwiseTheirHeadsAlone) {
 // And for wgmma/l2ahead=on, whose producer walks with the same lookahead and prefetches the next row
 // block (a hint: the loads into shared memory are the shipped ones), and wgmma/epilogue=pairs (the
 // column-pair stores the shipped kernel had before its 16-byte ones), and wgmma/mask=visible (the mask
-// from visible_range per row block, before the shipped affine one).
+// from visible_range per row block, before the shipped affine one), and wgmma/stages=4|5 (a deeper K/V
+// ring: the stage and parity of every tile across row blocks at any block count).
 TEST(WgmmaWalk, AnyBlockCountAgrees) {
   FP_SKIP_WITHOUT_GPU();
   const DeviceInfo dev = require_device();
   Report rep{"wgmma_blocks"};
   const std::vector<std::string> built = variant_names();
-  for (const std::string variant : {"", "carry=on,", "l2ahead=on,", "epilogue=pairs,", "mask=visible,"})
+  for (const std::string variant : {"", "carry=on,", "l2ahead=on,", "epilogue=pairs,", "mask=visible,", "stages=4,", "stages=5,"})
   for (int blocks : {1, 3, 2, 7}) {
     if (!variant.empty() && std::find(built.begin(), built.end(), "wgmma/" + variant.substr(0, variant.size() - 1)) == built.end())
       continue;  // carry=on is built only with -DFLASHPROBE_WGMMA_SCHEDULES=ON

@@ -88,6 +88,7 @@ TEST(Variants, NamesAreCanonical) {
   EXPECT_EQ(find_variant("wgmma/blocks=2,epilogue=pairs").name, "wgmma/epilogue=pairs,blocks=2");
   EXPECT_EQ(find_variant("wgmma/blocks=2,mask=visible").name, "wgmma/mask=visible,blocks=2");
   EXPECT_EQ(find_variant("wgmma/grid=full,mask=visible").name, "wgmma/mask=visible,grid=full");
+  EXPECT_EQ(find_variant("wgmma/blocks=2,stages=5").name, "wgmma/stages=5,blocks=2");
   AttnProblem p = problems().front();
   EXPECT_EQ(find_variant("decode/splits=3").name, "decode/splits=3");
   EXPECT_EQ(find_variant("decode/splits=3").workspace_bytes(p), decode_with_splits(3).workspace_bytes(p));
@@ -175,7 +176,9 @@ TEST(Variants, UnknownNamesAreUsageErrorsNamingWhatIsAllowed) {
         "wgmma/epilogue=pairs,carry=on", "wgmma/epilogue=pairs,schedule=serial", "wgmma/mask=", "wgmma/mask=affine",
         "wgmma/mask=visible,l2ahead=on", "wgmma/mask=visible,epilogue=pairs", "wgmma/mask=visible,carry=on",
         "wgmma/mask=visible,schedule=overlap", "wgmma/mask=visible,mask=visible", "wgmma/classes=coarse", "wgmma/classes=",
-        "wgmma/classes=fine,epilogue=pairs", "wgmma/classes=fine,mask=visible", "mma/classes=fine", "mma/classes=", "mma/classes=coarse,classes=coarse",
+        "wgmma/classes=fine,epilogue=pairs", "wgmma/classes=fine,mask=visible", "wgmma/stages=3", "wgmma/stages=6", "wgmma/stages=",
+        "wgmma/stages=four", "wgmma/stages=4,mask=visible", "wgmma/stages=4,l2ahead=on", "wgmma/stages=5,classes=fine",
+        "wgmma/stages=4,stages=5", "mma/classes=fine", "mma/classes=", "mma/classes=coarse,classes=coarse",
         "mma/small=on", "mma/small=", "mma/small=fma3", "mma/small=fma,small=plain",
         "decode/fused=off", "decode/fused=", "decode/walk=2", "decode/splits=2,walk=2", "decode/fused=on,walk=0", "decode/fused=on,walk=x",
         "decode/fused=on,fused=on", "decode/fused=on,blocks=2", "decode/plan=quarter", "decode/plan=", "decode/plan=half,splits=8", "decode/plan=full,splits=8",
@@ -228,6 +231,41 @@ TEST(Variants, WgmmaCarryAndL2AheadTakeTheD64AndD128ClassesWithoutScoreTransform
     EXPECT_FALSE(s);
     EXPECT_NE(s.reason.find("ALiBi"), std::string::npos) << s.reason;
     EXPECT_FALSE(v.supports(DeviceInfo{}, problems().front())) << "no device: refused as wgmma is";
+  }
+}
+
+// wgmma/stages=<n> (4 or 5 K/V stages) is built at the 64/64 class without score transforms, with the
+// affine mask: elsewhere it refuses naming itself and why; in its domain it is wgmma's.
+TEST(Variants, WgmmaStagesTakeTheD64ClassWithTheAffineMask) {
+  for (const std::string name : {"wgmma/stages=4", "wgmma/stages=5"}) {
+    SCOPED_TRACE(name);
+    const KernelInfo v = find_variant(name);
+    const KernelInfo* w = find_kernel("wgmma");
+    ASSERT_NE(w, nullptr);
+    for (int d : {8, 32, 64}) {
+      AttnProblem p = problems().front();
+      p.d = p.dv = d;
+      EXPECT_EQ(bool(v.supports(sm90(), p)), bool(w->supports(sm90(), p))) << d;
+    }
+    AttnProblem wide = problems().front();
+    wide.d = wide.dv = 72;
+    Support s = v.supports(sm90(), wide);
+    EXPECT_FALSE(s);
+    EXPECT_NE(s.reason.find(name + " is built for the 64/64 tile class only"), std::string::npos) << s.reason;
+    AttnProblem capped = problems().front();
+    capped.d = capped.dv = 64;
+    capped.softcap = 30;
+    s = v.supports(sm90(), capped);
+    EXPECT_FALSE(s);
+    EXPECT_NE(s.reason.find("softcap/ALiBi: " + name), std::string::npos) << s.reason;
+    AttnProblem longer = problems().front();
+    longer.d = longer.dv = 64;
+    longer.sq = kMaxLen32 / 2;
+    longer.sk = kMaxLen32 - longer.sq + 1;
+    s = v.supports(sm90(), longer);
+    EXPECT_FALSE(s);
+    EXPECT_NE(s.reason.find(std::to_string(kMaxLen32)), std::string::npos) << s.reason;
+    EXPECT_NE(s.reason.find(name), std::string::npos) << s.reason;
   }
 }
 

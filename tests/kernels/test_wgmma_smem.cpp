@@ -26,9 +26,9 @@ constexpr int mnmajor(int start, std::uint32_t lbo, std::uint32_t sbo, int k, in
   return start + (n / (sw / 2)) * static_cast<int>(lbo) + 2 * (n % (sw / 2)) + (k / 8) * static_cast<int>(sbo) + (k % 8) * sw;
 }
 
-template <int D>
+template <int D, int S = 0>
 std::string check_config() {
-  using C = WgmmaConfig<D>;
+  using C = WgmmaConfig<D, S>;
   constexpr int sw = C::kRowBytes, atom = 8 * C::kRowBytes;  // the swizzle and its atom (8 rows)
   // S = Q K^T: A = Q rows of warpgroup wg, B = K rows (n = key) of stage st, k-step kk.
   for (int wg = 0; wg < C::kConsumers; ++wg)
@@ -97,6 +97,15 @@ TEST(WgmmaSmem, DescriptorsReadWhatTheTmaWrote) {
   EXPECT_EQ(WgmmaConfig<64>::kStages, 3);
   EXPECT_EQ(WgmmaConfig<128>::kStages, 3);
   EXPECT_EQ(WgmmaConfig<128>::kBn, 128);
+  // wgmma/stages=4|5 at 64/64: exactly that many stages, every one read where the TMA wrote it, and
+  // the barriers past the last stage (static_asserts: inside the 227 KB).
+  EXPECT_EQ((check_config<64, 4>()), "");
+  EXPECT_EQ((check_config<64, 5>()), "");
+  EXPECT_EQ((WgmmaConfig<64, 4>::kStages), 4);
+  EXPECT_EQ((WgmmaConfig<64, 5>::kStages), 5);
+  EXPECT_EQ((WgmmaConfig<64, 5>::kBarOff), 16384 + 5 * 2 * 16384);
+  EXPECT_LE((WgmmaConfig<64, 5>::kSmemBytes), 232448);
+  EXPECT_EQ((WgmmaConfig<64, 3>::kSmemBytes), WgmmaConfig<64>::kSmemBytes);  // 0 is the class's own 3
 }
 
 // Every class of the list has a configuration that fits an sm_90 block (static_asserts in WgmmaConfig)

@@ -13,9 +13,10 @@
 
 namespace flashprobe::kernels::dev {
 
-template <int D>
+// S: WgmmaConfig's kStagesWanted (0: the class's own stage count).
+template <int D, int S = 0>
 struct WgmmaSmem {
-  using C = WgmmaConfig<D>;
+  using C = WgmmaConfig<D, S>;
   std::uint8_t* base;  // 1024-byte aligned (the swizzle atoms and descriptors need it)
 
   FP_DEV std::uint16_t* q_s() const { return reinterpret_cast<std::uint16_t*>(base); }
@@ -46,8 +47,8 @@ struct WgmmaSmem {
   }
 };
 
-template <int D>
-FP_DEV WgmmaSmem<D> wgmma_smem(std::uint8_t* smem_raw) {
+template <int D, int S = 0>
+FP_DEV WgmmaSmem<D, S> wgmma_smem(std::uint8_t* smem_raw) {
   return {reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) &
                                           ~static_cast<std::uintptr_t>(1023))};
 }

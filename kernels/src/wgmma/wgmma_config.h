@@ -35,7 +35,9 @@ namespace flashprobe::kernels::dev {
 //             barriers), so that one's softmax runs while the other's products use the tensor cores.
 enum class WgmmaSchedule { serial, overlap, pingpong };
 
-template <int D>
+// kStagesWanted: 0 for the class's own stage count (kStages below); n > 0 for exactly n stages (the
+// variant wgmma/stages=<n> at 64/64, WGMMA_NOTES.md "wgmma/stages"); the static_asserts hold either way.
+template <int D, int kStagesWanted = 0>
 struct WgmmaConfig {
   static constexpr int kDv = class_dv(kWgmmaFineDimClasses, D);  // V and O width of the class (every class)
   static constexpr int kBm = kWgmmaBlockRows;                // query rows per block
@@ -44,6 +46,7 @@ struct WgmmaConfig {
   // the 227 KB an sm_90 block may have: 3 up to 128/128 (32 + 3 x 64 KB), 2 at 192/128 (48 + 2 x
   // 80 KB) and at 256/256 (64 + 2 x 64 KB).
   static constexpr int kStages = [] {
+    if (kStagesWanted > 0) return kStagesWanted;
     // (fixed: Q, 16 barriers of 8 bytes, the most kBars below takes at 3 stages, and the slack)
     const int per_stage = kBn * (D + kDv) * 2, fixed = kBm * D * 2 + 8 * 16 + 1024;
     const int fit = (232448 - fixed) / per_stage;

@@ -61,9 +61,9 @@ constexpr bool same_local_rows(const atoms::CRows<SL>& rs, const atoms::CRows<OL
 // kAffine (the shipped kernel without extras where sq + sk <= kMaxLen32; false: wgmma/mask=visible):
 // the rows' intervals and the masked tiles' per-score test in 32-bit affine form (wgmma_mask.h)
 // instead of four 64-bit visible_range calls per row block.
-template <class E, int D, WgmmaSchedule kSched, bool kExtras, bool kVecO = false, bool kAffine = false>
-FP_DEV void wgmma_consume(const WgmmaSmem<D>& sm, const Params& p) {
-  using C = WgmmaConfig<D>;
+template <class E, int D, WgmmaSchedule kSched, bool kExtras, bool kVecO = false, bool kAffine = false, int S = 0>
+FP_DEV void wgmma_consume(const WgmmaSmem<D, S>& sm, const Params& p) {
+  using C = WgmmaConfig<D, S>;
   constexpr int Bn = C::kBn;
   using SOp = typename WgmmaOps<E>::template Op<Bn>;  // S = Q K^T, 64 x Bn per warpgroup
   using OOp = typename WgmmaOps<E>::template Op<C::kDv>;  // O += P V, 64 x kDv

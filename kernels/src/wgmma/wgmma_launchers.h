@@ -79,6 +79,9 @@ struct WgmmaOptions {
   // wgmma/mask=visible, the mask before the affine one, kept for comparison), four 64-bit visible_range
   // calls a thread per row block and a per-score test against absolute key indices.
   bool visible_mask = false;
+  // K/V stages at the 64/64 class: 0, the class's own (3); 4 or 5 with the variant wgmma/stages=<n>
+  // (WGMMA_NOTES.md, "wgmma/stages": the last tile's V wait), the shipped kernel otherwise.
+  int stages = 0;
 };
 
 // Launches wgmma_fwd in the tile class of (p.d, p.dv) on a persistent grid (one block per SM, never more than there are work

@@ -29,10 +29,10 @@
 
 namespace flashprobe::kernels::dev {
 
-template <int D, bool kL2Ahead = false>
-FP_DEV void wgmma_produce(const WgmmaSmem<D>& sm, const Params& p, const CUtensorMap* tq, const CUtensorMap* tk,
+template <int D, bool kL2Ahead = false, int S = 0>
+FP_DEV void wgmma_produce(const WgmmaSmem<D, S>& sm, const Params& p, const CUtensorMap* tq, const CUtensorMap* tk,
                           const CUtensorMap* tv) {
-  using C = WgmmaConfig<D>;
+  using C = WgmmaConfig<D, S>;
   constexpr int Bn = C::kBn;
   const bool leader = threadIdx.x % 32 == 0;
   // A tile of `chunks` 64-dim boxes (Q and K: C::kChunks, V: C::kVChunks).

@@ -13,6 +13,7 @@
 #include "src/launchers.h"
 #include "src/variant_makers.h"
 #include "src/wgmma/wgmma_launchers.h"
+#include "src/wgmma/wgmma_mask.h"
 
 namespace flashprobe::kernels {
 
@@ -69,6 +70,21 @@ Support wgmma_class_variant_supports(const std::string& variant, const DeviceInf
   return wgmma_supports(dev, p);
 }
 
+// wgmma/stages=<n>: built for the 64/64 class without soft-cap or ALiBi, with the affine mask (rows and
+// keys in 32 bits); the rest of its domain is wgmma's.
+Support wgmma_stages_supports(const std::string& variant, const DeviceInfo& dev, const AttnProblem& p) {
+  if (Support v = Support::valid(p); !v) return v;
+  if (head_dim_class(kWgmmaDimClasses, p.d, p.dv).d != 64)
+    return Support::no("d=" + std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + ": " + variant +
+                       " is built for the 64/64 tile class only (d and dv up to 64)");
+  if (p.softcap > 0 || !p.alibi_slopes.empty())
+    return Support::no("softcap/ALiBi: " + variant + " is built without the score transforms");
+  if (!dev::affine_mask_fits(p.sq, p.sk))
+    return Support::no("sq=" + std::to_string(p.sq) + ", sk=" + std::to_string(p.sk) + ": " + variant +
+                       " is built with the affine mask only (sq + sk at most " + std::to_string(kMaxLen32) + ")");
+  return wgmma_supports(dev, p);
+}
+
 }  // namespace
 
 KernelInfo make_wgmma(std::string name, std::string description, const detail::WgmmaOptions& o) {
@@ -83,6 +99,10 @@ KernelInfo make_wgmma(std::string name, std::string description, const detail::W
                                 : o.pair_stores ? "wgmma/epilogue=pairs"
                                                 : "wgmma/mask=visible";
     supports = [variant](const DeviceInfo& dev, const AttnProblem& p) { return wgmma_class_variant_supports(variant, dev, p); };
+  }
+  if (o.stages > 0) {
+    const std::string variant = "wgmma/stages=" + std::to_string(o.stages);
+    supports = [variant](const DeviceInfo& dev, const AttnProblem& p) { return wgmma_stages_supports(variant, dev, p); };
   }
   return {std::move(name), std::move(description), std::move(supports),
           [](const AttnProblem&) { return std::size_t{0}; },

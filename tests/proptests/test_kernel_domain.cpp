@@ -10,6 +10,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "flashprobe/kernels/decode_plan.h"
 #include "flashprobe/kernels/mutants.h"
 #include "flashprobe/kernels/registry.h"
 #include "flashprobe/kernels/variants.h"
@@ -348,6 +349,19 @@ TEST(GateDraws, DecodesOwnCasesForceEverySplitCountAndCacheSteps) {
   // Only split-K kernels draw a split count.
   for (const char* other : {"tiled", "mma", "ref3pass"})
     for (const Case& c : gate_draws(kernel_domain(*kernels::find_kernel(other), h100()), 14, 40)) EXPECT_EQ(c.splits, 0) << other;
+}
+
+// decode's plan (decode_plan.h) takes the half wave for one-row blocks and the full wave for blocks of
+// several rows: its gate draws both, so that a property run of 150 cases checks each plan (21-30 one-row
+// problems and 120-129 others at these seeds: MHA with sq = 1, or a soft-cap or ALiBi).
+TEST(GateDraws, DecodeDrawsBothOfItsPlans) {
+  const Domain d = kernel_domain(*kernels::find_kernel("decode"), h100());
+  for (std::uint64_t seed : {16, 17, 18}) {
+    int half = 0, full = 0;
+    for (const Case& c : gate_draws(d, seed)) ++(kernels::decode_plan_half(c.problem) ? half : full);
+    EXPECT_GE(half, 15) << "one-row blocks (the half wave) among 150 cases, seed " << seed;
+    EXPECT_GE(full, 20) << "several-row blocks (the full wave) among 150 cases, seed " << seed;
+  }
 }
 
 // Scores past 65504 (the fp16 range) inside the visible keys, for every dtype a kernel takes: a

@@ -212,9 +212,18 @@ struct TileChunks {
 // PlainTail: run-time d and dv (below D) without Extras in a class of kMmaDimClasses (the variants
 // mma/small=plain|fma, mma_small.h); FmaTiles: P of the first FmaTiles of a lane's kNT score tiles
 // computed by exp2_fma on the FMA units instead of ex2 on the MUFU (mma/small=fma).
-// The body, shared by the kernels mma_fwd and mma_fwd_occ below (which differ only in their launch bounds).
+// The body, shared by the kernels mma_fwd and mma_fwd_occ below (which differ only in their launch
+// bounds). It takes the parameters as each compiler keeps the code of the kernel with the body written
+// inline, which it was (checked: mma_nvidia_d32.cu's SASS for sm_80 and sm_90 and mma_amd_check.cu's
+// gfx1100 assembly identical): nvcc by reference (a copy reorders the parameter loads), clang's HIP by
+// value (a reference turns the scalar kernel-argument loads into global ones).
+#if defined(FP_VENDOR_HIP)
+using MmaParamsIn = Params;
+#else
+using MmaParamsIn = const Params&;
+#endif
 template <class Atom, class E, int D, int Waves, int Bn, int MT, bool Extras, bool PlainTail, int FmaTiles>
-FP_DEV void mma_fwd_body(const Params& p, MmaOrder order, float rescale_log2) {
+FP_DEV void mma_fwd_body(MmaParamsIn p, MmaOrder order, float rescale_log2) {
   using C = MmaConfig<Atom, D, Waves, Bn, MT>;
   // Derived from the atom's layout at compile time (local constexpr copies: device code may not
   // odr-use host statics); indices into them are unrolled loop counters, so they fold away.
@@ -799,7 +808,7 @@ __global__ __launch_bounds__(Waves * Atom::kWave) void mma_fwd(Params p, MmaOrde
 // caps the registers at 65536 / (MinBlocks * threads) and spills what does not fit (the variant
 // mma/small=occ, mma_small.h: more warps per SM for the small head dims' latency-bound softmax).
 template <class Atom, class E, int D, int Waves, int Bn, int MT, bool Extras, bool PlainTail, int MinBlocks>
-__global__ __launch_bounds__(Waves * Atom::kWave, MinBlocks) void mma_fwd_occ(Params p, MmaOrder order, float rescale_log2) {
+__global__ FP_LAUNCH_BOUNDS(Waves * Atom::kWave, MinBlocks) void mma_fwd_occ(Params p, MmaOrder order, float rescale_log2) {
   mma_fwd_body<Atom, E, D, Waves, Bn, MT, Extras, PlainTail, 0>(p, order, rescale_log2);
 }
 

@@ -229,9 +229,9 @@ class SoakCode(unittest.TestCase):
 
 
 class RepositorySoaks(unittest.TestCase):
-    """The repository's records with its kernel_code.json and git: the H100 soak row counts the soak of
-    today's mma (the variant's 20,004 cases), not ec0c125's 100,008 per pair of its earlier code; today's
-    wgmma (the affine mask) has no soak yet: its rows are the earlier code's, red, and say so."""
+    """The repository's records with its kernel_code.json and git: the H100 soak row counts the soaks of
+    today's mma (the variant's 20,004 cases) and of today's wgmma (the affine mask, soaked as itself at
+    06a5a85), not ec0c125's 100,008 per pair of their earlier code."""
 
     def setUp(self):
         import os
@@ -246,20 +246,16 @@ class RepositorySoaks(unittest.TestCase):
     def tearDown(self):
         code.use(self.prev)
 
-    def test_todays_mma_is_the_variants_soak_and_wgmma_has_none(self):
+    def test_todays_mma_and_wgmma_are_their_own_soaks(self):
         got = {(i.subject, i.record.run.split("/")[-1], i.run) for i in self.row.items
-               if i.subject.split()[0] == "mma" and i.subject.endswith(" AgreesWithOracle")}
+               if i.subject.split()[0] in ("mma", "wgmma") and i.subject.endswith(" AgreesWithOracle")}
         self.assertEqual(got, {("mma f16 AgreesWithOracle", "2026-11-27-soak-8959679", 10002),
-                               ("mma bf16 AgreesWithOracle", "2026-11-27-soak-8959679", 10002)})
-        wgmma = [i for i in self.row.items if i.subject.split()[0] == "wgmma" and i.subject.endswith(" AgreesWithOracle")]
-        self.assertEqual(len(wgmma), 2)
-        changed = code.current().changes["wgmma"].commit
-        for i in wgmma:
-            self.assertIn(f"ran wgmma's code before {changed}", i.stale)
-        self.assertTrue(self.row.bad)
+                               ("mma bf16 AgreesWithOracle", "2026-11-27-soak-8959679", 10002),
+                               ("wgmma f16 AgreesWithOracle", "2026-11-27-checks-06a5a85", 10002),
+                               ("wgmma bf16 AgreesWithOracle", "2026-11-27-checks-06a5a85", 10002)})
         text = summary.code_text(self.row)
         self.assertIn("today's mma (since 6210843): 20,004 cases, 2026-11-27-soak-8959679 (as mma/small=c32)", text)
-        self.assertNotIn("today's wgmma", text)
+        self.assertIn("today's wgmma (since 2e70c62): 20,004 cases, 2026-11-27-checks-06a5a85", text)
 
     def test_the_lineage_names_commits_of_this_history_in_order(self):
         for c in code.current().changes.values():

@@ -28,9 +28,9 @@ bool device_has_pdl() {
 void launch_decode_mma(const Params& p, int splits, void* workspace, Stream s) {
   const auto ws = dev::decode_workspace(p, splits, workspace);
   const bool transform = p.softcap > 0.f || p.alibi != nullptr;
-  [[maybe_unused]] const bool mma = decode_mma_takes(p.d, p.dv, p.group, p.sq, transform) &&
-                                    dev::rows_16b(p.k, p.ks, p.batch, p.sk, p.hkv, p.d) &&
-                                    dev::rows_16b(p.v, p.vs, p.batch, p.sk, p.hkv, p.dv);
+  // Whether the tensor-core kernel runs depends on the problem's shape only, never on its strides or
+  // alignment: a strided batch and a contiguous element must take the same kernel (BatchInvariant).
+  [[maybe_unused]] const bool mma = decode_mma_takes(p.d, p.dv, p.group, p.sq, transform);
 #if defined(FP_VENDOR_CUDA)
   if (mma) {
     launch_decode_mma_split(p, splits, decode_chunk(p.sk, splits, kDecodeMmaKeysPerTile), ws.o, ws.lse, s);

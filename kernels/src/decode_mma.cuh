@@ -14,9 +14,9 @@
 // of flashprobe/atoms/layouts.h and sm75_ldmatrix.h (static_asserts below); shared-memory tile
 // layout and ldmatrix lane addresses are the mma kernel's (MmaConfig, TileChunks).
 //
-// Domain (decode_mma_takes, decode_plan.h): no soft-cap or ALiBi, group * sq <= 16, d and dv <= 128,
-// K and V rows readable as aligned 16-byte chunks; the launcher (decode.cu) sends every other problem
-// to decode's split kernel, so the variant's domain is decode's.
+// Domain (decode_mma_takes, decode_plan.h): no soft-cap or ALiBi, group * sq <= 16, d and dv <= 128;
+// the launcher (decode.cu) sends every other problem to decode's split kernel, so the variant's domain
+// is decode's. K/V rows that are not aligned 16-byte chunks fill the same tiles element by element.
 #include "flashprobe/atoms/layouts.h"
 #include "flashprobe/atoms/sm75_ldmatrix.h"
 #include "flashprobe/atoms/sm80_mma.cuh"
@@ -60,7 +60,10 @@ struct DecodeMmaConfig {
   static_assert(C::kLdsm && C::kSwz, "ldmatrix feeds the atom's A and B operands, swizzled tiles");
 };
 
-template <class E, int D>
+// kVec: K/V rows are aligned 16-byte chunks (rows_16b), copied by cp.async; otherwise each element is
+// loaded and stored into the same shared-memory tile, so both give the same tiles and bitwise the same
+// output (the batch-invariance property compares a strided batch with a contiguous element).
+template <class E, int D, bool kVec>
 __global__ __launch_bounds__(kDecodeThreads, 2) void decode_split_mma(Params p, int splits, int chunk, DecodeWorkspace ws) {
   using Cfg = DecodeMmaConfig<E, D>;
   using Atom = typename Cfg::Atom;
@@ -141,6 +144,16 @@ __global__ __launch_bounds__(kDecodeThreads, 2) void decode_split_mma(Params p, 
   auto fill = [&](int stage, int kv0) {
     std::uint16_t* ks = ring + stage * Cfg::kStageElems;
     std::uint16_t* vs = ks + Bn * C::kKvLd;
+    if constexpr (!kVec) {
+      // Element loads, the same zeros: plain stores, made visible by the barrier before the tile is read.
+      for (int idx = tid; idx < Bn * D; idx += kDecodeThreads) {
+        const int jj = idx / D, x = idx % D, j = kv0 + jj;
+        const bool in_key = j >= jlo && j <= jhi;
+        ks[C::template at<C::kSwz>(jj, x)] = in_key && x < p.d ? kg[std::int64_t{j} * p.ks.s + x * p.ks.d] : std::uint16_t{0};
+        vs[C::template at<C::kSwz>(jj, x)] = in_key && x < p.dv ? vg[std::int64_t{j} * p.vs.s + x * p.vs.d] : std::uint16_t{0};
+      }
+      return;
+    }
     using T = TileChunks<Bn, D / 8, kDecodeThreads>;
 #pragma unroll
     for (int it = 0; it < T::kIters; ++it) {

@@ -61,8 +61,8 @@ struct DecodeOptions {
 // launch_decode<Bug::none>'s output.
 void launch_decode_combined(const Params& p, int splits, DecodeCombine c, int depth, void* workspace, Stream s);
 // decode/mma=on: the tensor-core split kernel (src/decode_mma.cuh; NVIDIA) where decode_mma_takes the
-// problem and its K/V rows are aligned 16-byte chunks, decode's split kernel elsewhere, then decode's
-// combine; workspace = decode_workspace_bytes(p, splits).
+// problem (any strides), decode's split kernel elsewhere, then decode's combine; workspace =
+// decode_workspace_bytes(p, splits).
 void launch_decode_mma(const Params& p, int splits, void* workspace, Stream s);
 // Its tensor-core split kernel (decode_mma.cu, CUDA tree only): `chunk` keys per split, a multiple of
 // kDecodeMmaKeysPerTile except where the forced count leaves uneven borders (decode_chunk).

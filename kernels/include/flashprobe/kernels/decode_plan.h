@@ -93,8 +93,9 @@ constexpr long long decode_arrival_counters(int batch, int hkv, const DecodeGeom
 // tensor-core tile of kDecodeMaxRowsPerTensorTile rows) as the rows of an m16n8k16 tile, one block
 // of kDecodeThreads threads per (batch, kv head, split) streaming K/V tiles of kDecodeMmaKeysPerTile
 // keys through shared memory (src/decode_mma.cuh). It takes problems without soft-cap or ALiBi with
-// group * sq <= 16 and d, dv <= kDecodeMmaMaxDim (and, checked at launch, K/V rows readable as
-// aligned 16-byte chunks); the others run decode's split kernel.
+// group * sq <= 16 and d, dv <= kDecodeMmaMaxDim, whatever the strides (rows that are not aligned
+// 16-byte chunks are loaded element by element into the same tiles); the others run decode's split
+// kernel.
 inline constexpr int kDecodeMaxRowsPerTensorTile = 16;
 inline constexpr int kDecodeMmaMaxDim = 128;
 inline constexpr int kDecodeMmaKeysPerTile = 64;

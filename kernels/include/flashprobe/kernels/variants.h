@@ -63,7 +63,7 @@
 //                                   mma m16n8k16 tile, K/V streamed once per kv head through shared
 //                                   memory (cp.async ring), decode_mma_splits' count, decode's combine
 //                                   (src/decode_mma.cuh; NVIDIA); problems it does not take (decode_mma_takes,
-//                                   unaligned rows, AMD) run decode's split kernel; with splits=<n> only
+//                                   AMD) run decode's split kernel; with splits=<n> only
 // e.g. "wgmma/schedule=overlap,grid=full". The variant's name is canonical: options in the order above.
 //
 // Example:

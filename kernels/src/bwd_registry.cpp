@@ -101,10 +101,6 @@ const std::vector<BackwardKernelInfo>& backward_kernels() {
       // takes mma_bwd_fa2 ahead of it where its measured rule says so (`preferred`).
       make_mma_bwd_kernel(false, MmaBwdShapeId::fa2),
       make_mma_bwd_kernel(true, MmaBwdShapeId::fa2),
-      // Its fast-mode schedule variants (mma_bwd_fa2.cuh's knobs; compiled, not yet measured), last.
-      make_mma_bwd_kernel(false, MmaBwdShapeId::fa2_tilemask),
-      make_mma_bwd_kernel(false, MmaBwdShapeId::fa2_tilemask_cprows),
-      make_mma_bwd_kernel(false, MmaBwdShapeId::fa2_tilemask_lean),
   };
   return table;
 }

@@ -170,7 +170,7 @@ TEST(Cli, BenchBackwardRejectsAForwardKernel) {
   auto r = run("bench --backward --json /dev/null --kernel mma");
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("--kernel mma with --backward"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("mma_bwd_det, mma_bwd, mma_bwd_amd, tiled_bwd, tiled_bwd_det, mma_bwd_k128, mma_bwd_det_k128, mma_bwd_k128_bulk, mma_bwd_fa2, mma_bwd_det_fa2, mma_bwd_fa2_tilemask, mma_bwd_fa2_tilemask_cprows, mma_bwd_fa2_tilemask_lean"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("mma_bwd_det, mma_bwd, mma_bwd_amd, tiled_bwd, tiled_bwd_det, mma_bwd_k128, mma_bwd_det_k128, mma_bwd_k128_bulk, mma_bwd_fa2, mma_bwd_det_fa2"), std::string::npos) << r.out;
 }
 
 // On a GPU: every backward kernel that takes the problem is timed, with 2.5x the forward's FLOPs.
@@ -179,8 +179,7 @@ TEST(Cli, BenchBackwardTimesTheBackwardKernels) {
   const auto [r, rec] = bench_small_problem("bench_bwd", "--backward");
   ASSERT_EQ(r.code, 0) << r.out;
   for (const char* k : {"\"mma_bwd\"", "\"mma_bwd_det\"", "\"tiled_bwd\"", "\"tiled_bwd_det\"", "\"mma_bwd_k128\"", "\"mma_bwd_det_k128\"",
-                        "\"mma_bwd_k128_bulk\"", "\"mma_bwd_fa2\"", "\"mma_bwd_det_fa2\"", "\"mma_bwd_fa2_tilemask\"",
-                        "\"mma_bwd_fa2_tilemask_cprows\"", "\"mma_bwd_fa2_tilemask_lean\""})
+                        "\"mma_bwd_k128_bulk\"", "\"mma_bwd_fa2\"", "\"mma_bwd_det_fa2\""})
     EXPECT_NE(rec.find(std::string("\"kernel\": ") + k), std::string::npos) << k << " not timed: " << rec;
   // 4 * 1 * 2 * 128 * 128 * 64 forward FLOPs, times 2.5.
   EXPECT_NE(rec.find("\"flops\": 20971520"), std::string::npos) << rec;

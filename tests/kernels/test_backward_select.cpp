@@ -132,19 +132,17 @@ TEST(BackwardSelect, WorkspaceIsTheRowTermPlusTheAtomicDqBuffer) {
   EXPECT_EQ(find_backward_kernel("tiled_bwd_det")->workspace_bytes(p), rows * 4);
   EXPECT_EQ(find_backward_kernel("tiled_bwd")->workspace_bytes(p), rows * 4 * 65);
   EXPECT_EQ(find_backward_kernel("nope"), nullptr);
-  EXPECT_EQ(backward_kernel_names(), "mma_bwd_det, mma_bwd, mma_bwd_amd, tiled_bwd, tiled_bwd_det, mma_bwd_k128, mma_bwd_det_k128, mma_bwd_k128_bulk, mma_bwd_fa2, mma_bwd_det_fa2, mma_bwd_fa2_tilemask, mma_bwd_fa2_tilemask_cprows, mma_bwd_fa2_tilemask_lean");
+  EXPECT_EQ(backward_kernel_names(), "mma_bwd_det, mma_bwd, mma_bwd_amd, tiled_bwd, tiled_bwd_det, mma_bwd_k128, mma_bwd_det_k128, mma_bwd_k128_bulk, mma_bwd_fa2, mma_bwd_det_fa2");
 }
 
-// mma_bwd_fa2 / mma_bwd_det_fa2 (FlashAttention-2's block, mma_bwd_fa2_plan.h) and the fast mode's
-// schedule variants mma_bwd_fa2_tilemask(_cprows) (the same block): 182272 bytes at d = 64 (128 x 128
+// mma_bwd_fa2 / mma_bwd_det_fa2 (FlashAttention-2's block, mma_bwd_fa2_plan.h): 182272 bytes at d = 64 (128 x 128
 // tiles), 177152 at d = 128 (64 query rows), in both modes: an H100 takes them, an A100 (166912) is
 // refused with the numbers; never selected.
 TEST(BackwardSelect, Fa2ShapeNeedsHopperSharedMemory) {
   DeviceInfo a100 = device("nvidia", "sm_80", 32), h100 = device("nvidia", "sm_90", 32);
   a100.smem_per_block_optin = 166912;
   h100.smem_per_block_optin = 232448;
-  for (const char* n : {"mma_bwd_fa2", "mma_bwd_det_fa2", "mma_bwd_fa2_tilemask", "mma_bwd_fa2_tilemask_cprows",
-                        "mma_bwd_fa2_tilemask_lean"}) {
+  for (const char* n : {"mma_bwd_fa2", "mma_bwd_det_fa2"}) {
     const BackwardKernelInfo* k = find_backward_kernel(n);
     ASSERT_NE(k, nullptr) << n;
     EXPECT_EQ(k->deterministic, std::string(n) == "mma_bwd_det_fa2");
@@ -245,23 +243,6 @@ TEST(BackwardSelect, Fa2PreferredInTheFastModeWhereMeasuredFaster) {
   q = p;
   q.dtype = q.out_dtype = DType::f32;
   EXPECT_EQ(pick(h100, q), "tiled_bwd");
-}
-
-// The schedule variants are built in the fast mode only: asking for a deterministic one is a
-// programming error, not a kernel that silently adds dQ with atomics.
-TEST(BackwardSelect, Fa2ScheduleVariantsHaveNoDeterministicMode) {
-  for (MmaBwdShapeId s :
-       {MmaBwdShapeId::fa2_tilemask, MmaBwdShapeId::fa2_tilemask_cprows, MmaBwdShapeId::fa2_tilemask_lean}) {
-    EXPECT_THROW(make_mma_bwd_kernel(true, s), std::logic_error);
-    const BackwardKernelInfo k = make_mma_bwd_kernel(false, s);
-    EXPECT_FALSE(k.deterministic) << k.name;
-    EXPECT_NE(k.description.find("full wave tiles skip the per-element mask"), std::string::npos) << k.description;
-  }
-  EXPECT_NE(make_mma_bwd_kernel(false, MmaBwdShapeId::fa2_tilemask_cprows).description.find("cp.async"), std::string::npos);
-  EXPECT_EQ(make_mma_bwd_kernel(false, MmaBwdShapeId::fa2_tilemask).description.find("cp.async"), std::string::npos);
-  EXPECT_NE(make_mma_bwd_kernel(false, MmaBwdShapeId::fa2_tilemask_lean).description.find("address work hoisted"),
-            std::string::npos);
-  EXPECT_EQ(make_mma_bwd_kernel(false, MmaBwdShapeId::fa2_tilemask_lean).description.find("cp.async"), std::string::npos);
 }
 
 // A device whose opt-in shared memory per block is below a shape's largest block refuses that

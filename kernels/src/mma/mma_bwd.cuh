@@ -209,29 +209,6 @@ FP_DEV void bwd_offsets32(const Params& p, int b, int& lo_off, int& hi_off) {
   }
 }
 
-// mma_bwd_fa2_dkdv's kAsyncRows: the row terms of query rows i0 .. i0 + Br - 1 of head h (batch b), LSE
-// unscaled and D, into lse[Br] and dvec[Br] by 4-byte cp.async (zero past sq) in the caller's next
-// commit group, so that no wave waits on global memory for them; bwd_scale_rows follows the wait.
-template <int Br, int Threads>
-FP_DEV void bwd_fill_rows_async(float* lse, float* dvec, const BwdParams& bp, int b, int h, int i0) {
-  const Params& p = bp.f;
-  for (int r = static_cast<int>(threadIdx.x); r < Br; r += Threads) {
-    const int i = i0 + r;
-    const bool in = i < p.sq;
-    const std::int64_t row = (std::int64_t{b} * p.hq + h) * p.sq + (in ? i : 0);  // a mapped address when !in
-    cp_async4(&lse[r], &p.lse[row], in);
-    cp_async4(&dvec[r], &bp.dvec[row], in);
-  }
-}
-
-// bwd_fill_rows_async's LSE times log2e, in place, each row by the thread that copied it:
-// after that thread's cp.async wait (its own copies are then visible to it) and before the barrier that
-// publishes the tile. The same rounding as the register path (one product, rounded, then subtracted).
-template <int Br, int Threads>
-FP_DEV void bwd_scale_rows(float* lse) {
-  for (int r = static_cast<int>(threadIdx.x); r < Br; r += Threads) lse[r] *= kLog2e;
-}
-
 // D_i = rowsum(dO ∘ O): one wave per row (b, h, i), lanes over the dims, a fixed shuffle tree.
 template <Bug bug>
 __global__ __launch_bounds__(128) void mma_bwd_rowdot(BwdParams bp) {
@@ -250,12 +227,12 @@ __global__ __launch_bounds__(128) void mma_bwd_rowdot(BwdParams bp) {
   if (lane == 0) bp.dvec[r] = s;
 }
 
-// bwd_dq_convert for a head dim D and a 16-bit type E known at compile time (mma_bwd_fa2's kLean
-// variant): one thread per 8 consecutive columns of one workspace row (i, h) of batch blockIdx.y, the
-// row from one 32-bit division by hq per 8 elements (the host checks sq * hq * D / 8 < 2^31), two
-// 16-byte loads of the workspace (16-byte aligned: checked on the host), and one 16-byte store where
-// the 8 elements of dQ are contiguous and 16-byte aligned (element by element otherwise). Each value
-// is rounded by to_bits<E>, the rounding of bwd_dq_convert's store: the same dQ.
+// bwd_dq_convert for a head dim D and a 16-bit type E known at compile time (mma_bwd_fa2's): one
+// thread per 8 consecutive columns of one workspace row (i, h) of batch blockIdx.y, the row from one
+// 32-bit division by hq per 8 elements (the host checks sq * hq * D / 8 < 2^31), two 16-byte loads of
+// the workspace (16-byte aligned: checked on the host), and one 16-byte store where the 8 elements of
+// dQ are contiguous and 16-byte aligned (element by element otherwise). Each value is rounded by
+// to_bits<E>, the rounding of bwd_dq_convert's store: the same dQ.
 template <class E, int D, Bug bug>
 __global__ __launch_bounds__(kBwdThreads) void mma_bwd_dq_convert(BwdParams bp) {
   static_assert(D % 8 == 0 && E::kType != DType::f32, "16-bit dQ in chunks of 8 columns");
@@ -309,7 +286,7 @@ FP_DEV void bwd_fill_tile(std::uint16_t* t, int ld, const void* g, const DevStri
   }
 }
 
-// bwd_fill_tile's vector path with the address work hoisted (mma_bwd_fa2's kLean knob): g is the tile's
+// bwd_fill_tile's vector path with the address work hoisted (mma_bwd_fa2's copies): g is the tile's
 // (batch, head) base in elements (uniform, computed once per step by the caller), rs its row stride. Each
 // thread copies the same 16-byte column chunk of every Threads / (D / 8)-th row, so its source advances by
 // a constant stride and its destination by an immediate offset; rows past `rows` are zero-filled. The

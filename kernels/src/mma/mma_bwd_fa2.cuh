@@ -54,18 +54,12 @@ FP_DEV void wave_gemm(float (&acc)[MT][NT][Atom::kC], std::uint32_t a, std::uint
   });
 }
 
-// The schedule knobs (mma_bwd_launch.cuh names the variants built with them; BWD_NOTES.md has the count):
-// kTileMask: a wave tile that every one of its (query, key) pairs sees takes a P^T / dS^T path without
-//   the per-element mask (a uniform branch), instead of the per-element tests issued predicated off;
-// kAsyncRows: LSE and D of the next tile come by cp.async with Q and dO (bwd_fill_rows_async, then
-//   bwd_scale_rows), instead of loads whose shared-memory store holds the loading waves (the first
-//   Br / 32) on global memory before their first GEMM; the values are the same;
-// kLean: the per-step address work hoisted: the step's head and tile from counters (no division by
-//   ntiles), Q / dO copied by bwd_fill_tile_lean (one 64-bit base per tile, a constant stride per
-//   copy), and dQ's atomics addressed from one row pointer per step (offsets per m-tile and C slot row)
-//   instead of the full 64-bit index of every pair; the same copies and the same additions.
-template <class Atom, class E, int D, Bug bug, bool kAtomicDq, bool Extras, bool kTileMask = false, bool kAsyncRows = false,
-          bool kLean = false>
+// The step's schedule (BWD_NOTES.md has the counts and the measurements that chose it): a wave tile that
+// every one of its (query, key) pairs sees takes a P^T / dS^T path without the per-element mask (one
+// uniform branch per tile); the step's head and tile come from counters; Q and dO are copied by
+// bwd_fill_tile_lean (one 64-bit base per tile, a constant stride per copy) and dQ's atomics are
+// addressed from one row pointer per step.
+template <class Atom, class E, int D, Bug bug, bool kAtomicDq, bool Extras>
 __global__ __launch_bounds__(MmaBwdFa2Plan<D>::kWaves * Atom::kWave) void mma_bwd_fa2_dkdv(BwdParams bp) {
   static_assert(mma_bwd_fa2_atom_ok<Atom>(),
                 "mma_bwd_fa2 needs ldmatrix-fed operands (A m- and k-major), C slot pairs on neighbouring columns");
@@ -93,30 +87,20 @@ __global__ __launch_bounds__(MmaBwdFa2Plan<D>::kWaves * Atom::kWave) void mma_bw
   float* const dvec_s = lse_s + 2 * Br;                                                        // [2][Br]
 
   const bool qvec = p.q_rows16 != 0, dovec = bp.dout_rows16 != 0, kvvec = p.kv_rows16 != 0;
-  // kLean: the caller passes the step's head and first row (hn, i0n); otherwise they come from step.
-  const auto fill_step = [&](int stage, int step, int hn, int i0n) {
-    const int h = kLean ? hn : mask::q_head(kvh, step / ntiles, p.group), i0 = kLean ? i0n : (t_first + step % ntiles) * Br;
+  // The tiles of query head h from row i0 into stage `stage`.
+  const auto fill_step = [&](int stage, int h, int i0) {
     std::uint16_t* q = sm + P::kQd + 2 * stage * P::kQTile;
-    if constexpr (kLean) {
-      const auto* qg = static_cast<const std::uint16_t*>(p.q) + (std::int64_t{b} * p.qs.b + std::int64_t{h} * p.qs.h);
-      const auto* og = static_cast<const std::uint16_t*>(bp.dout) + (std::int64_t{b} * p.os.b + std::int64_t{h} * p.os.h);
-      if (qvec) bwd_fill_tile_lean<Br, D, kThreads>(q, kLd, qg, p.qs.s, i0, p.sq);
-      else bwd_fill_tile<Br, D, kThreads>(q, kLd, p.q, p.qs, b, h, i0, p.sq, false);
-      if (dovec) bwd_fill_tile_lean<Br, D, kThreads>(q + P::kQTile, kLd, og, p.os.s, i0, p.sq);
-      else bwd_fill_tile<Br, D, kThreads>(q + P::kQTile, kLd, bp.dout, p.os, b, h, i0, p.sq, false);
-    } else {
-      bwd_fill_tile<Br, D, kThreads>(q, kLd, p.q, p.qs, b, h, i0, p.sq, qvec);
-      bwd_fill_tile<Br, D, kThreads>(q + P::kQTile, kLd, bp.dout, p.os, b, h, i0, p.sq, dovec);
-    }
-    if constexpr (kAsyncRows) {
-      bwd_fill_rows_async<Br, kThreads>(lse_s + stage * Br, dvec_s + stage * Br, bp, b, h, i0);
-    } else {
-      for (int r = tid; r < Br; r += kThreads) {
-        const int i = i0 + r;
-        const std::int64_t row = (std::int64_t{b} * p.hq + h) * p.sq + i;
-        lse_s[stage * Br + r] = i < p.sq ? p.lse[row] * kLog2e : 0.f;
-        dvec_s[stage * Br + r] = i < p.sq ? bp.dvec[row] : 0.f;
-      }
+    const auto* qg = static_cast<const std::uint16_t*>(p.q) + (std::int64_t{b} * p.qs.b + std::int64_t{h} * p.qs.h);
+    const auto* og = static_cast<const std::uint16_t*>(bp.dout) + (std::int64_t{b} * p.os.b + std::int64_t{h} * p.os.h);
+    if (qvec) bwd_fill_tile_lean<Br, D, kThreads>(q, kLd, qg, p.qs.s, i0, p.sq);
+    else bwd_fill_tile<Br, D, kThreads>(q, kLd, p.q, p.qs, b, h, i0, p.sq, false);
+    if (dovec) bwd_fill_tile_lean<Br, D, kThreads>(q + P::kQTile, kLd, og, p.os.s, i0, p.sq);
+    else bwd_fill_tile<Br, D, kThreads>(q + P::kQTile, kLd, bp.dout, p.os, b, h, i0, p.sq, false);
+    for (int r = tid; r < Br; r += kThreads) {
+      const int i = i0 + r;
+      const std::int64_t row = (std::int64_t{b} * p.hq + h) * p.sq + i;
+      lse_s[stage * Br + r] = i < p.sq ? p.lse[row] * kLog2e : 0.f;
+      dvec_s[stage * Br + r] = i < p.sq ? bp.dvec[row] : 0.f;
     }
     cp_async_commit();
   };
@@ -134,7 +118,7 @@ __global__ __launch_bounds__(MmaBwdFa2Plan<D>::kWaves * Atom::kWave) void mma_bw
   if (steps > 0) {
     bwd_fill_tile<P::kBc, D, kThreads>(sm + P::kK, kLd, p.k, p.ks, b, kvh, kb, keys, kvvec);
     bwd_fill_tile<P::kBc, D, kThreads>(sm + P::kV, kLd, p.v, p.vs, b, kvh, kb, keys, kvvec);
-    fill_step(0, 0, mask::q_head(kvh, 0, p.group), t_first * Br);
+    fill_step(0, mask::q_head(kvh, 0, p.group), t_first * Br);
   }
   const float scale_log2 = p.scale * kLog2e;
   // The wave's tiles and its lane addresses (bytes): S^T's A rows of K and V, the B rows of Q / dO
@@ -153,20 +137,18 @@ __global__ __launch_bounds__(MmaBwdFa2Plan<D>::kWaves * Atom::kWave) void mma_bw
   const std::uint32_t dsq_a = base + 2 * (P::kDs + LdsmLanes::akm_row(lane) * kPLd + qr0 + 8 * LdsmLanes::akm_chunk(lane));
   const std::uint32_t k_k = base + 2 * (P::kK + LdsmLanes::bk_row(lane) * kLd + qd0 + 8 * LdsmLanes::bk_chunk(lane));
 
-  int tile = 0, member = 0;  // kLean: step = member * ntiles + tile
+  int tile = 0, member = 0;  // step = member * ntiles + tile
   for (int step = 0; step < steps; ++step) {
     const int stage = step & 1;
-    const int h = mask::q_head(kvh, kLean ? member : step / ntiles, p.group),
-              i0 = (t_first + (kLean ? tile : step % ntiles)) * Br;
+    const int h = mask::q_head(kvh, member, p.group), i0 = (t_first + tile) * Br;
     const bool wrap = tile + 1 == ntiles;
     const int tile_next = wrap ? 0 : tile + 1, member_next = wrap ? member + 1 : member;
     if constexpr (bug == Bug::bwd_mma_gqa_unsummed) {
       if (step % ntiles == 0) clear();
     }
     cp_async_wait<0>();
-    if constexpr (kAsyncRows) bwd_scale_rows<Br, kThreads>(lse_s + stage * Br);
     fp_dev::barrier();  // this step's tiles are in; every wave is done with P^T, dS^T and the other stage
-    if (step + 1 < steps) fill_step(stage ^ 1, step + 1, mask::q_head(kvh, member_next, p.group), (t_first + tile_next) * Br);
+    if (step + 1 < steps) fill_step(stage ^ 1, mask::q_head(kvh, member_next, p.group), (t_first + tile_next) * Br);
     const std::uint32_t stage_b = 2 * 2 * stage * P::kQTile;  // bytes from Q of stage 0 to this stage's Q
     const float* lse_t = lse_s + stage * Br;
     const float* dvec_t = dvec_s + stage * Br;
@@ -183,68 +165,42 @@ __global__ __launch_bounds__(MmaBwdFa2Plan<D>::kWaves * Atom::kWave) void mma_bw
       const std::uint32_t q_n = qd_n + stage_b, do_n = q_n + 2 * P::kQTile;
       wave_gemm<Atom, kSM, kSN, D / K, false, M * kLd, K, false, N * kLd, K>(s, k_a, q_n);
       wave_gemm<Atom, kSM, kSN, D / K, false, M * kLd, K, false, N * kLd, K>(dp, v_a, do_n);
-      // P^T and dS^T, masked per element unless the wave's whole tile is visible (a uniform test),
-      // into shared memory in the input type.
+      // P^T and dS^T into shared memory in the input type, masked per element only where the wave's
+      // tile is not wholly visible (a uniform test).
       const int is = i0 + sr0, js = kb + sk0;
       const bool full = is + P::kSRows <= p.sq && js + P::kSKeys <= keys && js - (is + P::kSRows - 1) >= lo_off &&
                         js + P::kSKeys - 1 - is <= hi_off;
-      if constexpr (kTileMask) {
-        // The elements of one C slot pair (row r of m-tile m, n-tile nt): P^T and dS^T, zero where
-        // Masked and the pair is not visible.
-        const auto pair = [&](auto masked_, int m, int nt, int r) {
-          constexpr bool kMasked = decltype(masked_)::value;
-          float pv[2], dsv[2];
+      // The elements of one C slot pair (row r of m-tile m, n-tile nt): P^T and dS^T, zero where
+      // Masked and the pair is not visible.
+      const auto pair = [&](auto masked_, int m, int nt, int r) {
+        constexpr bool kMasked = decltype(masked_)::value;
+        float pv[2], dsv[2];
 #pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const atoms::Coord c = Atom::c(lane, 2 * r + e);
-            const int il = sr0 + nt * N + c.col, i = i0 + il, j = js + m * M + c.row;
-            float fac;
-            const float x = bwd_score2<Extras, bug>(p, s[m][nt][2 * r + e], scale_log2, h, i + diag, j, fac);
-            float Pv = exp2_ftz(x - lse_t[il]);
-            if (kMasked && (i >= p.sq || j >= keys || j - i < lo_off || j - i > hi_off)) Pv = 0.f;
-            pv[e] = Pv;
-            dsv[e] = bwd_ds<bug>(Pv, dp[m][nt][2 * r + e], dvec_t[il], fac);
-          }
-          const atoms::Coord c = Atom::c(lane, 2 * r);
-          const int o = (sk0 + m * M + c.row) * kPLd + sr0 + nt * N + c.col;
-          *reinterpret_cast<std::uint32_t*>(&pt_s[o]) = to_bits2<E>(pv[0], pv[1]);
-          *reinterpret_cast<std::uint32_t*>(&dst_s[o]) = to_bits2<E>(dsv[0], dsv[1]);
-        };
-        const auto tile = [&](auto masked_) {
-#pragma unroll
-          for (int m = 0; m < kSM; ++m)
-#pragma unroll
-            for (int nt = 0; nt < kSN; ++nt)
-#pragma unroll
-              for (int r = 0; r < Atom::kC / 2; ++r) pair(masked_, m, nt, r);
-        };
-        if (full) tile(std::false_type{});
-        else tile(std::true_type{});
-      } else {
+        for (int e = 0; e < 2; ++e) {
+          const atoms::Coord c = Atom::c(lane, 2 * r + e);
+          const int il = sr0 + nt * N + c.col, i = i0 + il, j = js + m * M + c.row;
+          float fac;
+          const float x = bwd_score2<Extras, bug>(p, s[m][nt][2 * r + e], scale_log2, h, i + diag, j, fac);
+          float Pv = exp2_ftz(x - lse_t[il]);
+          if (kMasked && (i >= p.sq || j >= keys || j - i < lo_off || j - i > hi_off)) Pv = 0.f;
+          pv[e] = Pv;
+          dsv[e] = bwd_ds<bug>(Pv, dp[m][nt][2 * r + e], dvec_t[il], fac);
+        }
+        const atoms::Coord c = Atom::c(lane, 2 * r);
+        const int o = (sk0 + m * M + c.row) * kPLd + sr0 + nt * N + c.col;
+        *reinterpret_cast<std::uint32_t*>(&pt_s[o]) = to_bits2<E>(pv[0], pv[1]);
+        *reinterpret_cast<std::uint32_t*>(&dst_s[o]) = to_bits2<E>(dsv[0], dsv[1]);
+      };
+      const auto tile = [&](auto masked_) {
 #pragma unroll
         for (int m = 0; m < kSM; ++m)
 #pragma unroll
           for (int nt = 0; nt < kSN; ++nt)
 #pragma unroll
-            for (int r = 0; r < Atom::kC / 2; ++r) {
-              float pv[2], dsv[2];
-#pragma unroll
-              for (int e = 0; e < 2; ++e) {
-                const atoms::Coord c = Atom::c(lane, 2 * r + e);
-                const int il = sr0 + nt * N + c.col, i = i0 + il, j = js + m * M + c.row;
-                float fac;
-                const float x = bwd_score2<Extras, bug>(p, s[m][nt][2 * r + e], scale_log2, h, i + diag, j, fac);
-                float Pv = exp2_ftz(x - lse_t[il]);
-                if (!full && (i >= p.sq || j >= keys || j - i < lo_off || j - i > hi_off)) Pv = 0.f;
-                pv[e] = Pv;
-                dsv[e] = bwd_ds<bug>(Pv, dp[m][nt][2 * r + e], dvec_t[il], fac);
-              }
-              const atoms::Coord c = Atom::c(lane, 2 * r);
-              const int o = (sk0 + m * M + c.row) * kPLd + sr0 + nt * N + c.col;
-              *reinterpret_cast<std::uint32_t*>(&pt_s[o]) = to_bits2<E>(pv[0], pv[1]);
-              *reinterpret_cast<std::uint32_t*>(&dst_s[o]) = to_bits2<E>(dsv[0], dsv[1]);
-            }
-      }
+            for (int r = 0; r < Atom::kC / 2; ++r) pair(masked_, m, nt, r);
+      };
+      if (full) tile(std::false_type{});
+      else tile(std::true_type{});
     }
     fp_dev::barrier();  // every wave's P^T and dS^T are in
 
@@ -265,40 +221,25 @@ __global__ __launch_bounds__(MmaBwdFa2Plan<D>::kWaves * Atom::kWave) void mma_bw
 #pragma unroll
           for (int q = 0; q < Atom::kC; ++q) dq[m][t][q] = 0.f;
       wave_gemm<Atom, kQM, kQN, P::kBc / K, true, M, K * kPLd, true, N, K * kLd>(dq, dsq_a, k_k);
-      if constexpr (kLean) {
-        // One pointer per step at the lane's first C slot (row i1, column x1); every pair is a row offset
-        // (m-tile, slot row) times the workspace's row stride hq * D plus a column offset.
-        const atoms::Coord c0 = Atom::c(lane, 0);
-        const int i1 = i0 + qr0 + c0.row;
-        float* const row1 = bp.dq_acc + ((std::int64_t{b} * p.sq + i1) * p.hq + h) * D + qd0 + c0.col;
-        const std::int64_t rs = std::int64_t{p.hq} * D;
+      // One pointer per step at the lane's first C slot (row i1, column x1); every pair is a row offset
+      // (m-tile, slot row) times the workspace's row stride hq * D plus a column offset.
+      const atoms::Coord c0 = Atom::c(lane, 0);
+      const int i1 = i0 + qr0 + c0.row;
+      float* const row1 = bp.dq_acc + ((std::int64_t{b} * p.sq + i1) * p.hq + h) * D + qd0 + c0.col;
+      const std::int64_t rs = std::int64_t{p.hq} * D;
 #pragma unroll
-        for (int m = 0; m < kQM; ++m)
+      for (int m = 0; m < kQM; ++m)
 #pragma unroll
-          for (int r = 0; r < Atom::kC / 2; ++r) {
-            const atoms::Coord c = Atom::c(lane, 2 * r);
-            const int dr = m * M + c.row - c0.row;
-            if (i1 + dr < p.sq) {
-              float* const row = row1 + dr * rs;
+        for (int r = 0; r < Atom::kC / 2; ++r) {
+          const atoms::Coord c = Atom::c(lane, 2 * r);
+          const int dr = m * M + c.row - c0.row;
+          if (i1 + dr < p.sq) {
+            float* const row = row1 + dr * rs;
 #pragma unroll
-              for (int t = 0; t < kQN; ++t)
-                red_add_f32x2(row + t * N + c.col - c0.col, dq[m][t][2 * r], dq[m][t][2 * r + 1]);
-            }
+            for (int t = 0; t < kQN; ++t)
+              red_add_f32x2(row + t * N + c.col - c0.col, dq[m][t][2 * r], dq[m][t][2 * r + 1]);
           }
-      } else {
-#pragma unroll
-        for (int m = 0; m < kQM; ++m)
-#pragma unroll
-          for (int t = 0; t < kQN; ++t)
-#pragma unroll
-            for (int r = 0; r < Atom::kC / 2; ++r) {
-              const atoms::Coord c = Atom::c(lane, 2 * r);
-              const int i = i0 + qr0 + m * M + c.row;
-              if (i < p.sq)
-                red_add_f32x2(&bp.dq_acc[((std::int64_t{b} * p.sq + i) * p.hq + h) * D + qd0 + t * N + c.col], dq[m][t][2 * r],
-                              dq[m][t][2 * r + 1]);
-            }
-      }
+        }
     }
     tile = tile_next;
     member = member_next;

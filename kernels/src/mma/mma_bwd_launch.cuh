@@ -21,14 +21,11 @@ namespace flashprobe::kernels::detail {
 // after the next step's barrier (one barrier per step); BulkDq: the fast mode's dQ tile is staged in
 // shared memory in fp32 and added to the workspace one row per cp.reduce.async.bulk (sm_90) instead
 // of atomics from registers. BWD_NOTES.md has the model of each.
-template <int Waves, bool PairedDq, bool DeferDq, int SubD128, bool BulkDq = false, bool Fa2 = false, bool Fa2TileMask = false,
-          bool Fa2AsyncRows = false, bool Fa2Lean = false>
+template <int Waves, bool PairedDq, bool DeferDq, int SubD128, bool BulkDq = false, bool Fa2 = false>
 struct MmaBwdShape {
   static constexpr int kWaves = Waves;
   static constexpr bool kPairedDq = PairedDq, kDeferDq = DeferDq, kBulkDq = BulkDq;
   static constexpr bool kFa2 = Fa2;  // the dK/dV kernel is mma_bwd_fa2_dkdv (mma_bwd_fa2_plan.h), not mma_bwd_dkdv
-  // mma_bwd_fa2_dkdv's schedule knobs (mma_bwd_fa2.cuh: kTileMask, kAsyncRows, kLean)
-  static constexpr bool kFa2TileMask = Fa2TileMask, kFa2AsyncRows = Fa2AsyncRows, kFa2Lean = Fa2Lean;
   static constexpr int kSubD128 = SubD128;  // query rows of S^T and dP^T live at once at d >= 128
 };
 // mma_bwd, mma_bwd_det (measured on the H200): 64-key blocks of 4 warps, scalar atomics.
@@ -45,14 +42,6 @@ using MmaBwdK128Bulk = MmaBwdShape<8, true, true, 32, true>;
 // dS^T through shared memory (mma_bwd_fa2_plan.h), dQ in the same step with paired atomics.
 // Compiled, not yet run on a GPU: registered last, never preferred.
 using MmaBwdFa2 = MmaBwdShape<8, true, false, 0, false, true>;
-// mma_bwd_fa2_tilemask (fast mode): MmaBwdFa2 whose full wave tiles skip the per-element mask; and
-// mma_bwd_fa2_tilemask_cprows: that, with LSE and D fetched by cp.async. Compiled, not yet run on a
-// GPU: registered last, never preferred.
-using MmaBwdFa2TileMask = MmaBwdShape<8, true, false, 0, false, true, true>;
-using MmaBwdFa2TileMaskCpRows = MmaBwdShape<8, true, false, 0, false, true, true, true>;
-// mma_bwd_fa2_tilemask_lean (fast mode): MmaBwdFa2TileMask with the per-step address work hoisted (kLean).
-// Compiled, not yet run on a GPU: registered last, never preferred.
-using MmaBwdFa2TileMaskLean = MmaBwdShape<8, true, false, 0, false, true, true, false, true>;
 inline constexpr int kMmaBwdRows = 64;
 inline constexpr int kMmaBwdDqWaves = 4;
 inline constexpr int kMmaBwdDqKeys = 64;
@@ -76,10 +65,10 @@ void launch_mma_bwd_config(const BwdParams& bp, Stream s) {
     FP_CHECK_LAUNCH("mma_bwd_rowdot");
   }
   const std::int64_t nq = rows * p.d;
-  // kFa2Lean: the workspace zeroed by a memset and converted by mma_bwd_dq_convert (16-byte chunks,
-  // one 32-bit division per 8 elements) instead of bwd_zero and bwd_dq_convert (one element and 64-bit
+  // kFa2: the workspace zeroed by a memset and converted by mma_bwd_dq_convert (16-byte chunks, one
+  // 32-bit division per 8 elements) instead of bwd_zero and bwd_dq_convert (one element and 64-bit
   // divisions per thread); the same dQ.
-  constexpr bool kLeanIo = Shape::kFa2Lean;
+  constexpr bool kLeanIo = Shape::kFa2;
   if constexpr (kLeanIo) {
     if (!Det && nq > 0) FP_CHECK(fp_rt::memset_async(bp.dq_acc, 0, static_cast<std::size_t>(nq) * sizeof(float), s));
   } else if (!Det && nq > 0) {
@@ -90,7 +79,7 @@ void launch_mma_bwd_config(const BwdParams& bp, Stream s) {
   if constexpr (Shape::kFa2) {
     if (p.sk > 0) {
       using F = MmaBwdFa2Plan<D>;
-      auto* k = dev::mma_bwd_fa2_dkdv<Atom, E, D, bug, !Det, Extras, Shape::kFa2TileMask, Shape::kFa2AsyncRows, Shape::kFa2Lean>;
+      auto* k = dev::mma_bwd_fa2_dkdv<Atom, E, D, bug, !Det, Extras>;
       static const bool raised = (raise_smem(k, F::kSmemBytes), true);  // once per instantiation
       (void)raised;
       const dim3 grid(static_cast<unsigned>((p.sk + F::kBc - 1) / F::kBc), static_cast<unsigned>(p.hkv),
@@ -141,10 +130,10 @@ void launch_mma_bwd_atom(const BwdParams& bp, Stream s) {
     throw UsageError("mma_bwd: the dQ workspace at " + std::to_string(reinterpret_cast<std::uintptr_t>(bp.dq_acc)) +
                      " is not 8-byte aligned (its float pairs are added with one instruction): pass a 16-byte "
                      "aligned workspace");
-  if (Shape::kFa2Lean && !Det && std::int64_t{p.sq} * p.hq * (D / 8) > INT_MAX)
+  if (Shape::kFa2 && !Det && std::int64_t{p.sq} * p.hq * (D / 8) > INT_MAX)
     throw UsageError("mma_bwd: sq=" + std::to_string(p.sq) + ", hq=" + std::to_string(p.hq) +
                      ": the lean dQ conversion indexes sq * hq * d / 8 chunks in 32 bits; at most " + std::to_string(INT_MAX));
-  if (Shape::kFa2Lean && !Det && reinterpret_cast<std::uintptr_t>(bp.dq_acc) % 16 != 0)
+  if (Shape::kFa2 && !Det && reinterpret_cast<std::uintptr_t>(bp.dq_acc) % 16 != 0)
     throw UsageError("mma_bwd: the dQ workspace at " + std::to_string(reinterpret_cast<std::uintptr_t>(bp.dq_acc)) +
                      " is not 16-byte aligned (its rows are converted in 16-byte loads): pass a 16-byte aligned workspace");
   if (Shape::kBulkDq && reinterpret_cast<std::uintptr_t>(bp.dq_acc) % 16 != 0)

@@ -19,11 +19,6 @@ void launch_mma_bwd_k128_bulk_nvidia_d64(const BwdParams& p, Stream s);
 // FlashAttention-2's block (MmaBwdFa2), Bug::none: mma_bwd_fa2 and mma_bwd_det_fa2.
 template <int D>
 void launch_mma_bwd_fa2_nvidia(const BwdParams& p, bool deterministic, Stream s);
-// Its fast-mode schedule variants: mma_bwd_fa2_tilemask (MmaBwdFa2TileMask), mma_bwd_fa2_tilemask_cprows
-// (MmaBwdFa2TileMaskCpRows) and mma_bwd_fa2_tilemask_lean (MmaBwdFa2TileMaskLean).
-enum class Fa2Schedule { tilemask, tilemask_cprows, tilemask_lean };
-template <int D>
-void launch_mma_bwd_fa2_tilemask_nvidia(const BwdParams& p, Fa2Schedule schedule, Stream s);
 
 // The head dims mma_bwd is built for (d == dv).
 inline constexpr int kMmaBwdDims[] = {64, 128};

@@ -77,28 +77,15 @@ Support mma_bwd_fa2_preferred(const DeviceInfo& dev, const AttnProblem& p) {
 
 BackwardKernelInfo make_mma_bwd_kernel(bool deterministic, MmaBwdShapeId shape) {
   const bool k128 = shape == MmaBwdShapeId::k128, bulk = shape == MmaBwdShapeId::k128_bulk, fa2 = mma_bwd_is_fa2(shape);
-  const bool cprows = shape == MmaBwdShapeId::fa2_tilemask_cprows, lean = shape == MmaBwdShapeId::fa2_tilemask_lean;
-  const bool tilemask = shape == MmaBwdShapeId::fa2_tilemask || cprows || lean;
   if (bulk && deterministic) throw std::logic_error("mma_bwd_k128_bulk has no deterministic mode (it is an atomic dQ path)");
-  if (tilemask && deterministic)
-    throw std::logic_error("mma_bwd_fa2's schedule variants are built in the fast mode only (atomic dQ)");
   BackwardKernelInfo k;
   k.name = std::string(deterministic ? "mma_bwd_det" : "mma_bwd") +
-           (k128        ? "_k128"
-            : bulk     ? "_k128_bulk"
-            : cprows   ? "_fa2_tilemask_cprows"
-            : lean     ? "_fa2_tilemask_lean"
-            : tilemask ? "_fa2_tilemask"
-            : fa2      ? "_fa2"
-                       : "");
+           (k128 ? "_k128" : bulk ? "_k128_bulk" : fa2 ? "_fa2" : "");
   const std::string blocks =
       fa2 ? std::string("FlashAttention-2's block: 128 keys x 128 (d = 64) or 64 (d = 128) queries, 8 warps split in two "
                         "dimensions per product, P and dS through shared memory") +
                 (deterministic ? "" : ", paired dQ atomics") +
-                (tilemask ? "; full wave tiles skip the per-element mask" : "") +
-                (cprows ? "; LSE and D fetched with cp.async" : "") +
-                (lean ? "; the per-step address work hoisted (tile copies and dQ atomics)" : "") +
-                (shape == MmaBwdShapeId::fa2 ? " (measured on the H100)" : " (compiled, not yet measured: never preferred)")
+                " (measured on the H100)"
       : bulk ? "128-key blocks of 8 warps, dQ staged in shared memory and added with cp.reduce.async.bulk (sm_90, d = 64; "
              "compiled, not yet measured: never preferred)"
       : !k128 ? "64-key blocks of 4 warps"
@@ -126,10 +113,7 @@ BackwardKernelInfo make_mma_bwd_kernel(bool deterministic, MmaBwdShapeId shape) 
   };
   k.workspace_bytes = [deterministic](const AttnProblem& p) { return backward_workspace_bytes(p, deterministic); };
   if (shape == MmaBwdShapeId::fa2 && !deterministic) k.preferred = mma_bwd_fa2_preferred;
-  const detail::Fa2Schedule schedule = cprows ? detail::Fa2Schedule::tilemask_cprows
-                                       : lean ? detail::Fa2Schedule::tilemask_lean
-                                              : detail::Fa2Schedule::tilemask;
-  k.launch = [deterministic, k128, bulk, fa2, tilemask, schedule, n = k.name](const AttnProblem& p, const BwdDeviceTensors& t,
+  k.launch = [deterministic, k128, bulk, fa2, n = k.name](const AttnProblem& p, const BwdDeviceTensors& t,
                                                                              void* ws, Stream s) {
 #if defined(FP_HAVE_GPU_RUNTIME) && !defined(FP_VENDOR_HIP)
     const BwdParams bp = make_bwd_params(p, t, ws, deterministic);
@@ -138,9 +122,6 @@ BackwardKernelInfo make_mma_bwd_kernel(bool deterministic, MmaBwdShapeId shape) 
       if (p.d != kMmaBwdBulkDim)
         throw UsageError("d=" + std::to_string(p.d) + ": " + n + " is built for d = " + std::to_string(kMmaBwdBulkDim));
       detail::launch_mma_bwd_k128_bulk_nvidia_d64(bp, s);
-    } else if (tilemask) {
-      if (p.d == 64) detail::launch_mma_bwd_fa2_tilemask_nvidia<64>(bp, schedule, s);
-      else detail::launch_mma_bwd_fa2_tilemask_nvidia<128>(bp, schedule, s);
     } else if (fa2) {
       if (p.d == 64) detail::launch_mma_bwd_fa2_nvidia<64>(bp, deterministic, s);
       else detail::launch_mma_bwd_fa2_nvidia<128>(bp, deterministic, s);
@@ -152,7 +133,7 @@ BackwardKernelInfo make_mma_bwd_kernel(bool deterministic, MmaBwdShapeId shape) 
       else detail::launch_mma_bwd_nvidia<128, Bug::none>(bp, deterministic, s);
     }
 #else
-    (void)p, (void)t, (void)ws, (void)s, (void)deterministic, (void)k128, (void)bulk, (void)fa2, (void)tilemask, (void)schedule;
+    (void)p, (void)t, (void)ws, (void)s, (void)deterministic, (void)k128, (void)bulk, (void)fa2;
     throw NoDevice("no NVIDIA GPU backend in this build: " + n + " cannot launch");
 #endif
   };

@@ -9,14 +9,11 @@ Support mma_bwd_supports(const DeviceInfo& dev, const AttnProblem& p);
 // The dK/dV kernel's shape (mma_bwd_launch.cuh): shipped (64-key blocks: mma_bwd, mma_bwd_det),
 // FlashAttention-2's 128-key blocks (mma_bwd_k128, mma_bwd_det_k128), or those with the bulk dQ
 // reduction (mma_bwd_k128_bulk: fast mode, d = 64, sm_90 and later), or FlashAttention-2's block with
-// its two-dimensional wave split (mma_bwd_fa2, mma_bwd_det_fa2: mma_bwd_fa2_plan.h), or that block's
-// fast-mode schedule variants (mma_bwd_fa2_tilemask, mma_bwd_fa2_tilemask_cprows, mma_bwd_fa2_tilemask_lean:
-// mma_bwd_fa2.cuh's knobs).
-enum class MmaBwdShapeId { shipped, k128, k128_bulk, fa2, fa2_tilemask, fa2_tilemask_cprows, fa2_tilemask_lean };
+// its two-dimensional wave split (mma_bwd_fa2, mma_bwd_det_fa2: mma_bwd_fa2_plan.h).
+enum class MmaBwdShapeId { shipped, k128, k128_bulk, fa2 };
 // The shapes whose dK/dV block is MmaBwdFa2Plan's.
 constexpr bool mma_bwd_is_fa2(MmaBwdShapeId s) {
-  return s == MmaBwdShapeId::fa2 || s == MmaBwdShapeId::fa2_tilemask || s == MmaBwdShapeId::fa2_tilemask_cprows ||
-         s == MmaBwdShapeId::fa2_tilemask_lean;
+  return s == MmaBwdShapeId::fa2;
 }
 // Where the fast-mode dispatcher takes mma_bwd_fa2 ahead of the table's order (its `preferred`): on sm_90,
 // d = 64 with min(sq, sk) >= kMmaBwdFa2FromS64 (kMmaBwdFa2FromS64Masked under a causal mask or a window),

@@ -40,10 +40,7 @@ constexpr bool fa2_agrees() {
   using Q = dev::MmaBwdDqConfig<atoms::SM80_16x8x16_F32F16F16F32_TN, D, kMmaBwdDqWaves, kMmaBwdDqKeys>;
   constexpr int kDkdv = MmaBwdFa2Plan<D>::kSmemBytes;
   return mma_bwd_smem_bytes(MmaBwdShapeId::fa2, false, D) == kDkdv &&
-         mma_bwd_smem_bytes(MmaBwdShapeId::fa2, true, D) == (Q::kSmemBytes > kDkdv ? Q::kSmemBytes : kDkdv) &&
-         mma_bwd_smem_bytes(MmaBwdShapeId::fa2_tilemask, false, D) == kDkdv &&
-         mma_bwd_smem_bytes(MmaBwdShapeId::fa2_tilemask_cprows, false, D) == kDkdv &&
-         mma_bwd_smem_bytes(MmaBwdShapeId::fa2_tilemask_lean, false, D) == kDkdv;
+         mma_bwd_smem_bytes(MmaBwdShapeId::fa2, true, D) == (Q::kSmemBytes > kDkdv ? Q::kSmemBytes : kDkdv);
 }
 static_assert(fa2_agrees<64>() && fa2_agrees<128>(), "mma_bwd_smem.h must count mma_bwd_fa2's block");
 // mma_bwd_k128_bulk: fast mode at the one head dim it is built for.

@@ -1,7 +1,9 @@
 // flashprobe bench: times every kernel over the benchmark grid (bench/bench_grid.h) with device
 // events after warm-up, the median of many repetitions and rotated inputs, and writes records
 // (TFLOP/s, GB/s) plus the device-to-device copy ceiling measured in the same run.
+#include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -170,6 +172,32 @@ int run_backward(const Opts& o, const std::vector<const kernels::BackwardKernelI
   return 0;
 }
 
+// Kernel k on input set i of `in` (the tensors of one rotation slot), on stream s.
+void launch_on(const kernels::KernelInfo& k, const bench::BenchCase& c, InputSets& in, int i, kernels::Stream s) {
+  kernels::DeviceTensors dt{in.q[static_cast<std::size_t>(i)].data(), in.k[static_cast<std::size_t>(i)].data(),
+                            in.v[static_cast<std::size_t>(i)].data(), in.o.data(), in.lse.as<float>(),
+                            in.masks.alibi.as<const float>(), in.masks.seqlens.as<const int>()};
+  k.launch(c.p, dt, in.ws.data(), s);
+}
+
+// Whether bench times k on c: supported there, and ref3pass only where its score matrix stays under 8 GB.
+bool timed_here(const kernels::KernelInfo& k, const DeviceInfo& dev, const bench::BenchCase& c) {
+  if (!k.supports(dev, c.p)) return false;
+  return k.name != "ref3pass" || double(c.p.batch) * c.p.hq * c.p.sq * double(c.p.sk) * 4 <= 8e9;
+}
+
+// Plan fields of a timing row: the shipped decode's split count as planned here (decode_plan.h), beside
+// forced counts timed as decode/splits=<n> variants (scripts/gpu/decode_splits_table.py); decode/fused=on's
+// split count and the splits each block walks at this batch.
+void add_plan_fields(nlohmann::json& row, const kernels::KernelInfo& k, const bench::BenchCase& c) {
+  if (k.name == "decode") row["planned_splits"] = kernels::decode_default_splits(c.p);
+  if (k.name == "decode/fused=on") {
+    const int n = kernels::decode_default_fused_splits(c.p);
+    row["planned_splits"] = n;
+    row["planned_walk"] = kernels::decode_default_walk(c.p, n);
+  }
+}
+
 int run(const Opts& o, const std::vector<kernels::KernelInfo>& timed, const std::vector<bench::BenchCase>& cases) {
   const DeviceInfo dev = require_device();
   nlohmann::json rec = record_header("bench");
@@ -186,7 +214,7 @@ int run(const Opts& o, const std::vector<kernels::KernelInfo>& timed, const std:
            : std::string("device events around each launch call (the host's launch path included)")) +
       "; 3 warm-ups; median of >= 10 repetitions and >= " + std::to_string(o.min_seconds) +
       " s; inputs rotated over enough sets to exceed 3x L2; kernels of a case in the " + o.order +
-      " order (bench_order.h; order_position per timing)";
+      " order (bench_order.h; order_position per timing unless interleaved)";
   const double copy = bench::copy_ceiling_gbps();
   rec["ceilings"] = {{"d2d_copy_gbps", copy}};
   const bench::GemmCeiling gemm = bench::gemm_ceiling_tflops();
@@ -209,40 +237,47 @@ int run(const Opts& o, const std::vector<kernels::KernelInfo>& timed, const std:
     // run timed it.
     const kernels::Selection chosen = kernels::select(dev, c.p);
     const std::string dispatched = chosen ? chosen.kernel->name : std::string();
+    if (order == bench::KernelOrder::interleaved) {  // every kernel of the case in rounds (bench_order.h)
+      ++case_index;
+      std::vector<const kernels::KernelInfo*> ks;
+      std::size_t ws = 0;
+      for (const auto& k : timed)
+        if (timed_here(k, dev, c)) {
+          ks.push_back(&k);
+          ws = std::max(ws, k.workspace_bytes(c.p));
+        }
+      if (ks.empty()) continue;
+      InputSets in = make_inputs(c.p, ws, l2);
+      std::vector<std::function<void(int, kernels::Stream)>> launches;
+      for (const kernels::KernelInfo* k : ks)
+        launches.push_back([k, &c, &in](int i, kernels::Stream s) { launch_on(*k, c, in, i, s); });
+      const std::vector<bench::Timing> ts = bench::time_graphs_interleaved(launches, in.count, 3, 10, 200, o.min_seconds);
+      for (std::size_t j = 0; j < ks.size(); ++j) {
+        results.push_back(timing_row(o, ks[j]->name, c, ts[j], in.count, c.flops(), c.bytes(), dispatched));
+        add_plan_fields(results.back(), *ks[j], c);
+      }
+      write_results(o, rec, results, false);
+      continue;
+    }
     std::optional<InputSets> in_cache;  // shared by the kernels of one case (same problem, no workspace growth)
     std::size_t ws_have = 0;
     int position = 0;
     for (const int ki : bench::kernel_order(static_cast<int>(timed.size()), case_index++, order)) {
       const kernels::KernelInfo& k = timed[static_cast<std::size_t>(ki)];
-      // ref3pass materialises the whole score matrix: skip it where that alone exceeds 8 GB.
-      if (auto s = k.supports(dev, c.p); !s) continue;
-      if (k.name == "ref3pass" && double(c.p.batch) * c.p.hq * c.p.sq * double(c.p.sk) * 4 > 8e9) continue;
+      if (!timed_here(k, dev, c)) continue;
       if (!in_cache || k.workspace_bytes(c.p) > ws_have) {
         ws_have = k.workspace_bytes(c.p);
         in_cache.emplace(make_inputs(c.p, ws_have, l2));
       }
       InputSets& in = *in_cache;
-      const auto launch_set = [&](int i, kernels::Stream s) {
-        kernels::DeviceTensors dt{in.q[static_cast<std::size_t>(i)].data(), in.k[static_cast<std::size_t>(i)].data(),
-                                  in.v[static_cast<std::size_t>(i)].data(), in.o.data(), in.lse.as<float>(),
-                                  in.masks.alibi.as<const float>(), in.masks.seqlens.as<const int>()};
-        k.launch(c.p, dt, in.ws.data(), s);
-      };
+      const auto launch_set = [&](int i, kernels::Stream s) { launch_on(k, c, in, i, s); };
       const bench::Timing t =
           o.timing == "graph"
               ? bench::time_graph(launch_set, in.count, 3, 10, 200, o.min_seconds)
               : bench::time_device([&](int rep) { launch_set(rep % in.count, nullptr); }, 3, 10, 200, o.min_seconds);
       results.push_back(timing_row(o, k.name, c, t, in.count, c.flops(), c.bytes(), dispatched));
       results.back()["order_position"] = position++;
-      // The shipped decode's split count as planned here (decode_plan.h), beside forced counts timed
-      // as decode/splits=<n> variants (scripts/gpu/decode_splits_table.py).
-      if (k.name == "decode") results.back()["planned_splits"] = kernels::decode_default_splits(c.p);
-      // decode/fused=on's plan: its split count and the splits each block walks at this batch.
-      if (k.name == "decode/fused=on") {
-        const int n = kernels::decode_default_fused_splits(c.p);
-        results.back()["planned_splits"] = n;
-        results.back()["planned_walk"] = kernels::decode_default_walk(c.p, n);
-      }
+      add_plan_fields(results.back(), k, c);
       write_results(o, rec, results, false);
     }
   }
@@ -294,8 +329,10 @@ CommandRegistration reg("bench", [](CLI::App& app) -> RunFn {
   sub->add_option("--order", o->order,
                   "balanced: the kernels of each case in a row of a Williams design over them, so that over the "
                   "cases each is timed at each position equally often (a fixed order biased the later kernels); "
-                  "given: the --kernel order for every case")
-      ->check(CLI::IsMember({"balanced", "given"}))
+                  "interleaved: the kernels of a case timed one replay each per round, each round so ordered, until "
+                  "each has its repetitions (all see the same drift of clocks over the case; --timing graph, forward "
+                  "only); given: the --kernel order for every case")
+      ->check(CLI::IsMember({"balanced", "interleaved", "given"}))
       ->capture_default_str();
   sub->add_flag("--quick", o->quick, "A reduced grid (smoke runs)");
   sub->add_flag("--backward", o->backward,
@@ -310,6 +347,9 @@ CommandRegistration reg("bench", [](CLI::App& app) -> RunFn {
                   "Only cases with d and dv at most this (for example the headdim group's small dims: 64)")
       ->check(CLI::Range(kernels::kHeadDimStep, 256));
   return [o] {
+    if (o->order == "interleaved" && (o->timing != "graph" || o->backward))
+      throw UsageError("--order interleaved: times graph replays of the forward kernels only (not with --timing " +
+                       o->timing + (o->backward ? " or --backward)" : ")"));
     if (!o->problems.empty() && (o->quick || !o->groups.empty()))
       throw UsageError("--problem replaces the grid: it does not combine with --quick or --group");
     // The output, kernel names and problem files are checked before any device is touched.

@@ -32,6 +32,14 @@ Timing time_device(const std::function<void(int rep)>& launch, int warmup = 3, i
 Timing time_graph(const std::function<void(int set, kernels::Stream s)>& launch, int sets, int warmup = 3,
                   int min_reps = 10, int max_reps = 200, double min_seconds = 0.25);
 
+// time_graph for several kernels of one case at once (bench --order interleaved): each captured into
+// its own graph and warmed up as there, then timed one replay each per round, the rounds in the order
+// of bench_order.h's RoundPlan, until each has min_reps replays and min_seconds of device time (at most
+// max_reps rounds); one Timing per launch, in the order given.
+std::vector<Timing> time_graphs_interleaved(const std::vector<std::function<void(int set, kernels::Stream s)>>& launches,
+                                           int sets, int warmup = 3, int min_reps = 10, int max_reps = 200,
+                                           double min_seconds = 0.25);
+
 // The device-to-device copy ceiling: GB/s counting bytes read plus bytes written, median of reps.
 double copy_ceiling_gbps(std::size_t bytes = std::size_t{1} << 30);
 

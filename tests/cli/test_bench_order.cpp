@@ -1,7 +1,9 @@
 // The order in which bench times the kernels of a case (cli/bench/bench_order.h): every row a
 // permutation; over any period of consecutive cases each kernel at each position equally often, before
 // each other kernel as often as after it, directly after each other kernel equally often; the same case
-// index gives the same order; "given" keeps the --kernel order; a bad name is a UsageError naming both.
+// index gives the same order; "given" keeps the --kernel order; the interleaved rounds of one case run
+// every kernel once per round, each round a row of the design, until each kernel has its repetitions and
+// device time (at most the cap); a bad name is a UsageError naming all three.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -61,7 +63,7 @@ TEST(BenchOrder, GivenKeepsTheKernelOrderForEveryCase) {
 }
 
 TEST(BenchOrder, NamesRoundTripAndABadOneIsAUsageError) {
-  for (fb::KernelOrder o : {fb::KernelOrder::given, fb::KernelOrder::balanced})
+  for (fb::KernelOrder o : {fb::KernelOrder::given, fb::KernelOrder::balanced, fb::KernelOrder::interleaved})
     EXPECT_EQ(fb::parse_kernel_order(fb::kernel_order_name(o)), o);
   try {
     fb::parse_kernel_order("random");
@@ -71,7 +73,35 @@ TEST(BenchOrder, NamesRoundTripAndABadOneIsAUsageError) {
     EXPECT_NE(m.find("random"), std::string::npos) << m;
     EXPECT_NE(m.find("balanced"), std::string::npos) << m;
     EXPECT_NE(m.find("given"), std::string::npos) << m;
+    EXPECT_NE(m.find("interleaved"), std::string::npos) << m;
   }
+}
+
+// Three kernels of 1, 2 and 4 ms, at least 10 repetitions and 50 ms each: the 1 ms kernel needs 50
+// rounds, so every kernel gets 50 timings; each round times every kernel once, rounds in the design's
+// rows; nothing after the plan says done; the cap stops a plan whose time is never reached.
+TEST(BenchOrder, InterleavedRoundsTimeEveryKernelUntilEachHasItsShare) {
+  fb::RoundPlan plan(3, 10, 200, 50.0);
+  const double ms[3] = {1.0, 2.0, 4.0};
+  int rounds = 0;
+  for (std::vector<int> r = plan.next_round(); !r.empty(); r = plan.next_round(), ++rounds) {
+    EXPECT_EQ(r, fb::kernel_order(3, rounds, fb::KernelOrder::balanced)) << "round " << rounds;
+    for (int k : r) plan.record(k, ms[k]);
+  }
+  EXPECT_EQ(rounds, 50);
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(plan.times(k).size(), 50u) << k;
+  EXPECT_TRUE(plan.next_round().empty());
+  fb::RoundPlan slow(2, 10, 200, 1e9);  // the time is never reached: max_reps rounds
+  int n = 0;
+  for (std::vector<int> r = slow.next_round(); !r.empty(); r = slow.next_round(), ++n)
+    for (int k : r) slow.record(k, 1.0);
+  EXPECT_EQ(n, 200);
+  fb::RoundPlan quick(2, 10, 200, 0.0);  // no time floor: min_reps rounds
+  n = 0;
+  for (std::vector<int> r = quick.next_round(); !r.empty(); r = quick.next_round(), ++n)
+    for (int k : r) quick.record(k, 5.0);
+  EXPECT_EQ(n, 10);
+  EXPECT_TRUE(fb::RoundPlan(0, 10, 200, 1.0).next_round().empty());
 }
 
 }  // namespace

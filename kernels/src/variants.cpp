@@ -104,8 +104,9 @@ KernelInfo wgmma_variant(const std::string& name, std::map<std::string, std::str
   std::string canon = "wgmma/", desc = "wgmma (benchmarks and tests):";
   const std::string schedule = take(opts, "schedule"), carry = take(opts, "carry"), l2ahead = take(opts, "l2ahead"),
                     epilogue = take(opts, "epilogue"), mask = take(opts, "mask"), grid = take(opts, "grid"),
-                    blocks = take(opts, "blocks"), classes = take(opts, "classes"), stages = take(opts, "stages");
-  no_other_options(name, "wgmma", opts, "schedule, carry, l2ahead, epilogue, mask, grid, blocks, classes, stages");
+                    blocks = take(opts, "blocks"), classes = take(opts, "classes"), stages = take(opts, "stages"),
+                    align = take(opts, "align");
+  no_other_options(name, "wgmma", opts, "schedule, carry, l2ahead, epilogue, mask, align, grid, blocks, classes, stages");
   const auto add = [&canon](const std::string& kv) { canon += (canon.back() == '/' ? "" : ",") + kv; };
   if (!schedule.empty()) {
     if (schedule == "serial") o.schedule = dev::WgmmaSchedule::serial;
@@ -154,6 +155,16 @@ KernelInfo wgmma_variant(const std::string& name, std::map<std::string, std::str
     o.visible_mask = true;
     add("mask=visible");
     desc += " the consumers' mask from four 64-bit visible_range calls per row block, as before the affine one (d, dv <= 128, no soft-cap or ALiBi);";
+  }
+  if (!align.empty()) {
+    if (align != "sector") bad(name, "align=" + align + ": must be sector (the shipped wgmma's boxes start at dim 0)");
+    if (!schedule.empty() || !carry.empty() || !l2ahead.empty() || !epilogue.empty() || !mask.empty() || !classes.empty() ||
+        !stages.empty())
+      bad(name, "align=sector with another consumer, producer, store, stage or class option: built with the shipped ones only");
+    o.align_rows = true;
+    add("align=sector");
+    desc += " TMA boxes started 8 dims early where a head's rows begin mid-sector, so box rows lie on 32-byte sectors "
+            "(tile classes 64/64, 128/128, 160/160, 256/256, no soft-cap or ALiBi);";
   }
   if (!classes.empty()) {
     if (classes != "fine")
@@ -235,7 +246,7 @@ std::string variant_syntax() {
   return std::string("mma/order=rows|heads, mma/rescale=lazy, mma/classes=coarse, mma/small=plain|fma|c32|occ, "
                      "wgmma/schedule=serial|overlap, wgmma/carry=on") +
          (detail::kWgmmaAllSchedules ? "" : " (built with -DFLASHPROBE_WGMMA_SCHEDULES=ON)") +
-         ", wgmma/l2ahead=on, wgmma/epilogue=pairs, wgmma/mask=visible, wgmma/classes=fine, wgmma/stages=4|5, wgmma/grid=full, wgmma/blocks=<n>, decode/splits=<n>, decode/plan=half|full, decode/fused=on, "
+         ", wgmma/l2ahead=on, wgmma/epilogue=pairs, wgmma/mask=visible, wgmma/align=sector, wgmma/classes=fine, wgmma/stages=4|5, wgmma/grid=full, wgmma/blocks=<n>, decode/splits=<n>, decode/plan=half|full, decode/fused=on, "
          "decode/walk=<n> (with fused=on), decode/combine=wide|pdl, decode/depth=3 (neither with fused=on), decode/mma=on (with splits=<n> only); "
          "one kernel's options combine with ','";
 }
@@ -245,7 +256,7 @@ std::vector<std::string> variant_names() {
                                 "mma/classes=coarse", "mma/small=plain", "mma/small=fma", "mma/small=c32",
                                 "mma/small=occ"};
   if (detail::kWgmmaAllSchedules) v.insert(v.end(), {"wgmma/schedule=serial", "wgmma/schedule=overlap", "wgmma/carry=on"});
-  v.insert(v.end(), {"wgmma/l2ahead=on", "wgmma/epilogue=pairs", "wgmma/mask=visible", "wgmma/classes=fine", "wgmma/stages=4",
+  v.insert(v.end(), {"wgmma/l2ahead=on", "wgmma/epilogue=pairs", "wgmma/mask=visible", "wgmma/align=sector", "wgmma/classes=fine", "wgmma/stages=4",
                      "wgmma/stages=5", "wgmma/grid=full",
                      "decode/fused=on", "decode/fused=on,walk=1",
                     "decode/plan=half", "decode/plan=full", "decode/combine=wide", "decode/combine=pdl", "decode/plan=half,combine=pdl",

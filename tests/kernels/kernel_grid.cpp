@@ -141,6 +141,19 @@ std::vector<GridCase> build() {
       p.causal = sk % 2 == 1 ? Causal::bottom_right : Causal::none;
       add("small_edge", p);
     }
+  // Rows that start 16 bytes into a 32-byte sector: d % 16 == 8 puts every other head's rows there in
+  // [b, s, h, d], which wgmma/align=sector loads with boxes 8 dims early (src/wgmma/wgmma_config.h
+  // sector_shift). Two kv heads (the second mid-sector, K's and V's rows a whole number of sectors
+  // apart) and four query heads, in each tile class the variant is built for, K's shift without V's
+  // and V's without K's, two query blocks, causal and not.
+  for (auto [d, dv] : {std::pair{24, 24}, std::pair{56, 56}, std::pair{72, 72}, std::pair{120, 120}, std::pair{136, 136},
+                       std::pair{152, 152}, std::pair{168, 168}, std::pair{248, 248}, std::pair{152, 144}, std::pair{64, 136}})
+    for (Causal c : {Causal::none, Causal::bottom_right}) {
+      AttnProblem p = make_problem(1, 4, 2, 129, 150, d);
+      p.dv = dv;
+      p.causal = c;
+      add("mid_sector", p);
+    }
   // Tail dims with the other features: the general instantiation's soft-cap/ALiBi (mma), rows that
   // are not 16-byte aligned (element-wise loads must stop at d too), BHSD, windows, per-batch keys.
   {

@@ -365,14 +365,16 @@ TEST(DecodeMma, UnalignedRowsGiveBitwiseTheAlignedResult) {
 // And for wgmma/l2ahead=on, whose producer walks with the same lookahead and prefetches the next row
 // block (a hint: the loads into shared memory are the shipped ones), and wgmma/epilogue=pairs (the
 // column-pair stores the shipped kernel had before its 16-byte ones), and wgmma/mask=visible (the mask
-// from visible_range per row block, before the shipped affine one), and wgmma/stages=4|5 (a deeper K/V
-// ring: the stage and parity of every tile across row blocks at any block count).
+// from visible_range per row block, before the shipped affine one), wgmma/stages=4|5 (a deeper K/V
+// ring: the stage and parity of every tile across row blocks at any block count) and wgmma/align=sector
+// (box coordinates and O's columns shifted per row block, which a walk over (batch, head)s of both
+// alignments changes mid-walk).
 TEST(WgmmaWalk, AnyBlockCountAgrees) {
   FP_SKIP_WITHOUT_GPU();
   const DeviceInfo dev = require_device();
   Report rep{"wgmma_blocks"};
   const std::vector<std::string> built = variant_names();
-  for (const std::string variant : {"", "carry=on,", "l2ahead=on,", "epilogue=pairs,", "mask=visible,", "stages=4,", "stages=5,"})
+  for (const std::string variant : {"", "carry=on,", "l2ahead=on,", "epilogue=pairs,", "mask=visible,", "stages=4,", "stages=5,", "align=sector,"})
   for (int blocks : {1, 3, 2, 7}) {
     if (!variant.empty() && std::find(built.begin(), built.end(), "wgmma/" + variant.substr(0, variant.size() - 1)) == built.end())
       continue;  // carry=on is built only with -DFLASHPROBE_WGMMA_SCHEDULES=ON
@@ -380,7 +382,8 @@ TEST(WgmmaWalk, AnyBlockCountAgrees) {
                                          : find_variant("wgmma/" + variant + "blocks=" + std::to_string(blocks));
     for (const GridCase& c : kernel_grid()) {
       if (blocks == 2 || blocks == 7)
-        if (c.feature != "multi_block" && c.feature != "seqlens" && c.feature != "empty_rows" && c.feature != "all_features")
+        if (c.feature != "multi_block" && c.feature != "seqlens" && c.feature != "empty_rows" && c.feature != "all_features" &&
+            c.feature != "mid_sector")
           continue;
       const AttnProblem p = c.with_dtype(blocks == 3 ? DType::bf16 : DType::f16);
       if (!k.supports(dev, p)) continue;

@@ -89,6 +89,7 @@ TEST(Variants, NamesAreCanonical) {
   EXPECT_EQ(find_variant("wgmma/blocks=2,mask=visible").name, "wgmma/mask=visible,blocks=2");
   EXPECT_EQ(find_variant("wgmma/grid=full,mask=visible").name, "wgmma/mask=visible,grid=full");
   EXPECT_EQ(find_variant("wgmma/blocks=2,stages=5").name, "wgmma/stages=5,blocks=2");
+  EXPECT_EQ(find_variant("wgmma/blocks=2,align=sector").name, "wgmma/align=sector,blocks=2");
   AttnProblem p = problems().front();
   EXPECT_EQ(find_variant("decode/splits=3").name, "decode/splits=3");
   EXPECT_EQ(find_variant("decode/splits=3").workspace_bytes(p), decode_with_splits(3).workspace_bytes(p));
@@ -178,7 +179,8 @@ TEST(Variants, UnknownNamesAreUsageErrorsNamingWhatIsAllowed) {
         "wgmma/mask=visible,schedule=overlap", "wgmma/mask=visible,mask=visible", "wgmma/classes=coarse", "wgmma/classes=",
         "wgmma/classes=fine,epilogue=pairs", "wgmma/classes=fine,mask=visible", "wgmma/stages=3", "wgmma/stages=6", "wgmma/stages=",
         "wgmma/stages=four", "wgmma/stages=4,mask=visible", "wgmma/stages=4,l2ahead=on", "wgmma/stages=5,classes=fine",
-        "wgmma/stages=4,stages=5", "mma/classes=fine", "mma/classes=", "mma/classes=coarse,classes=coarse",
+        "wgmma/stages=4,stages=5", "wgmma/align=", "wgmma/align=row", "wgmma/align=sector,mask=visible",
+        "wgmma/align=sector,classes=fine", "wgmma/align=sector,epilogue=pairs", "wgmma/align=sector,stages=4", "mma/classes=fine", "mma/classes=", "mma/classes=coarse,classes=coarse",
         "mma/small=on", "mma/small=", "mma/small=fma3", "mma/small=fma,small=plain",
         "decode/fused=off", "decode/fused=", "decode/walk=2", "decode/splits=2,walk=2", "decode/fused=on,walk=0", "decode/fused=on,walk=x",
         "decode/fused=on,fused=on", "decode/fused=on,blocks=2", "decode/plan=quarter", "decode/plan=", "decode/plan=half,splits=8", "decode/plan=full,splits=8",
@@ -202,7 +204,7 @@ TEST(Variants, UnknownNamesAreUsageErrorsNamingWhatIsAllowed) {
 // naming itself and why; the rest is wgmma's.
 TEST(Variants, WgmmaCarryAndL2AheadTakeTheD64AndD128ClassesWithoutScoreTransforms) {
   const std::vector<std::string> built = variant_names();
-  for (const std::string name : {"wgmma/carry=on", "wgmma/l2ahead=on", "wgmma/epilogue=pairs", "wgmma/mask=visible"}) {
+  for (const std::string name : {"wgmma/carry=on", "wgmma/l2ahead=on", "wgmma/epilogue=pairs", "wgmma/mask=visible", "wgmma/align=sector"}) {
     if (std::find(built.begin(), built.end(), name) == built.end()) continue;  // carry=on: WgmmaSchedulesAndCarryExistWhereBuilt
     SCOPED_TRACE(name);
     const KernelInfo v = find_variant(name);
@@ -267,6 +269,38 @@ TEST(Variants, WgmmaStagesTakeTheD64ClassWithTheAffineMask) {
     EXPECT_NE(s.reason.find(std::to_string(kMaxLen32)), std::string::npos) << s.reason;
     EXPECT_NE(s.reason.find(name), std::string::npos) << s.reason;
   }
+}
+
+// wgmma/align=sector is built for the 160/160 and 256/256 classes too (the d % 16 == 8 dips are there
+// as well), not for 192/128: there it refuses, naming itself; elsewhere it is wgmma.
+TEST(Variants, WgmmaAlignSectorTakesEveryClassButMla) {
+  const KernelInfo v = find_variant("wgmma/align=sector");
+  AttnProblem p = problems().front();
+  for (auto [d, dv] : {std::pair{136, 136}, std::pair{160, 160}, std::pair{168, 168}, std::pair{256, 256}, std::pair{64, 136},
+                       std::pair{152, 144}, std::pair{8, 8}}) {
+    p.d = d;
+    p.dv = dv;
+    EXPECT_EQ(bool(v.supports(sm90(), p)), bool(find_kernel("wgmma")->supports(sm90(), p))) << d << "/" << dv;
+    if (const Support s = v.supports(sm90(), p); !s) EXPECT_EQ(s.reason.find("wgmma/align=sector"), std::string::npos) << s.reason;
+  }
+  p.d = 184;
+  p.dv = 120;
+  const Support s = v.supports(sm90(), p);
+  EXPECT_FALSE(s);
+  EXPECT_NE(s.reason.find("192/128"), std::string::npos) << s.reason;
+  // At 64/64 and 128/128 it is built with the shipped (affine) mask: rows and keys past 32 bits are
+  // refused there, naming the sizes and the bound; the 160/160 class has no such bound.
+  p.d = p.dv = 120;
+  p.sq = kMaxLen32 / 2;
+  p.sk = kMaxLen32 - p.sq;
+  EXPECT_EQ(bool(v.supports(sm90(), p)), bool(find_kernel("wgmma")->supports(sm90(), p)));
+  p.sk += 1;
+  const Support r = v.supports(sm90(), p);
+  EXPECT_FALSE(r);
+  EXPECT_NE(r.reason.find("sk=" + std::to_string(p.sk)), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find(std::to_string(kMaxLen32)), std::string::npos) << r.reason;
+  p.d = p.dv = 136;
+  EXPECT_EQ(bool(v.supports(sm90(), p)), bool(find_kernel("wgmma")->supports(sm90(), p)));
 }
 
 TEST(Variants, WgmmaSchedulesAndCarryExistWhereBuilt) {

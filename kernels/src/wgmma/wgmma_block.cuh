@@ -86,6 +86,22 @@ FP_DEV WgmmaRows wgmma_rows(const Params& p, const WgmmaWorkList::RowBlock& rb) 
   return r;
 }
 
+// wgmma/align=sector: the box shifts of a row block (sector_shift, wgmma_config.h). qk: Q's and K's
+// (equal, so that S adds the same columns; K's rows decide, as every row block reads all of its K
+// tiles and its Q once); v: V's, which O's columns carry (accumulator column n is dim n - v).
+struct WgmmaShifts {
+  int qk, v;
+};
+template <int D>
+FP_DEV WgmmaShifts wgmma_shifts(const Params& p, const WgmmaRows& r) {
+  using C = WgmmaConfig<D>;
+  const auto at = [&](const void* base, const DevStrides& st) {
+    return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(base)) +
+           2 * static_cast<std::uint64_t>(r.b * st.b + r.hk * st.h);
+  };
+  return {sector_shift(at(p.k, p.ks), 2 * p.ks.s, p.sk, p.d, D), sector_shift(at(p.v, p.vs), 2 * p.vs.s, p.sk, p.dv, C::kDv)};
+}
+
 // A walk over this block's row blocks in order:
 //   for_each_row_block<D>(p, [&](const WgmmaRows& r) { ... });
 template <int D, class F>

@@ -178,6 +178,28 @@ constexpr WgmmaWorkList work_list_of(std::int64_t sq, int hq, int batch, bool ca
           pair_row_blocks<D>(causal)};
 }
 
+// wgmma/align=sector (WGMMA_NOTES.md "Rows that start mid-sector"): the dims by which a tensor's TMA
+// boxes start before its dim 0, so that every box row begins on a 32-byte L2 sector. A row of d 16-bit
+// elements with d % 16 == 8 is an odd number of 16-byte pieces, so in a [b, s, h, d] tensor every
+// other head's rows start 16 bytes into a sector (the TMA's 16-byte alignment leaves 0 or 16), and
+// each box row (64 or 128 bytes) then touches one sector more than its bytes fill, which the next
+// chunk's box reads again: 13 sectors per row of d = 136 instead of 9. Boxes that start 8 dims (16
+// bytes) earlier read the same row in its 9 sectors; the 8 columns before dim 0 arrive as zeros (the
+// TMA's fill for coordinates below 0), which S = Q K^T adds as zeros when Q and K take the same
+// shift, and which O's columns (V's shift) carry as zeros that are never stored.
+//   row0_byte          the address of the tensor's first row of this (batch, head) (16-byte aligned)
+//   row_stride_bytes   between consecutive rows (seq); rows   the tensor's rows (seq length)
+//   dim                the tensor's d or dv; width   the tile class's D or kDv
+// 8 where the rows start 16 bytes into a sector, all rows alike (a single row, or a stride of whole
+// sectors) and the shifted row still fits the tile (dim + 8 <= width); else 0.
+inline constexpr int kSectorBytes = 32;
+inline constexpr int kSectorShiftDims = 8;
+constexpr int sector_shift(std::uint64_t row0_byte, std::int64_t row_stride_bytes, std::int64_t rows, int dim, int width) {
+  const bool mid = row0_byte % kSectorBytes == kSectorBytes / 2;
+  const bool alike = rows <= 1 || row_stride_bytes % kSectorBytes == 0;
+  return mid && alike && dim + kSectorShiftDims <= width ? kSectorShiftDims : 0;
+}
+
 // The two 32-bit words of a wgmma matrix descriptor with a swizzle of `swizzle_bytes` (128 or 64):
 // start address, LBO and SBO in 16-byte units in bits 0-13, 16-29 and 32-45, base offset 0, layout
 // type in bits 62-63 (1: 128-byte swizzle, 2: 64-byte).

@@ -61,7 +61,11 @@ constexpr bool same_local_rows(const atoms::CRows<SL>& rs, const atoms::CRows<OL
 // kAffine (the shipped kernel without extras where sq + sk <= kMaxLen32; false: wgmma/mask=visible):
 // the rows' intervals and the masked tiles' per-score test in 32-bit affine form (wgmma_mask.h)
 // instead of four 64-bit visible_range calls per row block.
-template <class E, int D, WgmmaSchedule kSched, bool kExtras, bool kVecO = false, bool kAffine = false, int S = 0>
+// kAlign (wgmma/align=sector, with kVecO, no extras): V arrived wgmma_shifts(...).v dims to the right
+// (wgmma_producer.cuh), so accumulator column n of O is dim n - that shift; S needs nothing (Q and K
+// share their shift).
+template <class E, int D, WgmmaSchedule kSched, bool kExtras, bool kVecO = false, bool kAffine = false, int S = 0,
+          bool kAlign = false>
 FP_DEV void wgmma_consume(const WgmmaSmem<D, S>& sm, const Params& p) {
   using C = WgmmaConfig<D, S>;
   constexpr int Bn = C::kBn;
@@ -356,6 +360,9 @@ FP_DEV void wgmma_consume(const WgmmaSmem<D, S>& sm, const Params& p) {
     for (int rr = 0; rr < R; ++rr) inv[rr] = inv_row_sum(l_r[rr]);
     const bool pack_here = kVecO ? packable() : pack_o;
     bool stored = false;
+    // O's accumulator column n holds dim n - oc (0 but with kAlign); the dims stored are 0 .. dv - 1.
+    int oc = 0;
+    if constexpr (kAlign) oc = wgmma_shifts<D>(p, r).v;
     if constexpr (kVecO) {
       // 16-byte stores of 8 columns (dv is a multiple of 8, so a piece is wholly inside or past it)
       // where every row's start is 16-byte aligned.
@@ -386,8 +393,8 @@ FP_DEV void wgmma_consume(const WgmmaSmem<D, S>& sm, const Params& p) {
             rcv[1] = fp_dev::shfl_xor(snd[1], m, 32);
             quad_recv(a, qd, m, rcv);
           }
-          const int col = vec16_col(qd, g);
-          if (row_i[rr] < p.sq && col < p.dv)
+          const int col = vec16_col(qd, g) - oc;
+          if (row_i[rr] < p.sq && (!kAlign || col >= 0) && col < p.dv)
             *reinterpret_cast<uint4*>(orow[hh] + col) = make_uint4(a[0], a[1], a[2], a[3]);
         }
         stored = true;
@@ -397,15 +404,15 @@ FP_DEV void wgmma_consume(const WgmmaSmem<D, S>& sm, const Params& p) {
     } else if (pack_here) {
 #pragma unroll
       for (int q = 0; q < OL::kC; q += 2) {
-        const int rr = kORows.local[q];
-        if (row_i[rr] < p.sq && OL::c(lt, q).col < p.dv)  // columns past dv are padding: never stored
-          store2_16(p.o, offset4(p.os, b, row_i[rr], h, OL::c(lt, q).col), p.out_dtype, o[q] * inv[rr], o[q + 1] * inv[rr]);
+        const int rr = kORows.local[q], col = OL::c(lt, q).col - oc;
+        if (row_i[rr] < p.sq && (!kAlign || col >= 0) && col < p.dv)  // columns past dv (or before the shift) are padding: never stored
+          store2_16(p.o, offset4(p.os, b, row_i[rr], h, col), p.out_dtype, o[q] * inv[rr], o[q + 1] * inv[rr]);
       }
     } else {
 #pragma unroll
       for (int q = 0; q < OL::kC; ++q) {
-        const int rr = kORows.local[q];
-        if (row_i[rr] < p.sq && OL::c(lt, q).col < p.dv) store(p.o, offset4(p.os, b, row_i[rr], h, OL::c(lt, q).col), p.out_dtype, o[q] * inv[rr]);
+        const int rr = kORows.local[q], col = OL::c(lt, q).col - oc;
+        if (row_i[rr] < p.sq && (!kAlign || col >= 0) && col < p.dv) store(p.o, offset4(p.os, b, row_i[rr], h, col), p.out_dtype, o[q] * inv[rr]);
       }
     }
     if ((lt & kRows.lane_mask) == 0) {

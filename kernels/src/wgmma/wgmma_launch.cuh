@@ -85,13 +85,13 @@ inline unsigned grid_blocks(std::int64_t items, const WgmmaOptions& o) {
 }
 
 template <class E, int D, dev::WgmmaSchedule kSched, bool kExtras, bool kCarry = false, bool kL2Ahead = false,
-          bool kVecO = false, bool kAffine = false, int kStagesWanted = 0>
+          bool kVecO = false, bool kAffine = false, int kStagesWanted = 0, bool kAlign = false>
 void launch(const Params& p, Stream s, const WgmmaOptions& o) {
   using C = dev::WgmmaConfig<D, kStagesWanted>;
   const CUtensorMap tq = tensor_map("q", p.q, p.qs, p.batch, p.sq, p.hq, p.d, C::kBm, C::kChunk, p.dtype);
   const CUtensorMap tk = tensor_map("k", p.k, p.ks, p.batch, p.sk, p.hkv, p.d, C::kBn, C::kChunk, p.dtype);
   const CUtensorMap tv = tensor_map("v", p.v, p.vs, p.batch, p.sk, p.hkv, p.dv, C::kBn, C::kChunk, p.dtype);
-  auto* kernel = dev::wgmma_fwd<E, D, kSched, kExtras, kCarry, kL2Ahead, kVecO, kAffine, kStagesWanted>;
+  auto* kernel = dev::wgmma_fwd<E, D, kSched, kExtras, kCarry, kL2Ahead, kVecO, kAffine, kStagesWanted, kAlign>;
   static const bool raised = [&] {  // once per instantiation
     FP_CHECK(fp_rt::set_max_dynamic_smem(kernel, C::kSmemBytes));
     return true;
@@ -123,9 +123,20 @@ void by_schedule(const Params& p, Stream s, const WgmmaOptions& o) {
   // The mask (wgmma_mask.h) at 64/64 and 128/128 without extras: affine where the 32-bit rows hold
   // (sq + sk <= kMaxLen32), visible_range elsewhere and with wgmma/mask=visible, both with the 16-byte stores.
   // wgmma/stages=<n> (4 or 5 K/V stages instead of 3): the shipped 64/64 kernel otherwise, affine mask included.
-  const int picked = int{o.carry} + int{o.l2ahead} + int{o.pair_stores} + int{o.visible_mask} + int{o.stages > 0};
+  // The sector-aligned boxes (wgmma/align=sector) with the 16-byte stores at 64/64, 128/128 (and the
+  // affine mask, as the shipped kernel; supports() refuses sq + sk past kMaxLen32 there), 160/160 and 256/256.
+  const int picked =
+      int{o.carry} + int{o.l2ahead} + int{o.pair_stores} + int{o.visible_mask} + int{o.stages > 0} + int{o.align_rows};
   // The 96/96, 160/160, 224/224 and 256/256 classes without extras are built with the 16-byte stores only.
   constexpr bool kVecOnly = (D == 96 || D == 160 || D == 224 || D == 256) && !kExtras;
+  if constexpr ((D == 64 || D == 128 || D == 160 || D == 256) && !kExtras)
+    if (o.align_rows && picked == 1) {
+      constexpr bool kAffine = D == 64 || D == 128;
+      if (kAffine && !dev::affine_mask_fits(p.sq, p.sk))
+        throw UsageError("wgmma/align=sector: built with the affine mask at the 64/64 and 128/128 classes, which keeps sq + sk within " +
+                         std::to_string(kMaxLen32) + " (sq=" + std::to_string(p.sq) + ", sk=" + std::to_string(p.sk) + ")");
+      return launch<E, D, dev::WgmmaSchedule::pingpong, kExtras, false, false, true, kAffine, 0, true>(p, s, o);
+    }
   if constexpr (kVecOnly)
     if (picked == 0) return launch<E, D, dev::WgmmaSchedule::pingpong, kExtras, false, false, true>(p, s, o);
   if constexpr ((D == 64 || D == 128) && !kExtras) {
@@ -143,13 +154,15 @@ void by_schedule(const Params& p, Stream s, const WgmmaOptions& o) {
     if (picked == 0) return launch<E, D, dev::WgmmaSchedule::pingpong, kExtras, false, false, true, true>(p, s, o);
   }
   if (picked > 0)
-    throw UsageError(std::string(picked > 1 ? "wgmma/carry=on, l2ahead=on, epilogue=pairs, mask=visible and stages: not built together"
+    throw UsageError(std::string(picked > 1 ? "wgmma/carry=on, l2ahead=on, epilogue=pairs, mask=visible, stages and align=sector: not built together"
                                  : o.carry ? "wgmma/carry=on (built only with -DFLASHPROBE_WGMMA_SCHEDULES=ON)"
                                  : o.l2ahead ? "wgmma/l2ahead=on"
                                  : o.pair_stores ? "wgmma/epilogue=pairs"
                                  : o.visible_mask ? "wgmma/mask=visible"
-                                                  : "wgmma/stages=" + std::to_string(o.stages) + " (64/64 only, sq + sk <= kMaxLen32)") +
-                     ": built for the 64/64 and 128/128 classes without soft-cap or ALiBi only (d=" +
+                                                  : o.stages > 0 ? "wgmma/stages=" + std::to_string(o.stages) + " (64/64 only, sq + sk <= kMaxLen32)"
+                                                 : std::string("wgmma/align=sector")) +
+                     ": built for the " + (o.align_rows ? "64/64, 128/128, 160/160 and 256/256" : "64/64 and 128/128") +
+                     " classes without soft-cap or ALiBi only (d=" +
                      std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + ")");
   if constexpr (!kVecOnly) return launch<E, D, dev::WgmmaSchedule::pingpong, kExtras>(p, s, o);
 }

@@ -82,13 +82,20 @@ struct WgmmaOptions {
   // K/V stages at the 64/64 class: 0, the class's own (3); 4 or 5 with the variant wgmma/stages=<n>
   // (WGMMA_NOTES.md, "wgmma/stages": the last tile's V wait), the shipped kernel otherwise.
   int stages = 0;
+  // The TMA boxes of Q, K and V start 8 dims before dim 0 where a (batch, head)'s rows begin 16 bytes
+  // into a 32-byte sector (d % 16 == 8 in a [b, s, h, d] tensor: every other head), so that box rows
+  // lie on whole sectors; O's columns follow V's shift (wgmma/align=sector, wgmma_config.h
+  // sector_shift): pingpong with the 16-byte stores, tile classes 64/64, 128/128 (with the affine
+  // mask), 160/160 and 256/256, no soft-cap or ALiBi.
+  bool align_rows = false;
 };
 
 // Launches wgmma_fwd in the tile class of (p.d, p.dv) on a persistent grid (one block per SM, never more than there are work
 // items; o says otherwise). The TMA needs 16-byte aligned base pointers; a problem whose q, k or v
 // pointer is not (a view at an odd offset) runs on mma instead, which handles any alignment.
 // @pre o.schedule is pingpong, or kWgmmaAllSchedules; o.carry, o.l2ahead, o.pair_stores or o.visible_mask (one) only with
-// pingpong in the 64/64 or 128/128 class without soft-cap or ALiBi (wgmma_carry_supports).
+// pingpong in the 64/64 or 128/128 class without soft-cap or ALiBi (wgmma_carry_supports); o.align_rows alone, also in
+// the 160/160 and 256/256 classes.
 void launch_wgmma(const Params& p, Stream s, const WgmmaOptions& o = {});
 
 }  // namespace flashprobe::kernels::detail

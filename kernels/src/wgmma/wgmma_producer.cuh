@@ -20,6 +20,9 @@
 // that their DRAM reads overlap this row block's products instead of stalling every block of the grid
 // at the same transition. Written as `if constexpr` insertions so that the shipped producer's code
 // (kL2Ahead false) stays what it was, machine code included.
+// kAlign (wgmma/align=sector, WGMMA_NOTES.md "Rows that start mid-sector"): each row block's Q and K
+// boxes start wgmma_shifts(...).qk dims before dim 0 and its V boxes .v dims before, so that the box
+// rows begin on 32-byte sectors; 0 without it (the shipped coordinates).
 #include <cstdint>
 
 #include "flashprobe/atoms/sm90_wgmma.cuh"
@@ -29,17 +32,18 @@
 
 namespace flashprobe::kernels::dev {
 
-template <int D, bool kL2Ahead = false, int S = 0>
+template <int D, bool kL2Ahead = false, int S = 0, bool kAlign = false>
 FP_DEV void wgmma_produce(const WgmmaSmem<D, S>& sm, const Params& p, const CUtensorMap* tq, const CUtensorMap* tk,
                           const CUtensorMap* tv) {
   using C = WgmmaConfig<D, S>;
   constexpr int Bn = C::kBn;
   const bool leader = threadIdx.x % 32 == 0;
-  // A tile of `chunks` 64-dim boxes (Q and K: C::kChunks, V: C::kVChunks).
+  // A tile of `chunks` boxes of kChunk dims (Q and K: C::kChunks, V: C::kVChunks), the first at dim -shift.
   const auto load = [&](const CUtensorMap* map, std::uint16_t* dst, int rows, int chunks, std::uint64_t* bar, int row0,
-                        int head, int b) {
+                        int head, int b, int shift) {
     sm90::mbar_expect_tx(bar, static_cast<std::uint32_t>(rows * chunks * C::kChunk * 2));
-    for (int c = 0; c < chunks; ++c) sm90::tma_load_4d(dst + c * rows * C::kChunk, map, bar, c * C::kChunk, row0, head, b);
+    for (int c = 0; c < chunks; ++c)
+      sm90::tma_load_4d(dst + c * rows * C::kChunk, map, bar, c * C::kChunk - shift, row0, head, b);
   };
   if (leader) {
     sm90::tma_prefetch_map(tq);
@@ -69,9 +73,11 @@ FP_DEV void wgmma_produce(const WgmmaSmem<D, S>& sm, const Params& p, const CUte
       if (walked++ > 0) wl.next_in_walk(walk_w, walk_k, static_cast<int>(gridDim.x), walk_w, walk_k);
     }
     if (r.ntiles == 0) return;  // nothing to load; the consumers write the empty rows
+    WgmmaShifts sh{0, 0};
+    if constexpr (kAlign) sh = wgmma_shifts<D>(p, r);
     if (leader) {
       if (qn > 0) sm90::mbar_wait(sm.q_empty(), (qn - 1) & 1);
-      load(tq, sm.q_s(), C::kBm, C::kChunks, sm.q_full(), r.i0, r.h, r.b);
+      load(tq, sm.q_s(), C::kBm, C::kChunks, sm.q_full(), r.i0, r.h, r.b, sh.qk);
       if constexpr (kL2Ahead) prefetch_next_l2();
     }
     ++qn;
@@ -84,17 +90,17 @@ FP_DEV void wgmma_produce(const WgmmaSmem<D, S>& sm, const Params& p, const CUte
       const int kv0 = r.kv0(t, Bn);
       if (leader) {
         if (use > 0) sm90::mbar_wait(sm.k_empty(s), (use - 1) & 1);
-        load(tk, sm.k_s(s), Bn, C::kChunks, sm.k_full(s), kv0, r.hk, r.b);
+        load(tk, sm.k_s(s), Bn, C::kChunks, sm.k_full(s), kv0, r.hk, r.b, sh.qk);
         if (use > 0) sm90::mbar_wait(sm.v_empty(s), (use - 1) & 1);
       }
       if (t != tail_tile) {
-        if (leader) load(tv, sm.v_s(s), Bn, C::kVChunks, sm.v_full(s), kv0, r.hk, r.b);
+        if (leader) load(tv, sm.v_s(s), Bn, C::kVChunks, sm.v_full(s), kv0, r.hk, r.b, sh.v);
         continue;
       }
       // Land V on a barrier of its own, zero rows keys(b) - kv0 .. Bn - 1 (whole rows: the swizzle
       // only permutes 16-byte pieces inside a row), make the plain stores visible to the async proxy
       // that wgmma reads through, and only then complete v_full[s] with a plain arrival.
-      if (leader) load(tv, sm.v_s(s), Bn, C::kVChunks, sm.v_land(), kv0, r.hk, r.b);
+      if (leader) load(tv, sm.v_s(s), Bn, C::kVChunks, sm.v_land(), kv0, r.hk, r.b, sh.v);
       __syncwarp();
       sm90::mbar_wait(sm.v_land(), lands & 1);
       ++lands;

@@ -59,12 +59,20 @@ Support wgmma_supports(const DeviceInfo& dev, const AttnProblem& p, bool fine_cl
 }
 
 // wgmma/carry=on, wgmma/l2ahead=on, wgmma/epilogue=pairs and wgmma/mask=visible (named `variant`): built for the 64/64 and 128/128 tile
-// classes without soft-cap or ALiBi (wgmma_launch.cu); the rest of their domain is wgmma's.
+// classes without soft-cap or ALiBi (wgmma_launch.cu); wgmma/align=sector also for 160/160 and 256/256
+// (wgmma_launch_d160.cu, wgmma_launch_d256.cu), not 192/128; the rest of their domain is wgmma's.
 Support wgmma_class_variant_supports(const std::string& variant, const DeviceInfo& dev, const AttnProblem& p) {
   if (Support v = Support::valid(p); !v) return v;
-  if (const int c = head_dim_class(kWgmmaDimClasses, p.d, p.dv).d; c != 64 && c != 128)
+  const bool wide = variant == "wgmma/align=sector";
+  const int c = head_dim_class(kWgmmaDimClasses, p.d, p.dv).d;
+  if (c != 64 && c != 128 && !(wide && (c == 160 || c == 256)))
     return Support::no("d=" + std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + ": " + variant +
-                       " is built for the 64/64 and 128/128 tile classes only (d and dv up to 128)");
+                       (wide ? " is built for the 64/64, 128/128, 160/160 and 256/256 tile classes only (not 192/128)"
+                             : " is built for the 64/64 and 128/128 tile classes only (d and dv up to 128)"));
+  if (wide && (c == 64 || c == 128) && !dev::affine_mask_fits(p.sq, p.sk))
+    return Support::no("sq=" + std::to_string(p.sq) + ", sk=" + std::to_string(p.sk) + ": " + variant +
+                       " is built with the affine mask at the 64/64 and 128/128 classes (sq + sk at most " +
+                       std::to_string(kMaxLen32) + ")");
   if (p.softcap > 0 || !p.alibi_slopes.empty())
     return Support::no("softcap/ALiBi: " + variant + " is built without the score transforms");
   return wgmma_supports(dev, p);
@@ -93,11 +101,12 @@ KernelInfo make_wgmma(std::string name, std::string description, const detail::W
   };
   if (o.fine_classes)
     supports = [](const DeviceInfo& dev, const AttnProblem& p) { return wgmma_supports(dev, p, true); };
-  if (o.carry || o.l2ahead || o.pair_stores || o.visible_mask) {
+  if (o.carry || o.l2ahead || o.pair_stores || o.visible_mask || o.align_rows) {
     const std::string variant = o.carry         ? "wgmma/carry=on"
                                 : o.l2ahead     ? "wgmma/l2ahead=on"
                                 : o.pair_stores ? "wgmma/epilogue=pairs"
-                                                : "wgmma/mask=visible";
+                                : o.visible_mask ? "wgmma/mask=visible"
+                                                : "wgmma/align=sector";
     supports = [variant](const DeviceInfo& dev, const AttnProblem& p) { return wgmma_class_variant_supports(variant, dev, p); };
   }
   if (o.stages > 0) {

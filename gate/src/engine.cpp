@@ -174,6 +174,10 @@ Outcome run_property(const Subject& s, const std::string& property, const RunOpt
     }
   }
 
+  // The cases that run to the end on each of the kernel's paths (its tile classes, decode's plans), for the
+  // ledger: the soak fails a kernel x dtype where one of them ran none (scripts/gpu/soak_summary.py).
+  const std::vector<KernelPath> paths = s.kind == "kernel" ? kernel_paths(s.kernel, s.dev) : std::vector<KernelPath>{};
+  std::vector<long long> on_path(paths.size(), 0);
   g_ctx = &ctx;
   if (o.progress) progress_start(s.kernel.name + "/" + property, o.cases);
   ledger_start(s.kernel.name, property, s.runner);
@@ -195,6 +199,8 @@ Outcome run_property(const Subject& s, const std::string& property, const RunOpt
           ctx.memory = e.what();
           RC_DISCARD(kMemoryShort);
         }
+        if (ctx.current && !ctx.shrinking)
+          for (std::size_t i = 0; i < paths.size(); ++i) on_path[i] += paths[i].takes(ctx.current->problem);
       }),
       md, params, listener, reproduce);
   g_ctx = nullptr;
@@ -236,6 +242,9 @@ Outcome run_property(const Subject& s, const std::string& property, const RunOpt
     f.failure = out.message.empty() ? std::string("RapidCheck reported an error") : out.message;
   }
   finish();
+  std::vector<std::pair<std::string, long long>> per_path;
+  for (std::size_t i = 0; i < paths.size(); ++i) per_path.emplace_back(paths[i].name, on_path[i]);
+  ledger_paths(per_path);
   ledger_end(gate_status_name(out.verdict.status), f.cases_run, out.verdict.why);
   return out;
 }

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "flashprobe/core/error.h"
+#include "flashprobe/kernels/decode_plan.h"
 #include "flashprobe/kernels/mutant_catalogue.h"
 
 namespace flashprobe::gate {
@@ -139,6 +140,48 @@ std::string device_refusal(const KernelInfo& k, const DeviceInfo& dev, int sampl
                              ") but accepts " + c.problem.id() + " of its domain: the probe is wrong, the skip would hide its suite");
   }
   return s.reason;
+}
+
+namespace {
+template <std::size_t N>
+std::vector<kernels::HeadDimClass> class_list(const kernels::HeadDimClass (&classes)[N]) {
+  return std::vector<kernels::HeadDimClass>(std::begin(classes), std::end(classes));
+}
+}  // namespace
+
+std::vector<KernelPath> kernel_paths(const KernelInfo& k, const DeviceInfo& dev) {
+  if (k.name == "decode")
+    return {{"plan half (one-row blocks)", [](const AttnProblem& p) { return kernels::decode_plan_half(p); }},
+            {"plan full (several-row blocks)", [](const AttnProblem& p) { return !kernels::decode_plan_half(p); }}};
+  const bool amd = dev.vendor == "amd";
+  std::vector<kernels::HeadDimClass> classes;
+  std::function<kernels::HeadDimClass(const AttnProblem&)> class_of;
+  if (k.name == "mma" || k.name == "mma/classes=coarse") {
+    const bool coarse = amd || k.name != "mma";
+    classes = coarse ? class_list(kernels::kMmaDimClasses) : class_list(kernels::kMmaFineDimClasses);
+    class_of = [coarse, amd](const AttnProblem& p) {
+      const bool extras = p.softcap > 0 || !p.alibi_slopes.empty();
+      return amd ? kernels::head_dim_class(kernels::kMmaDimClasses, p.d, p.dv) : kernels::mma_nvidia_class(p.d, p.dv, extras, coarse);
+    };
+  } else if (k.name == "wgmma" || k.name == "wgmma/classes=fine") {
+    const bool fine = k.name != "wgmma";
+    classes = fine ? class_list(kernels::kWgmmaFineDimClasses) : class_list(kernels::kWgmmaDimClasses);
+    class_of = [fine](const AttnProblem& p) { return kernels::wgmma_class(p.d, p.dv, fine); };
+  } else {
+    return {};
+  }
+  std::vector<KernelPath> paths;
+  for (const kernels::HeadDimClass& c : classes) {
+    AttnProblem own;
+    own.batch = own.hq = own.hkv = 1;
+    own.sq = own.sk = 128;
+    own.d = c.d;
+    own.dv = c.dv;
+    if (!k.supports(dev, own)) continue;  // not a class of this device (mma's 80 on CDNA)
+    paths.push_back({"class " + std::to_string(c.d) + "/" + std::to_string(c.dv),
+                     [c, class_of](const AttnProblem& p) { return class_of(p) == c; }});
+  }
+  return paths;
 }
 
 }  // namespace flashprobe::gate

@@ -20,6 +20,7 @@ struct Ledger {
   long long cases = 0;
   double t0 = 0, phase[3] = {0, 0, 0};
   double upload = 0, device = 0, download = 0;
+  std::vector<std::pair<std::string, long long>> paths;
 };
 Ledger g_ledger;
 bool g_keep_record = true;
@@ -33,7 +34,7 @@ Timed::~Timed() {
 }
 
 void ledger_start(const std::string& kernel, const std::string& property, const std::string& runner) {
-  g_ledger = Ledger{true, kernel, property, runner, 0, now_s(), {0, 0, 0}, 0, 0, 0};
+  g_ledger = Ledger{true, kernel, property, runner, 0, now_s(), {0, 0, 0}, 0, 0, 0, {}};
 }
 
 void ledger_case() { ++g_ledger.cases; }
@@ -67,6 +68,10 @@ void ledger_skip(const std::string& kernel, const std::string& property, const s
   write_record();
 }
 
+void ledger_paths(const std::vector<std::pair<std::string, long long>>& cases_per_path) {
+  if (g_ledger.open) g_ledger.paths = cases_per_path;
+}
+
 void ledger_end(std::string_view status, long long cases_run, const std::string& reason) {
   if (!g_ledger.open) return;
   Ledger& l = g_ledger;
@@ -83,6 +88,16 @@ void ledger_end(std::string_view status, long long cases_run, const std::string&
                     {"kernel_upload_s", l.upload}, {"kernel_device_s", l.device}, {"kernel_download_s", l.download},
                     {"status", std::string(status)}, {"cases_run", cases_run < 0 ? l.cases : cases_run}, {"runner", l.runner}});
   if (!reason.empty()) g_rows.back()["reason"] = reason.substr(0, 300);
+  if (!l.paths.empty()) {
+    nlohmann::json paths = nlohmann::json::object();
+    std::string line;
+    for (const auto& [name, n] : l.paths) {
+      paths[name] = n;
+      line += (line.empty() ? "" : ", ") + name + " " + std::to_string(n);
+    }
+    g_rows.back()["paths"] = paths;
+    std::printf("paths %s/%s: %s\n", l.kernel.c_str(), l.property.c_str(), line.c_str());
+  }
   write_record();
 }
 

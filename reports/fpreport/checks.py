@@ -219,6 +219,11 @@ def soak_items(rec):
             short = f"ran {row['cases']} of {row['asked']} asked"
         if skipped and row.get("skip_reasons"):
             short = "; ".join([short] * bool(short) + row["skip_reasons"])
+        # A path of the kernel (a tile class, a decode plan) that ran no case is a part not exercised: a skip.
+        empty = row.get("paths_without_cases") or []
+        if empty:
+            skipped = (skipped or 0) + len(empty)
+            short = "; ".join([short] * bool(short) + [f"no case in {', '.join(empty)}"])
         # The runner (the case arena, the soak's default, or the per-case runner) is how the cases reached the
         # GPU, not what was checked: a kernel x dtype x property is one subject whichever ran it, so the
         # summary counts one soak of each pair (the largest, CHECKS["soak"].pick), and the runner is in the note.

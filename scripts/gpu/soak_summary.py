@@ -5,7 +5,9 @@ gate reports as run ("cases K/P: N run, <status>"; older binaries: RapidCheck's 
 tests"); a shard that failed contributes its counterexample and reproduction line; one that timed out
 or crashed is a failure too; a skipped shard keeps its reason ("time K/P: skipped (<reason>)").
 Exit 1 when anything failed, was skipped, or a kernel x dtype has fewer cases than asked: the soak
-set names the kernels and dtypes to run, so a skip is never a pass.
+set names the kernels and dtypes to run, so a skip is never a pass. The same when one of a kernel's
+paths (its tile classes, decode's plans: the ledger rows' "paths", gate/kernel_domain.h) ran no case
+over all its shards: the row names them ("paths_without_cases").
 
 usage: soak_summary.py SOAKDIR OUT.json PROPERTY CASES PER_SHARD JOBS T0 T1 [MPS_ON MPS_HOW]
 (MPS_ON 1 or 0 and MPS_HOW, scripts/gpu/mps.sh's line, go to the record's "mps"; without them it is null.)
@@ -29,7 +31,7 @@ def shard_result(path):
     t0, t1 = (float(x) for x in open(os.path.join(path, "span")).read().split())
     if rc == 125 and not log:  # not started: the call's deadline came first
         return {"passed": 0, "skipped": False, "skip_reason": None, "not_run": True, "failure": None, "start": t0,
-                "end": t1, "ledger": {}, "header": None, "runners": set()}
+                "end": t1, "ledger": {}, "header": None, "runners": set(), "paths": {}}
     m = re.search(r"^cases \S+: (\d+) run, passed", log, re.M) or re.search(r"^OK, passed (\d+) tests", log, re.M)
     passed = int(m.group(1)) if m else 0
     skipped = "[  SKIPPED ]" in log and rc == 0
@@ -49,7 +51,7 @@ def shard_result(path):
                    "log_tail": log[-1500:]}
         if fals:  # the cases before the counterexample passed
             passed = int(fals.group(1)) - 1
-    ledger, runners = {}, set()
+    ledger, runners, paths = {}, set(), {}
     tp = os.path.join(path, "prop_throughput.json")
     header = None
     if os.path.exists(tp):
@@ -61,8 +63,10 @@ def shard_result(path):
             for key, v in row.items():
                 if key.endswith("_s") or key == "seconds":
                     ledger[key] = ledger.get(key, 0.0) + v
+            for name, n in (row.get("paths") or {}).items():
+                paths[name] = paths.get(name, 0) + n
     return {"passed": passed, "skipped": skipped, "skip_reason": skip_reason, "not_run": False, "failure": failure,
-            "start": t0, "end": t1, "ledger": ledger, "header": header, "runners": runners}
+            "start": t0, "end": t1, "ledger": ledger, "header": header, "runners": runners, "paths": paths}
 
 
 def main():
@@ -92,8 +96,13 @@ def main():
         for r in shards:
             for key, v in r["ledger"].items():
                 ledger[key] = ledger.get(key, 0.0) + v
+        paths = {}
+        for r in shards:
+            for name, n in r["paths"].items():
+                paths[name] = paths.get(name, 0) + n
+        empty = [name for name, n in paths.items() if n == 0]
         short = passed < cases
-        bad = bad or bool(fails) or short or skipped_shards > 0
+        bad = bad or bool(fails) or short or skipped_shards > 0 or bool(empty)
         rows.append({"kernel": k, "dtype": dt, "property": prop, "cases": passed, "asked": cases,
                      "skipped": skipped, "shards_skipped": skipped_shards, "skip_reasons": reasons,
                      "failures": len(fails), "shards": len(shards), "shards_not_run": not_run,
@@ -101,8 +110,12 @@ def main():
                      "cases_per_process_s": round(passed / busy, 2) if busy > 0 else None,
                      "runner": "+".join(sorted(set().union(*(r["runners"] for r in shards)))) or None,
                      "ledger_s": {key: round(v, 3) for key, v in ledger.items()}})
+        if paths:
+            rows[-1]["paths"] = paths
+            rows[-1]["paths_without_cases"] = empty
         state = (f"{len(fails)} FAILED" if fails else f"SKIPPED ({'; '.join(reasons)})" if skipped_shards
-                 else f"SHORT ({not_run} shards not run)" if short else "ok")
+                 else f"SHORT ({not_run} shards not run)" if short
+                 else f"NO CASE in {', '.join(empty)}" if empty else "ok")
         print(f"soak {k}/{dt}/{prop}: run {passed} cases, skipped {skipped_shards} of {len(shards)} shards, "
               f"failed {len(fails)}; {busy:.0f} process-s ({passed / busy if busy else 0:.1f} cases/process-s): {state}")
     total = sum(r["cases"] for r in rows)

@@ -15,9 +15,11 @@
 #include "flashprobe/core/error.h"
 #include "flashprobe/core/record.h"
 #include "flashprobe/gate/command.h"
+#include "flashprobe/gate/engine.h"
 #include "flashprobe/gate/junit.h"
 #include "flashprobe/gate/stand_in_device.h"
 #include "flashprobe/gate/subject.h"
+#include "flashprobe/gate/time_ledger.h"
 #include "host_subject.h"
 
 using namespace flashprobe;
@@ -415,4 +417,39 @@ TEST(GateJunit, EscapesMarkupControlCharactersAndInvalidUtf8) {
   const std::string xml = slurp(path);
   EXPECT_NE(xml.find("name=\"plugin k&lt;1&gt;\""), std::string::npos) << xml;
   EXPECT_NE(xml.find("bad \\x02 &quot;value&quot; &amp; &lt;more&gt;\\xFE"), std::string::npos) << xml;
+}
+
+// The ledger counts each property's cases per path of the kernel (kernel_domain.h: kernel_paths; here
+// decode's two plans, on the host stand-in run as decode), the cases that ran to the end: the soak sums
+// them and fails a kernel x dtype where a path got none (scripts/gpu/soak_summary.py).
+TEST(GateEngine, TheLedgerCountsTheCasesOfEachPathOfTheKernel) {
+  const std::string dir = temp("gate_paths");
+  std::filesystem::create_directories(dir);
+  std::filesystem::remove(dir + "/prop_throughput.json");
+  Subject s = flashprobe::gate::testing::host_subject("correct", "");
+  s.kernel.name = "decode";  // its paths: decode's plans (the runner stays the host's)
+  s.kind = "kernel";
+  s.domain.max_sq = 4;
+  RunOptions o;
+  o.cases = 40;
+  o.max_size = 30;
+  o.seed = 3;
+  o.progress = false;
+  ledger_keep_record(true);  // (the command turns the ledger's file off: a test binary's ledger is on)
+  setenv("FLASHPROBE_RECORD_DIR", dir.c_str(), 1);
+  const Outcome r = run_property(s, "AgreesWithOracle", o);
+  unsetenv("FLASHPROBE_RECORD_DIR");
+  ASSERT_EQ(r.verdict.status, GateStatus::passed) << r.verdict.why;
+  const auto row = read_json_file(dir + "/prop_throughput.json").at("rows").back();
+  ASSERT_TRUE(row.contains("paths")) << row.dump();
+  const long long half = row.at("paths").at("plan half (one-row blocks)"), full = row.at("paths").at("plan full (several-row blocks)");
+  EXPECT_EQ(half + full, r.facts.cases_run) << row.dump();
+  EXPECT_GT(half, 0) << row.dump();
+  EXPECT_GT(full, 0) << row.dump();
+  // A subject without paths (not mma, wgmma or decode) has none in its row.
+  s.kernel.name = "host-correct";
+  setenv("FLASHPROBE_RECORD_DIR", dir.c_str(), 1);
+  (void)run_property(s, "AgreesWithOracle", o);
+  unsetenv("FLASHPROBE_RECORD_DIR");
+  EXPECT_FALSE(read_json_file(dir + "/prop_throughput.json").at("rows").back().contains("paths"));
 }

@@ -1,12 +1,9 @@
 #include "kernel_grid.h"
 
 #include <cmath>
-#include <functional>
-#include <iterator>
-#include <string>
 
 #include "../common/test_problem.h"
-#include "flashprobe/kernels/decode_plan.h"
+#include "flashprobe/gate/kernel_domain.h"
 #include "flashprobe/kernels/head_dim_classes.h"
 
 namespace flashprobe::kernels::testing {
@@ -312,43 +309,11 @@ const std::vector<GridCase>& kernel_grid() {
   return g;
 }
 
-namespace {
-template <std::size_t N>
-std::vector<HeadDimClass> class_list(const HeadDimClass (&classes)[N]) {
-  return std::vector<HeadDimClass>(std::begin(classes), std::end(classes));
-}
-}  // namespace
-
 std::vector<GridPath> grid_paths(const KernelInfo& k, const DeviceInfo& dev, const std::vector<AttnProblem>& ran) {
   std::vector<GridPath> paths;
-  if (k.name == "decode") {
-    GridPath half{"plan half (one-row blocks)"}, full{"plan full (several-row blocks)"};
-    for (const AttnProblem& p : ran) ++(decode_plan_half(p) ? half : full).cases;
-    return {half, full};
-  }
-  const bool amd = dev.vendor == "amd";
-  std::vector<HeadDimClass> classes;
-  std::function<HeadDimClass(const AttnProblem&)> class_of;
-  if (k.name == "mma" || k.name == "mma/classes=coarse") {
-    const bool coarse = amd || k.name != "mma";
-    classes = coarse ? class_list(kMmaDimClasses) : class_list(kMmaFineDimClasses);
-    class_of = [coarse, amd](const AttnProblem& p) {
-      const bool extras = p.softcap > 0 || !p.alibi_slopes.empty();
-      return amd ? head_dim_class(kMmaDimClasses, p.d, p.dv) : mma_nvidia_class(p.d, p.dv, extras, coarse);
-    };
-  } else if (k.name == "wgmma" || k.name == "wgmma/classes=fine") {
-    const bool fine = k.name != "wgmma";
-    classes = fine ? class_list(kWgmmaFineDimClasses) : class_list(kWgmmaDimClasses);
-    class_of = [fine](const AttnProblem& p) { return wgmma_class(p.d, p.dv, fine); };
-  } else {
-    return paths;
-  }
-  for (const HeadDimClass& c : classes) {
-    AttnProblem own = make_problem(1, 1, 1, 128, 128, c.d);
-    own.dv = c.dv;
-    if (!k.supports(dev, own)) continue;  // not a class of this device (mma's 80 on CDNA)
-    GridPath g{"class " + std::to_string(c.d) + "/" + std::to_string(c.dv)};
-    for (const AttnProblem& p : ran) g.cases += class_of(p) == c;
+  for (const gate::KernelPath& path : gate::kernel_paths(k, dev)) {
+    GridPath g{path.name};
+    for (const AttnProblem& p : ran) g.cases += path.takes(p);
     paths.push_back(g);
   }
   return paths;

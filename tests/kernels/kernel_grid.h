@@ -34,13 +34,9 @@ AttnProblem make_problem(int batch, int hq, int hkv, int sq, int sk, int d);
 // The edge values the issue requires.
 inline constexpr int kGridSk[] = {0, 1, 2, 3, 5, 7, 63, 65, 127, 129};
 
-// A code path a kernel takes on `dev` and how many of the problems it ran took it. The paths: mma's
-// and wgmma's head-dim tile classes (mma: kMmaFineDimClasses on NVIDIA, kMmaDimClasses on AMD and as
-// mma/classes=coarse; wgmma: kWgmmaDimClasses, kWgmmaFineDimClasses as wgmma/classes=fine), each
-// only where the kernel takes the class's own (d, dv) on `dev`; decode's two split plans
-// (decode_plan_splits: the half wave for one-row blocks, the full wave for blocks of several rows).
-// None for other kernels and variants. The grid fails a kernel that runs on the device where one of
-// its paths ran zero cases (test_kernels_gpu's KernelGrid).
+// Each code path of a kernel on `dev` (gate::kernel_paths: mma's and wgmma's tile classes, decode's
+// split plans) and how many of the problems it ran took it. The grid fails a kernel that runs on the
+// device where one of its paths ran zero cases (test_kernels_gpu's KernelGrid).
 struct GridPath {
   std::string name;  // "class 160/160", "plan half (one-row blocks)", ...
   int cases = 0;

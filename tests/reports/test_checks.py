@@ -171,6 +171,14 @@ class Readers(unittest.TestCase):
         self.assertEqual(got["decode f16 P"][1], 1)
         self.assertIsNone(got["tiled f16 P"][1])  # skips not recorded
 
+    def test_a_path_without_cases_is_a_skip_named_in_the_note(self):
+        rows = [{"kernel": "wgmma", "dtype": "f16", "property": "P", "cases": 100, "asked": 100, "failures": 0,
+                 "shards_skipped": 0, "paths": {"class 64/64": 100, "class 256/256": 0},
+                 "paths_without_cases": ["class 256/256"]}]
+        self.put("prop_soak.json", header("prop_soak", rows=rows))
+        got = {i.subject: (i.run, i.skipped, i.failed, i.note) for i in self.items()}
+        self.assertEqual(got["wgmma f16 P"], (100, 1, 0, "no case in class 256/256"))
+
     def test_the_runner_is_in_the_note_not_the_subject(self):
         # A pair soaked on the case arena and on the per-case runner is one subject (the summary counts the
         # largest soak of it); each item says which runner ran it, and the short count stays first.

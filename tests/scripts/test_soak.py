@@ -42,7 +42,14 @@ case "$k:$FLASHPROBE_PROP_DTYPE:$FLASHPROBE_PROP_SEED" in
 esac
 echo "OK, passed $n tests"
 runner=per-case; [ "${FLASHPROBE_CASE_ARENA:-0}" = 1 ] && runner=arena  # the binary's own default
-printf '{"schema":"flashprobe.prop_throughput/1","commit":"c0ffee","device":{"name":"Fake GPU"},"rows":[{"kernel":"%s","cases":%s,"seconds":1.5,"oracle_s":1.0,"kernel_s":0.25,"runner":"%s"}]}' "$k" "$n" "$runner" > "$FLASHPROBE_RECORD_DIR/prop_throughput.json"
+# The gate's cases per path of the kernel (its tile classes): "nowide" never draws its 256 class,
+# "somewide" draws it in the shards with an odd seed only.
+paths=""
+case $k in
+  nowide) paths=',"paths":{"class 64/64":'$n',"class 256/256":0}' ;;
+  somewide) paths=',"paths":{"class 64/64":'$n',"class 256/256":'$((FLASHPROBE_PROP_SEED % 2))'}' ;;
+esac
+printf '{"schema":"flashprobe.prop_throughput/1","commit":"c0ffee","device":{"name":"Fake GPU"},"rows":[{"kernel":"%s","cases":%s,"seconds":1.5,"oracle_s":1.0,"kernel_s":0.25,"runner":"%s"%s}]}' "$k" "$n" "$runner" "$paths" > "$FLASHPROBE_RECORD_DIR/prop_throughput.json"
 """
 
 # A stand-in for nvidia-cuda-mps-control, a daemon that lives while its pipe folder holds "control":
@@ -154,6 +161,22 @@ class Soak(SoakRun, unittest.TestCase):
         self.assertAlmostEqual(rows[("good", "f16")]["ledger_s"]["oracle_s"], 3.0)
         self.assertIn("soak good/f16/AgreesWithOracle: run 33 cases, skipped 0 of 3 shards, failed 0", p.stdout)
         self.assertIn("soak: run 66 cases, skipped 0 of 2 kernel x dtype, failed 0", p.stdout)
+
+    def test_a_path_of_the_kernel_without_cases_fails_the_run_and_is_named(self):
+        # A tile class the kernel takes that no shard's cases reached (the ledger's "paths") is a part of the
+        # kernel the soak did not exercise: exit 1, named in the row and the line. Summed over the shards, a
+        # class one shard reached is exercised.
+        p, rec = self.run_soak("nowide:f16 somewide:f16", cases=30, shards=3)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        rows = {r["kernel"]: r for r in rec["rows"]}
+        self.assertEqual(rows["nowide"]["paths_without_cases"], ["class 256/256"])
+        self.assertEqual(rows["nowide"]["paths"], {"class 64/64": 30, "class 256/256": 0})
+        self.assertEqual(rows["somewide"]["paths_without_cases"], [])
+        self.assertGreater(rows["somewide"]["paths"]["class 256/256"], 0)
+        self.assertIn("soak nowide/f16/AgreesWithOracle: run 30 cases, skipped 0 of 3 shards, failed 0; ", p.stdout)
+        self.assertIn("NO CASE in class 256/256", p.stdout)
+        p, rec = self.run_soak("somewide:f16", cases=30, shards=3)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
 
     def test_the_gates_own_count_line_is_read(self):
         p, rec = self.run_soak("gate:f16", cases=12, shards=3)

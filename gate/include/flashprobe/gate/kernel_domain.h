@@ -8,7 +8,9 @@
 //   const Domain d = kernel_domain(*find_kernel("decode"), dev);  // sq <= 8, any head dim
 //   const AttnProblem p = probe_problem(d);                       // b1 h1 sq8 sk128 d64 f16
 //   if (auto why = device_refusal(k, dev); !why.empty()) GTEST_SKIP() << why;
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "flashprobe/core/device_info.h"
 #include "flashprobe/kernels/registry.h"
@@ -40,5 +42,19 @@ AttnProblem probe_problem(const Domain& d);
 // accepts some problem of its domain throws std::logic_error naming both (the probe is wrong, and a
 // skip would hide the kernel's suite).
 std::string device_refusal(const kernels::KernelInfo& k, const DeviceInfo& dev, int samples = 200);
+
+// A code path of a kernel on a device that its checks must reach, and which problems take it.
+struct KernelPath {
+  std::string name;  // "class 160/160", "plan half (one-row blocks)", ...
+  std::function<bool(const AttnProblem&)> takes;
+};
+// The paths of k on dev: mma's and wgmma's head-dim tile classes (mma: kMmaFineDimClasses on NVIDIA,
+// kMmaDimClasses on AMD and as mma/classes=coarse; wgmma: kWgmmaDimClasses, kWgmmaFineDimClasses as
+// wgmma/classes=fine), each only where k takes the class's own (d, dv) on dev; decode's two split
+// plans (decode_plan_half: the half wave for one-row blocks, the full wave for blocks of several
+// rows). None for other kernels and variants. The grid fails a kernel that runs on the device where
+// one of them ran no case (tests/kernels: grid_paths); the ledger counts each property's cases per path
+// (time_ledger.h) and the soak fails a kernel x dtype where one ran none (scripts/gpu/soak_summary.py).
+std::vector<KernelPath> kernel_paths(const kernels::KernelInfo& k, const DeviceInfo& dev);
 
 }  // namespace flashprobe::gate

@@ -8,6 +8,8 @@
 // one row per kernel x property with its status (passed, failed, skipped), the cases that ran to the
 // end (cases_run; `cases` counts every call, shrinking included) and the reason of a skip or failure.
 #include <string>
+#include <utility>
+#include <vector>
 #include <string_view>
 
 namespace flashprobe::gate {
@@ -33,6 +35,9 @@ void ledger_case();
 // The kernel phase's parts as the runner measured them (RunResult::upload_s / device_s / download_s):
 // allocation, upload and poisoning; launch to idle device; download and checks.
 void ledger_kernel_parts(double upload_s, double device_s, double download_s);
+// The cases that ran to the end on each of the kernel's paths (kernel_domain.h: kernel_paths), for the
+// row's "paths" object and a line "paths K/P: class 64/64 40, ..." (none for a kernel without paths).
+void ledger_paths(const std::vector<std::pair<std::string, long long>>& cases_per_path);
 // status: gate_status_name() of the run's verdict; reason: the verdict's why (first 300 characters kept).
 void ledger_end(std::string_view status = "passed", long long cases_run = -1, const std::string& reason = "");
 // A kernel x property that did not run: a row with status "skipped", its reason and no times.

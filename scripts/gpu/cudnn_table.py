@@ -16,6 +16,11 @@ column is faster. Per column: the geometric mean over the expected cases, the wo
 are below the floor, and whether the target holds (geometric mean >= 1.0, none below 0.95, every
 case timed, every timing a graph replay on both sides).
 
+Order drift: where bench recorded each timing's order_position (bench --order balanced), each
+flashprobe column's time against its case's geometric mean over the flashprobe columns, averaged (in
+logs) per position: a kernel faster at position 0 than at 2 shows a drift within the case, which the
+balanced order cancels in the geometric means but not in single cases (bench --order interleaved).
+
   python3 scripts/gpu/cudnn_table.py bench-vs-cudnn.json [more flashprobe records] \\
       --torch bench-torch-vs-cudnn.json [--json vs-cudnn.json] [--md vs-cudnn.md]
 """
@@ -80,6 +85,25 @@ def join(fp_recs, torch_rec):
     return cases
 
 
+def order_drift(fp_recs):
+    """{column: {position: {"cases": n, "offset": exp(mean log(time / the case's geomean))}}} over the
+    flashprobe timings that carry order_position, cases with at least two such timings only."""
+    per_case = {}
+    for rec in fp_recs:
+        for r in rec.get("results", []):
+            if r.get("group") in GROUPS and "median_ms" in r and r.get("order_position") is not None:
+                per_case.setdefault(r["case"], []).append((r["kernel"], r["order_position"], r["median_ms"]))
+    logs = {}
+    for rows in per_case.values():
+        if len(rows) < 2:
+            continue
+        mean = sum(math.log(ms) for _, _, ms in rows) / len(rows)
+        for k, pos, ms in rows:
+            logs.setdefault(k, {}).setdefault(pos, []).append(math.log(ms) - mean)
+    return {k: {p: {"cases": len(v), "offset": math.exp(sum(v) / len(v))} for p, v in sorted(by.items())}
+            for k, by in logs.items()}
+
+
 def columns(cases):
     cols = ["dispatched", "fastest"]
     for c in cases.values():
@@ -117,7 +141,13 @@ def fmt(x, w=7):
     return f"{x:{w}.3f}" if x is not None else f"{'-':>{w}s}"
 
 
-def markdown(cases, expected, cols, summ, meta):
+def drift_lines(drift):
+    """One line per column: its time at each position over its case's mean (1.000 = the mean)."""
+    return [f"{k}: " + ", ".join(f"position {p} {d['offset']:.3f} ({d['cases']} cases)" for p, d in by.items())
+            for k, by in drift.items()]
+
+
+def markdown(cases, expected, cols, summ, meta, drift=None):
     lines = [f"# Prefill and Whisper against cuDNN ({meta.get('device', '?')}, commit {meta.get('commit', '?')})", "",
              "Ratio = cuDNN's time / the column's time (above 1: faster than cuDNN), same device call, "
              f"medians of graph replays. Target (issue 26, 1): geometric mean >= {GEOMEAN_TARGET}, none below "
@@ -139,6 +169,10 @@ def markdown(cases, expected, cols, summ, meta):
         lines.append(f"| {case} | {c.get('dispatched', '-')} | {cud * 1e3:.1f} | " if cud else
                      f"| {case} | {c.get('dispatched', '-')} | - | ")
         lines[-1] += " | ".join(cells) + " |"
+    if drift:
+        lines += ["", "Order drift (each column's time over its case's geometric mean of the flashprobe columns, by "
+                  "the position it was timed at in its case; equal offsets: no drift):", ""]
+        lines += [f"- {line}" for line in drift_lines(drift)]
     return "\n".join(lines) + "\n"
 
 
@@ -173,17 +207,22 @@ def main(argv=None):
         print(f"{col[:24]:24s} {s['cases']:3d}/{len(expected):<3d} {fmt(s['geomean'])} {fmt(w.get('ratio'))}  "
               f"{len(s['below_floor']):5d} {len(s['missing']):4d}  {'met' if s['target_met'] else 'NOT MET':7s} "
               f"{w.get('case', '-')}")
+    drift = order_drift(fp_recs)
+    if drift:
+        print("order drift (time over the case's mean, by position):")
+        for line in drift_lines(drift):
+            print("  " + line)
     rec = {"schema": "flashprobe.vs_cudnn/1", "evidence": "measured",
            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), **meta,
            "target": {"geomean_at_least": GEOMEAN_TARGET, "none_below": FLOOR}, "expected_cases": expected,
-           "columns": summ,
+           "columns": summ, "order_drift": drift,
            "cases": {k: {kk: vv for kk, vv in v.items()} for k, v in cases.items() if k in expected}}
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rec, f, indent=1)
     if a.md:
         with open(a.md, "w") as f:
-            f.write(markdown(cases, expected, cols, summ, meta))
+            f.write(markdown(cases, expected, cols, summ, meta, drift))
     return 0
 
 

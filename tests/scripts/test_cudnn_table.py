@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """scripts/gpu/cudnn_table.py on made-up records: the join of flashprobe's and PyTorch's timings by
 case, the dispatched and fastest columns, the geometric mean and worst case against cuDNN, and the
-target's verdict, which a missing case or a timing that was not a graph replay must deny."""
+target's verdict, which a missing case or a timing that was not a graph replay must deny; the order
+drift per position where bench recorded order_position."""
 import io
 import json
 import math
@@ -46,6 +47,23 @@ MMA = fp("mma", lambda c: 0.9)
 
 
 class CudnnTable(unittest.TestCase):
+    def test_order_drift_per_position(self):
+        # Two kernels of equal speed, alternating first and second; whichever goes second takes 10 % longer.
+        recs = []
+        for name in ("a", "b"):
+            rec = fp(name, lambda c: 1.0)
+            for i, r in enumerate(rec["results"]):
+                r["order_position"] = (i + (name == "b")) % 2
+                r["median_ms"] = 1.1 if r["order_position"] == 1 else 1.0
+            recs.append(rec)
+        d = ct.order_drift(recs)
+        self.assertEqual(set(d), {"a", "b"})
+        for k in ("a", "b"):
+            self.assertEqual(d[k][0]["cases"] + d[k][1]["cases"], 52)
+            self.assertAlmostEqual(d[k][1]["offset"] / d[k][0]["offset"], 1.1)
+        self.assertEqual(ct.order_drift([WG, MMA]), {})  # no order_position recorded: nothing to say
+        self.assertIn("position 1 ", ct.drift_lines(d)[0])
+
     def test_the_grid_is_the_full_prefill_and_whisper_grid(self):
         self.assertEqual(len(CASES), 52)  # 2 dtypes x 2 dims x 2 masks x 6 lengths + 4 Whisper
         self.assertIn("whisper:b4_hq16_hkv16_sq1500_sk1500_d64_f16", CASES)

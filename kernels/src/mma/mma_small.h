@@ -13,7 +13,9 @@
 //   occ   (mma/small=occ): the same code as mma's at d, dv <= 32 (class 32) and as plain's at
 //         d = 40..56 (class 64), each with a floor of resident blocks per SM in its launch bounds
 //         (mma_small_occ_blocks): more warps per SM for a softmax chain that is latency-bound there
-//         (PERF_NOTES.md, "Small head dims: the count"), at the price of ptxas's spills.
+//         (PERF_NOTES.md, "Small head dims: the count"), at the price of ptxas's spills. Measured
+//         0.96-1.03x mma (H100, reports/data/h100-80gb-hbm3/2026-11-27-headdim-smalld-06a5a85):
+//         refuted, kept for comparison.
 // Every other problem runs mma's code. Host code and the kernel's launcher (pure constexpr).
 #include "flashprobe/kernels/head_dim_classes.h"
 

@@ -115,16 +115,32 @@ bool decode_first(const DeviceInfo& dev, const AttnProblem& p, std::string* why)
 // mma timed first), wgmma with it / mma at causal d = 64 S = 512 1.06-1.08x, S = 1024 1.15-1.16x,
 // d = 64 S = 512 1.13-1.16x, causal d = 128 S = 512 1.35-1.38x.
 // Per tile class: every wgmma class measured ahead of mma over its head dims (H100, bf16, B 4 H 16
-// S 4096, causal and not): 64/64 0.96-1.44x (mma's lead at d = 8, 16 is within 5 %), 128/128
-// 1.11-2.04x, 192/128 2.33-3.05x, 160/160 1.43-2.29x, 256/256 1.88-2.60x
+// S 4096, causal and not): 64/64 0.96-1.44x against mma's 64 class, 128/128 1.11-2.04x, 192/128
+// 2.33-3.05x, 160/160 1.43-2.29x, 256/256 1.88-2.60x
 // (reports/data/h100-80gb-hbm3/2026-11-27-wgmma-classes-708f029/), so the class alone sends no problem
 // to mma first; the reason names the class (wgmma_class_note). A class added to kWgmmaDimClasses
 // without such a measurement must go to mma first here until it has one.
+// But mma's own 32/32 class (d, dv <= 32 without soft-cap or ALiBi; wgmma runs those in its 64/64
+// class, every k-step of S) ran 1.11-1.35x wgmma at d = dv = 8..32, causal and not, timed in one
+// call (H100, bf16, B 4 H 16 S 4096: reports/data/h100-80gb-hbm3/2026-11-27-headdim-smalld-06a5a85/),
+// so the problems of that class go to mma first (mma_small_class_first).
+bool mma_small_class_first(const DeviceInfo& dev, const AttnProblem& p, std::string* why) {
+  if (dev.vendor != "nvidia") return false;
+  const HeadDimClass c = mma_nvidia_class(p.d, p.dv, p.softcap != 0.f || !p.alibi_slopes.empty(), false);
+  const bool first = c == kMmaFineDimClasses[0];
+  if (first && why)
+    *why = "d=" + std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + ": mma's " + std::to_string(c.d) + "/" +
+           std::to_string(c.dv) + " class measured 1.11-1.35x wgmma's 64/64 at d = 8..32 (H100, "
+           "reports/data/h100-80gb-hbm3/2026-11-27-headdim-smalld-06a5a85)";
+  return first;
+}
+
 const std::vector<std::string>& preference_order(const DeviceInfo& dev, const AttnProblem& p) {
   static const std::vector<std::string> prefill{"wgmma", "mma", "decode", "tiled", "ref3pass"};
+  static const std::vector<std::string> small_prefill{"mma", "wgmma", "decode", "tiled", "ref3pass"};
   static const std::vector<std::string> few_rows{"decode", "mma", "tiled", "ref3pass"};
   if (decode_first(dev, p, nullptr)) return few_rows;
-  return prefill;
+  return mma_small_class_first(dev, p, nullptr) ? small_prefill : prefill;
 }
 
 std::string Selection::describe() const {
@@ -158,6 +174,7 @@ Selection select(const DeviceInfo& dev, const AttnProblem& p, const BinaryTarget
     sel.kernel = k;
     if (name == "mma") {
       sel.reason = "tensor-core path supports the problem on " + dev.arch;
+      if (std::string why; sm_number(dev.arch) == 90 && mma_small_class_first(dev, p, &why)) sel.reason += " (" + why + ")";
       if (dev.vendor == "nvidia") sel.reason += tile_class_note(mma_nvidia_class(p.d, p.dv, p.softcap != 0.f || !p.alibi_slopes.empty(), false), p, " (the general instantiation)");
     }
     else if (name == "wgmma") {

@@ -288,7 +288,8 @@ TEST(Select, EveryMultipleOf8UpTo256RunsOnTheTensorCores) {
     EXPECT_NE(a.reason.find("tile class"), std::string::npos) << a.reason;
     const Selection h = select(kSm90, prob(4096, 4096, d, DType::bf16), kCuda, kernels());
     ASSERT_TRUE(h) << h.describe();
-    EXPECT_EQ(h.kernel->name, hopper) << h.describe();  // every d = dv fits a wgmma class
+    // every d = dv fits a wgmma class; mma's own 32/32 class goes first (MmaFirstInItsSmallClassOnHopper)
+    EXPECT_EQ(h.kernel->name, d <= 32 ? std::string("mma") : hopper) << h.describe();
   }
   const Selection d40 = select(kSm80, prob(1024, 1024, 40), kCuda, kernels());
   EXPECT_NE(d40.reason.find("d=40, dv=40 in the 64/64 tile class (the general instantiation)"), std::string::npos)
@@ -535,6 +536,45 @@ TEST(Registry, WgmmaSupportsHopperProblemsTheTmaCanAddress) {
 // On sm_90 the Hopper path goes first for every prefill (select.cpp: since its affine mask it measured
 // ahead of mma on the short causal d = 64 problems too, where mma went first before); other GPUs use
 // mma; decode rows stay decode's; strides the TMA cannot address and head dims it lacks fall back to mma.
+// mma's 32/32 class (d, dv <= 32 without soft-cap or ALiBi) ran 1.11-1.35x wgmma's 64/64 class in one
+// call (reports/data/h100-80gb-hbm3/2026-11-27-headdim-smalld-06a5a85): those problems go to mma first
+// on sm_90, with wgmma's sm_90a code taken as present (every build checks the order); every other one
+// to wgmma, soft-cap at d = 32 among them (mma's class for it is 64, not 32).
+TEST(Select, MmaFirstInItsSmallClassOnHopper) {
+  std::vector<KernelInfo> with_wgmma = kernels();
+  for (KernelInfo& k : with_wgmma)
+    if (k.name == "wgmma") k.supports = [](const DeviceInfo&, const AttnProblem&) { return Support::yes(); };
+  const auto dims = [](int d, int dv) {
+    AttnProblem p = prob(4096, 4096, d, DType::bf16);
+    p.dv = dv;
+    return p;
+  };
+  for (const auto& [d, dv] : {std::pair{8, 8}, std::pair{16, 16}, std::pair{24, 24}, std::pair{32, 32}, std::pair{16, 32},
+                              std::pair{32, 8}}) {
+    const AttnProblem p = dims(d, dv);
+    EXPECT_EQ(preference_order(kSm90, p).front(), "mma") << p.id();
+    const Selection s = select(kSm90, p, kCuda, with_wgmma);
+    ASSERT_TRUE(s) << s.describe();
+    EXPECT_EQ(s.kernel->name, "mma") << s.describe();
+    EXPECT_NE(s.reason.find("32/32 class measured 1.11-1.35x wgmma's 64/64"), std::string::npos) << s.reason;
+    EXPECT_NE(s.reason.find("2026-11-27-headdim-smalld-06a5a85"), std::string::npos) << s.reason;
+    AttnProblem causal = p;
+    causal.causal = Causal::bottom_right;
+    EXPECT_EQ(select(kSm90, causal, kCuda, with_wgmma).kernel->name, "mma") << causal.id();
+  }
+  AttnProblem capped = dims(32, 32);
+  capped.softcap = 30;
+  for (const AttnProblem& p : {dims(40, 40), dims(32, 40), dims(40, 8), dims(64, 64), capped}) {
+    EXPECT_EQ(preference_order(kSm90, p).front(), "wgmma") << p.id();
+    EXPECT_EQ(select(kSm90, p, kCuda, with_wgmma).kernel->name, "wgmma") << p.id();
+  }
+  // Not Hopper: mma either way, and no claim about wgmma in its reason.
+  const Selection a100 = select(kSm80, dims(16, 16), kCuda, kernels());
+  ASSERT_TRUE(a100) << a100.describe();
+  EXPECT_EQ(a100.kernel->name, "mma");
+  EXPECT_EQ(a100.reason.find("wgmma"), std::string::npos) << a100.reason;
+}
+
 TEST(Select, HopperPathWhereItMeasuredFaster) {
 #if defined(FLASHPROBE_BACKEND_CUDA)
   const std::string hopper = "wgmma";

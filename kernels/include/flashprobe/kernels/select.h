@@ -6,6 +6,7 @@
 //
 // Preference (preference_order in select.cpp, each step with its measured reason there):
 //   a few query rows (sq == 1, or sq <= 8 with fewer blocks than SMs): decode > mma > tiled > ref3pass
+//   mma's 32/32 class on NVIDIA (d, dv <= 32, no soft-cap/ALiBi):   mma > wgmma > decode > tiled > ref3pass
 //   every other problem:                                            wgmma > mma > decode > tiled > ref3pass
 // wgmma (wgmma + TMA) supports sm_90 only, mma (tensor cores through an atom) every family with an
 // atom, ref3pass any shape: the correctness fallback.

@@ -152,18 +152,18 @@ __global__ __launch_bounds__(kDecodeThreads, 2) void decode_split_mma(Params p, 
         ks[C::template at<C::kSwz>(jj, x)] = in_key && x < p.d ? kg[std::int64_t{j} * p.ks.s + x * p.ks.d] : std::uint16_t{0};
         vs[C::template at<C::kSwz>(jj, x)] = in_key && x < p.dv ? vg[std::int64_t{j} * p.vs.s + x * p.vs.d] : std::uint16_t{0};
       }
-      return;
-    }
-    using T = TileChunks<Bn, D / 8, kDecodeThreads>;
+    } else {
+      using T = TileChunks<Bn, D / 8, kDecodeThreads>;
 #pragma unroll
-    for (int it = 0; it < T::kIters; ++it) {
-      int jj, x8;
-      if (!T::at(tid, it, jj, x8)) continue;
-      const int j = kv0 + jj;
-      const bool in_key = j >= jlo && j <= jhi, in_k = in_key && x8 < p.d, in_v = in_key && x8 < p.dv;
-      const int sm = T::template smem_at<C, C::kSwz>(tid, it);
-      cp_async16(&ks[sm], kg + (in_k ? std::int64_t{j} * p.ks.s + x8 : std::int64_t{jlo} * p.ks.s), in_k);
-      cp_async16(&vs[sm], vg + (in_v ? std::int64_t{j} * p.vs.s + x8 : std::int64_t{jlo} * p.vs.s), in_v);
+      for (int it = 0; it < T::kIters; ++it) {
+        int jj, x8;
+        if (!T::at(tid, it, jj, x8)) continue;
+        const int j = kv0 + jj;
+        const bool in_key = j >= jlo && j <= jhi, in_k = in_key && x8 < p.d, in_v = in_key && x8 < p.dv;
+        const int sm = T::template smem_at<C, C::kSwz>(tid, it);
+        cp_async16(&ks[sm], kg + (in_k ? std::int64_t{j} * p.ks.s + x8 : std::int64_t{jlo} * p.ks.s), in_k);
+        cp_async16(&vs[sm], vg + (in_v ? std::int64_t{j} * p.vs.s + x8 : std::int64_t{jlo} * p.vs.s), in_v);
+      }
     }
   };
   // ldmatrix lane addresses (mma_attn.cuh's, the wave's 16 keys as its rows): K n-major (ldsm_feeds_b:

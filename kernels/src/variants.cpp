@@ -169,12 +169,12 @@ KernelInfo wgmma_variant(const std::string& name, std::map<std::string, std::str
   if (!classes.empty()) {
     if (classes != "fine")
       bad(name, "classes=" + classes + ": must be fine (the shipped wgmma runs the tile classes " +
-                    detail::wgmma_class_names() + "; fine adds 96/96 and 224/224)");
+                    detail::wgmma_class_names() + "; fine adds 96/96, 192/192 and 224/224)");
     if (!schedule.empty() || !carry.empty() || !l2ahead.empty() || !epilogue.empty() || !mask.empty())
       bad(name, "classes=fine with another consumer, producer or store option: built with the shipped ones only");
     o.fine_classes = true;
     add("classes=fine");
-    desc += " head dims in the tile classes " + detail::wgmma_class_names(true) + " (96/96 and 224/224 added);";
+    desc += " head dims in the tile classes " + detail::wgmma_class_names(true) + " (96/96, 192/192 and 224/224 added);";
   }
   if (!stages.empty()) {
     if (stages != "4" && stages != "5")

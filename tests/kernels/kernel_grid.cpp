@@ -91,6 +91,17 @@ std::vector<GridCase> build() {
       p.causal = c;
       add("multi_block", p);
     }
+  // Key counts one past and one short of a 64-key tile edge that is not a 128-key one (63, 65, 193),
+  // for the tile classes wider than 128, whose rings hold 64-key tiles (wgmma_config.h kBn: 160/160,
+  // 192/192, 224/224, 256/256; 192/128 keeps 128), causal off the diagonal's tile edges and not.
+  for (const HeadDimClass& w : kWgmmaFineDimClasses)
+    if (w.d > 128)
+      for (int sk : {63, 65, 193}) {
+        AttnProblem p = make_problem(1, 2, 1, 70, sk, w.d);
+        p.dv = w.dv;
+        p.causal = sk == 65 ? Causal::none : Causal::bottom_right;
+        add("sk_edge_64", p);
+      }
   // GQA groups of 3 and 6 with two kv heads (h % Hkv and h / group differ).
   for (auto [hq, hkv] : {std::pair{6, 2}, std::pair{12, 2}, std::pair{6, 1}})
     for (int sq : {1, 4, 40}) {

@@ -39,6 +39,12 @@ TEST(KernelGrid, CoversTheRequiredEdges) {
     const int d = dims.first, dv = dims.second;  // not a structured binding: ROCm 5.2's clang cannot capture one
     EXPECT_TRUE(any([&](const AttnProblem& p) { return p.d == d && p.dv == dv; })) << "d=" << d << ", dv=" << dv;
   }
+  // Every wgmma tile class wider than 128 (64-key tiles) with keys one short of and one past a 64-key edge.
+  for (const HeadDimClass& w : kWgmmaFineDimClasses)
+    for (int sk : {63, 65, 193})
+      if (w.d > 128)
+        EXPECT_TRUE(any([&](const AttnProblem& p) { return p.d == w.d && p.dv == w.dv && p.sk == sk; }))
+            << "wgmma class " << w.d << "/" << w.dv << " sk " << sk;
   // Every wgmma tile class over three query blocks and more key tiles than its ring has stages.
   for (const HeadDimClass& w : kWgmmaFineDimClasses)
     EXPECT_TRUE(any([&](const AttnProblem& p) { return p.d == w.d && p.dv == w.dv && p.sq > 256 && p.sk > 512; }))

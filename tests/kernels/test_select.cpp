@@ -196,12 +196,21 @@ TEST(Select, WgmmaClassesPast128GoToWgmmaFirst) {
   EXPECT_NE(s.reason.find("64/64, 128/128, 192/128, 160/160, 256/256"), std::string::npos) << s.reason;
 }
 
-// wgmma/classes=fine adds 96/96 and 224/224 (compiled, not timed); the shipped wgmma keeps d = 72..96 in
-// its 128 class and 200..224 in its 256 class, both measured ahead of mma there (select() dispatches
-// shipped kernels only).
-TEST(Select, WgmmaFineClassesAreTheShippedOnesAnd96And224) {
+// wgmma/classes=fine adds 96/96, 192/192 and 224/224 (compiled; 96/96 timed and refuted); the shipped
+// wgmma keeps d = 72..96 in its 128 class and 168..224 in its 256 class, both measured ahead of mma
+// there (select() dispatches shipped kernels only).
+TEST(Select, WgmmaFineClassesAreTheShippedOnesAnd96And192And224) {
   for (const HeadDimClass& c : kWgmmaDimClasses) EXPECT_EQ(wgmma_class(c.d, c.dv, true), c) << c.d << "/" << c.dv;
-  EXPECT_EQ(std::size(kWgmmaFineDimClasses), std::size(kWgmmaDimClasses) + 2);
+  EXPECT_EQ(std::size(kWgmmaFineDimClasses), std::size(kWgmmaDimClasses) + 3);
+  for (int d : {168, 176, 184, 192}) {
+    EXPECT_EQ(wgmma_class(d, d, true), (HeadDimClass{192, 192})) << d;
+    EXPECT_EQ(wgmma_class(d, d, false), (HeadDimClass{256, 256})) << d;
+  }
+  EXPECT_EQ(wgmma_class(128, 192, true), (HeadDimClass{192, 192}));
+  EXPECT_EQ(wgmma_class(192, 136, true), (HeadDimClass{192, 192}));
+  EXPECT_EQ(wgmma_class(184, 120, true), (HeadDimClass{192, 128})) << "MLA's class keeps dv <= 128";
+  EXPECT_EQ(wgmma_class(160, 160, true), (HeadDimClass{160, 160}));
+  EXPECT_EQ(wgmma_class(200, 192, true), (HeadDimClass{224, 224}));
   for (int d : {200, 208, 216, 224}) {
     EXPECT_EQ(wgmma_class(d, d, true), (HeadDimClass{224, 224})) << d;
     EXPECT_EQ(wgmma_class(d, d, false), (HeadDimClass{256, 256})) << d;
@@ -218,7 +227,7 @@ TEST(Select, WgmmaFineClassesAreTheShippedOnesAnd96And224) {
   EXPECT_EQ(wgmma_class(96, 104, true), (HeadDimClass{128, 128}));
   const Support f = kernel_or_variant("wgmma/classes=fine").supports(kSm90, prob(128, 128, 264));
   EXPECT_FALSE(f);
-  EXPECT_NE(f.reason.find("64/64, 96/96, 128/128"), std::string::npos) << f.reason;
+  EXPECT_NE(f.reason.find("64/64, 96/96, 128/128, 192/128, 160/160, 192/192, 224/224, 256/256"), std::string::npos) << f.reason;
 }
 
 // mma's fine ladder (the one it runs on NVIDIA): every class of kMmaDimClasses is in it, every

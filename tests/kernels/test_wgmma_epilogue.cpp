@@ -91,11 +91,13 @@ TEST(WgmmaEpilogue, Vec16StoresEveryElementOnceAtItsPlace) {
   EXPECT_EQ(replay<128>(), "");
   EXPECT_EQ(replay<256>(), "");  // the 256/256 class
   EXPECT_EQ(replay<160>(), "");  // the 160/160 class
+  EXPECT_EQ(replay<192>(), "");  // the 192/192 class (wgmma/classes=fine)
   EXPECT_EQ(replay<96>(), "");   // the 96/96 class (wgmma/classes=fine)
   EXPECT_EQ(replay<224>(), "");  // the 224/224 class (wgmma/classes=fine)
   static_assert(vec16_layout_ok<atoms::SM90_64xNx16_Layout<64>>());
   static_assert(vec16_layout_ok<atoms::SM90_64xNx16_Layout<256>>());
   static_assert(vec16_layout_ok<atoms::SM90_64xNx16_Layout<160>>());
+  static_assert(vec16_layout_ok<atoms::SM90_64xNx16_Layout<192>>());
   static_assert(vec16_layout_ok<atoms::SM90_64xNx16_Layout<96>>());
   static_assert(vec16_layout_ok<atoms::SM90_64xNx16_Layout<224>>());
   static_assert(vec16_layout_ok<atoms::SM90_64xNx16_Layout<128>>());

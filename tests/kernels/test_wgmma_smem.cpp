@@ -26,9 +26,9 @@ constexpr int mnmajor(int start, std::uint32_t lbo, std::uint32_t sbo, int k, in
   return start + (n / (sw / 2)) * static_cast<int>(lbo) + 2 * (n % (sw / 2)) + (k / 8) * static_cast<int>(sbo) + (k % 8) * sw;
 }
 
-template <int D, int S = 0>
+template <int D, int Dv = class_dv(kWgmmaFineDimClasses, D), int S = 0>
 std::string check_config() {
-  using C = WgmmaConfig<D, S>;
+  using C = WgmmaConfig<D, Dv, S>;
   constexpr int sw = C::kRowBytes, atom = 8 * C::kRowBytes;  // the swizzle and its atom (8 rows)
   // S = Q K^T: A = Q rows of warpgroup wg, B = K rows (n = key) of stage st, k-step kk.
   for (int wg = 0; wg < C::kConsumers; ++wg)
@@ -75,6 +75,14 @@ TEST(WgmmaSmem, DescriptorsReadWhatTheTmaWrote) {
   EXPECT_EQ(check_config<192>(), "");  // Q/K 192 wide (three chunks), V 128, two stages
   EXPECT_EQ(WgmmaConfig<192>::kDv, 128);
   EXPECT_EQ(WgmmaConfig<192>::kStages, 2);
+  // 192/192 (wgmma/classes=fine): three 64-dim chunks on both sides, 64 keys (S 32 + O 96 + P 16
+  // registers), three stages of 48 KB beside Q's 48 KB.
+  EXPECT_EQ((check_config<192, 192>()), "");
+  EXPECT_EQ((WgmmaConfig<192, 192>::kDv), 192);
+  EXPECT_EQ((WgmmaConfig<192, 192>::kChunk), 64);
+  EXPECT_EQ((WgmmaConfig<192, 192>::kBn), 64);
+  EXPECT_EQ((WgmmaConfig<192, 192>::kStages), 3);
+  EXPECT_EQ((WgmmaConfig<192, 192>::kVChunks), 3);
   EXPECT_EQ(check_config<256>(), "");  // 256/256: 64 keys per tile, two stages of 64 KB beside Q's 64 KB
   EXPECT_EQ(check_config<160>(), "");  // 160/160: five 32-dim chunks, the 64-byte swizzle, 64 keys, 3 stages
   EXPECT_EQ(WgmmaConfig<160>::kChunk, 32);
@@ -99,20 +107,20 @@ TEST(WgmmaSmem, DescriptorsReadWhatTheTmaWrote) {
   EXPECT_EQ(WgmmaConfig<128>::kBn, 128);
   // wgmma/stages=4|5 at 64/64: exactly that many stages, every one read where the TMA wrote it, and
   // the barriers past the last stage (static_asserts: inside the 227 KB).
-  EXPECT_EQ((check_config<64, 4>()), "");
-  EXPECT_EQ((check_config<64, 5>()), "");
-  EXPECT_EQ((WgmmaConfig<64, 4>::kStages), 4);
-  EXPECT_EQ((WgmmaConfig<64, 5>::kStages), 5);
-  EXPECT_EQ((WgmmaConfig<64, 5>::kBarOff), 16384 + 5 * 2 * 16384);
-  EXPECT_LE((WgmmaConfig<64, 5>::kSmemBytes), 232448);
-  EXPECT_EQ((WgmmaConfig<64, 3>::kSmemBytes), WgmmaConfig<64>::kSmemBytes);  // 0 is the class's own 3
+  EXPECT_EQ((check_config<64, 64, 4>()), "");
+  EXPECT_EQ((check_config<64, 64, 5>()), "");
+  EXPECT_EQ((WgmmaConfig<64, 64, 4>::kStages), 4);
+  EXPECT_EQ((WgmmaConfig<64, 64, 5>::kStages), 5);
+  EXPECT_EQ((WgmmaConfig<64, 64, 5>::kBarOff), 16384 + 5 * 2 * 16384);
+  EXPECT_LE((WgmmaConfig<64, 64, 5>::kSmemBytes), 232448);
+  EXPECT_EQ((WgmmaConfig<64, 64, 3>::kSmemBytes), WgmmaConfig<64>::kSmemBytes);  // 0 is the class's own 3
 }
 
 // Every class of the list has a configuration that fits an sm_90 block (static_asserts in WgmmaConfig)
 // and whose one more stage would not: kStages is what the shared memory allows, not a guess.
-template <int D>
+template <int D, int Dv = class_dv(kWgmmaFineDimClasses, D)>
 int one_more_stage_bytes() {
-  using C = WgmmaConfig<D>;
+  using C = WgmmaConfig<D, Dv>;
   return C::kSmemBytes + C::kBn * (D + C::kDv) * 2 + 4 * 8;
 }
 TEST(WgmmaSmem, StagesFillTheSharedMemory) {
@@ -120,6 +128,7 @@ TEST(WgmmaSmem, StagesFillTheSharedMemory) {
   EXPECT_GT(one_more_stage_bytes<192>(), 232448);
   EXPECT_GT(one_more_stage_bytes<256>(), 232448);
   EXPECT_GT(one_more_stage_bytes<224>(), 232448);
+  EXPECT_GT((one_more_stage_bytes<192, 192>()), 232448);
 }
 
 // The replay is sharp: the layouts a plausible slip would produce do not match.

@@ -56,9 +56,9 @@ namespace flashprobe::kernels::dev {
 // kAffine: the consumers' mask in 32-bit affine form (wgmma_mask.h; the shipped kernel with kVecO, no extras, sq + sk <= kMaxLen32).
 // kAlign: box rows on 32-byte sectors (wgmma/align=sector, wgmma_config.h sector_shift; with kVecO, no extras).
 // kStagesWanted: 0, the class's K/V stage count; n > 0, exactly n (wgmma/stages=<n>, WgmmaConfig).
-template <class E, int D, WgmmaSchedule kSched, bool kExtras, bool kCarry, bool kL2Ahead, bool kVecO, bool kAffine,
+template <class E, int D, int Dv, WgmmaSchedule kSched, bool kExtras, bool kCarry, bool kL2Ahead, bool kVecO, bool kAffine,
           int kStagesWanted = 0, bool kAlign = false>
-__global__ __launch_bounds__(WgmmaConfig<D>::kThreads, 1) void wgmma_fwd(const __grid_constant__ Params p,
+__global__ __launch_bounds__(WgmmaConfig<D, Dv>::kThreads, 1) void wgmma_fwd(const __grid_constant__ Params p,
                                                                           const __grid_constant__ CUtensorMap tq,
                                                                           const __grid_constant__ CUtensorMap tk,
                                                                           const __grid_constant__ CUtensorMap tv) {
@@ -66,23 +66,23 @@ __global__ __launch_bounds__(WgmmaConfig<D>::kThreads, 1) void wgmma_fwd(const _
   (void)p, (void)tq, (void)tk, (void)tv;
   fp_dev::trap();  // sm_90a only; the registry never launches it elsewhere
 #else
-  using C = WgmmaConfig<D, kStagesWanted>;
+  using C = WgmmaConfig<D, Dv, kStagesWanted>;
   static_assert(!kStagesWanted || (!kCarry && !kL2Ahead), "wgmma/stages=<n> is built with the shipped producer and consumers");
   static_assert(!kCarry || (kSched == WgmmaSchedule::pingpong && !kExtras), "wgmma/carry=on is pingpong without extras");
   static_assert(!(kCarry && kVecO), "the 16-byte O stores are built with wgmma_consume only");
   static_assert(!kAlign || (kVecO && !kExtras && !kCarry && !kL2Ahead), "wgmma/align=sector is built with the shipped stores and mask only");
   extern __shared__ std::uint8_t smem_raw[];
-  const WgmmaSmem<D, kStagesWanted> sm = wgmma_smem<D, kStagesWanted>(smem_raw);
+  const WgmmaSmem<D, Dv, kStagesWanted> sm = wgmma_smem<D, Dv, kStagesWanted>(smem_raw);
   if (threadIdx.x == 0) sm.init_barriers();
   __syncthreads();
   // One branch per role (setmaxnreg takes effect only so); from here on no barrier spans the block.
   if (threadIdx.x < 128) {
     sm90::regs_dec<C::kProducerRegs>();
-    if (threadIdx.x < 32) wgmma_produce<D, kL2Ahead, kStagesWanted, kAlign>(sm, p, &tq, &tk, &tv);
+    if (threadIdx.x < 32) wgmma_produce<D, Dv, kL2Ahead, kStagesWanted, kAlign>(sm, p, &tq, &tk, &tv);
   } else {
     sm90::regs_inc<C::kConsumerRegs>();
-    if constexpr (kCarry) wgmma_consume_carried<E, D>(sm, p);
-    else wgmma_consume<E, D, kSched, kExtras, kVecO, kAffine, kStagesWanted, kAlign>(sm, p);
+    if constexpr (kCarry) wgmma_consume_carried<E, D, Dv>(sm, p);
+    else wgmma_consume<E, D, Dv, kSched, kExtras, kVecO, kAffine, kStagesWanted, kAlign>(sm, p);
   }
 #endif
 }

@@ -14,9 +14,9 @@
 namespace flashprobe::kernels::dev {
 
 // S: WgmmaConfig's kStagesWanted (0: the class's own stage count).
-template <int D, int S = 0>
+template <int D, int Dv, int S = 0>
 struct WgmmaSmem {
-  using C = WgmmaConfig<D, S>;
+  using C = WgmmaConfig<D, Dv, S>;
   std::uint8_t* base;  // 1024-byte aligned (the swizzle atoms and descriptors need it)
 
   FP_DEV std::uint16_t* q_s() const { return reinterpret_cast<std::uint16_t*>(base); }
@@ -47,8 +47,8 @@ struct WgmmaSmem {
   }
 };
 
-template <int D, int S = 0>
-FP_DEV WgmmaSmem<D, S> wgmma_smem(std::uint8_t* smem_raw) {
+template <int D, int Dv, int S = 0>
+FP_DEV WgmmaSmem<D, Dv, S> wgmma_smem(std::uint8_t* smem_raw) {
   return {reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) &
                                           ~static_cast<std::uintptr_t>(1023))};
 }
@@ -63,9 +63,9 @@ struct WgmmaRows {
   FP_DEV int kv0(int t, int bn) const { return kv_first + t * bn; }
 };
 
-template <int D>
+template <int D, int Dv>
 FP_DEV WgmmaRows wgmma_rows(const Params& p, const WgmmaWorkList::RowBlock& rb) {
-  using C = WgmmaConfig<D>;
+  using C = WgmmaConfig<D, Dv>;
   WgmmaRows r;
   r.h = rb.h;
   r.b = rb.b;
@@ -92,9 +92,9 @@ FP_DEV WgmmaRows wgmma_rows(const Params& p, const WgmmaWorkList::RowBlock& rb) 
 struct WgmmaShifts {
   int qk, v;
 };
-template <int D>
+template <int D, int Dv>
 FP_DEV WgmmaShifts wgmma_shifts(const Params& p, const WgmmaRows& r) {
-  using C = WgmmaConfig<D>;
+  using C = WgmmaConfig<D, Dv>;
   const auto at = [&](const void* base, const DevStrides& st) {
     return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(base)) +
            2 * static_cast<std::uint64_t>(r.b * st.b + r.hk * st.h);
@@ -103,14 +103,14 @@ FP_DEV WgmmaShifts wgmma_shifts(const Params& p, const WgmmaRows& r) {
 }
 
 // A walk over this block's row blocks in order:
-//   for_each_row_block<D>(p, [&](const WgmmaRows& r) { ... });
-template <int D, class F>
+//   for_each_row_block<D, Dv>(p, [&](const WgmmaRows& r) { ... });
+template <int D, int Dv, class F>
 FP_DEV void for_each_row_block(const Params& p, F&& f) {
   const WgmmaWorkList wl = work_list_of<D>(p.sq, p.hq, p.batch, p.causal != CausalMode::none);
   const int items = static_cast<int>(wl.items());  // <= INT32_MAX (wgmma_supports)
   for (int w = static_cast<int>(blockIdx.x); w < items; w += static_cast<int>(gridDim.x)) {
     const int n = wl.count(w);
-    for (int k = 0; k < n; ++k) f(wgmma_rows<D>(p, wl.row_block(w, k)));
+    for (int k = 0; k < n; ++k) f(wgmma_rows<D, Dv>(p, wl.row_block(w, k)));
   }
 }
 
@@ -119,20 +119,20 @@ FP_DEV void for_each_row_block(const Params& p, F&& f) {
 // the current one (wgmma/carry=on, wgmma_consumer_carry.cuh) and for a producer that prefetches the
 // next row block into the L2 (wgmma/l2ahead=on, wgmma_producer.cuh). The order is
 // for_each_row_block's, which the shipped producer and consumers walk.
-//   for_each_row_block_ahead<D>(p, [&](const WgmmaRows& r, const WgmmaRows& next) { ... });
-template <int D, class F>
+//   for_each_row_block_ahead<D, Dv>(p, [&](const WgmmaRows& r, const WgmmaRows& next) { ... });
+template <int D, int Dv, class F>
 FP_DEV void for_each_row_block_ahead(const Params& p, F&& f) {
   const WgmmaWorkList wl = work_list_of<D>(p.sq, p.hq, p.batch, p.causal != CausalMode::none);
   const int items = static_cast<int>(wl.items());  // <= INT32_MAX (wgmma_supports)
   int w = static_cast<int>(blockIdx.x), k = 0;
   if (w >= items) return;
-  WgmmaRows cur = wgmma_rows<D>(p, wl.row_block(w, 0));
+  WgmmaRows cur = wgmma_rows<D, Dv>(p, wl.row_block(w, 0));
   for (;;) {
     int w2 = w, k2 = 0;
     const bool more = wl.next_in_walk(w, k, static_cast<int>(gridDim.x), w2, k2);
     WgmmaRows next{};
     next.ntiles = -1;
-    if (more) next = wgmma_rows<D>(p, wl.row_block(w2, k2));
+    if (more) next = wgmma_rows<D, Dv>(p, wl.row_block(w2, k2));
     f(static_cast<const WgmmaRows&>(cur), static_cast<const WgmmaRows&>(next));
     if (!more) return;
     cur = next;

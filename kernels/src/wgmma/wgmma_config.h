@@ -35,11 +35,13 @@ namespace flashprobe::kernels::dev {
 //             barriers), so that one's softmax runs while the other's products use the tensor cores.
 enum class WgmmaSchedule { serial, overlap, pingpong };
 
+// D, Dv: the class's Q/K and V/O widths, a class of kWgmmaFineDimClasses (head_dim_classes.h); Dv
+// defaults to the first class of width D's (192: 192/128), for the CPU tests; the kernel names both.
 // kStagesWanted: 0 for the class's own stage count (kStages below); n > 0 for exactly n stages (the
 // variant wgmma/stages=<n> at 64/64, WGMMA_NOTES.md "wgmma/stages"); the static_asserts hold either way.
-template <int D, int kStagesWanted = 0>
+template <int D, int Dv = class_dv(kWgmmaFineDimClasses, D), int kStagesWanted = 0>
 struct WgmmaConfig {
-  static constexpr int kDv = class_dv(kWgmmaFineDimClasses, D);  // V and O width of the class (every class)
+  static constexpr int kDv = Dv;                             // V and O width of the class
   static constexpr int kBm = kWgmmaBlockRows;                // query rows per block
   static constexpr int kBn = wgmma_tile_keys({D, kDv});       // keys per K/V tile (head_dim_classes.h says why)
   // K/V tiles in flight: as many as fit (at most 3) beside Q, the barriers and the alignment slack in
@@ -84,7 +86,7 @@ struct WgmmaConfig {
   static constexpr int kSmemBytes = kBarOff + 8 * kBars + 1024;  // + slack to align the base to 1024
   static_assert(128 * kProducerRegs + kConsumers * 128 * kConsumerRegs <= kThreads * kEntryRegs,
                 "the consumers would take more registers than the producer gives back: setmaxnreg would hang");
-  static_assert(kDv > 0, "D must be the Q/K width of a class of kWgmmaFineDimClasses");
+  static_assert(has_class(kWgmmaFineDimClasses, D, Dv), "D/Dv must be a class of kWgmmaFineDimClasses");
   static_assert(D % kChunk == 0 && kDv % kChunk == 0, "the TMA boxes are kChunk dims wide: D and kDv whole chunks");
   static_assert(D % 32 == 0 && kDv % 32 == 0, "the narrowest swizzled row (64 bytes) is 32 dims: D and kDv multiples of 32");
   static_assert(kBm == kConsumers * 64, "a consumer warpgroup owns the 64 rows of one wgmma tile");
@@ -174,7 +176,7 @@ constexpr bool pair_row_blocks(bool causal) {
 // The work list of a problem: row blocks of kBm query rows per (batch, head), paired as above.
 template <int D>
 constexpr WgmmaWorkList work_list_of(std::int64_t sq, int hq, int batch, bool causal) {
-  return {static_cast<int>((sq + WgmmaConfig<D>::kBm - 1) / WgmmaConfig<D>::kBm), hq, batch,
+  return {static_cast<int>((sq + kWgmmaBlockRows - 1) / kWgmmaBlockRows), hq, batch,
           pair_row_blocks<D>(causal)};
 }
 

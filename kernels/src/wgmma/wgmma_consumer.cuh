@@ -64,10 +64,10 @@ constexpr bool same_local_rows(const atoms::CRows<SL>& rs, const atoms::CRows<OL
 // kAlign (wgmma/align=sector, with kVecO, no extras): V arrived wgmma_shifts(...).v dims to the right
 // (wgmma_producer.cuh), so accumulator column n of O is dim n - that shift; S needs nothing (Q and K
 // share their shift).
-template <class E, int D, WgmmaSchedule kSched, bool kExtras, bool kVecO = false, bool kAffine = false, int S = 0,
+template <class E, int D, int Dv, WgmmaSchedule kSched, bool kExtras, bool kVecO = false, bool kAffine = false, int S = 0,
           bool kAlign = false>
-FP_DEV void wgmma_consume(const WgmmaSmem<D, S>& sm, const Params& p) {
-  using C = WgmmaConfig<D, S>;
+FP_DEV void wgmma_consume(const WgmmaSmem<D, Dv, S>& sm, const Params& p) {
+  using C = WgmmaConfig<D, Dv, S>;
   constexpr int Bn = C::kBn;
   using SOp = typename WgmmaOps<E>::template Op<Bn>;  // S = Q K^T, 64 x Bn per warpgroup
   using OOp = typename WgmmaOps<E>::template Op<C::kDv>;  // O += P V, 64 x kDv
@@ -141,7 +141,7 @@ FP_DEV void wgmma_consume(const WgmmaSmem<D, S>& sm, const Params& p) {
 
   int n = 0;   // tiles of the walk consumed so far (ring position)
   int qn = 0;  // row blocks with keys so far (Q buffer uses)
-  for_each_row_block<D>(p, [&](const WgmmaRows& r) {
+  for_each_row_block<D, Dv>(p, [&](const WgmmaRows& r) {
     const int r0 = r.i0 + cw * 64;
     const int b = r.b, h = r.h;
     const std::int64_t diag = diag_of<Bug::none>(p, b);
@@ -362,7 +362,7 @@ FP_DEV void wgmma_consume(const WgmmaSmem<D, S>& sm, const Params& p) {
     bool stored = false;
     // O's accumulator column n holds dim n - oc (0 but with kAlign); the dims stored are 0 .. dv - 1.
     int oc = 0;
-    if constexpr (kAlign) oc = wgmma_shifts<D>(p, r).v;
+    if constexpr (kAlign) oc = wgmma_shifts<D, Dv>(p, r).v;
     if constexpr (kVecO) {
       // 16-byte stores of 8 columns (dv is a multiple of 8, so a piece is wholly inside or past it)
       // where every row's start is 16-byte aligned.

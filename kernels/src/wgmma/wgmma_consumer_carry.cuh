@@ -18,9 +18,9 @@
 
 namespace flashprobe::kernels::dev {
 
-template <class E, int D>
-FP_DEV void wgmma_consume_carried(const WgmmaSmem<D>& sm, const Params& p) {
-  using C = WgmmaConfig<D>;
+template <class E, int D, int Dv>
+FP_DEV void wgmma_consume_carried(const WgmmaSmem<D, Dv>& sm, const Params& p) {
+  using C = WgmmaConfig<D, Dv>;
   constexpr int Bn = C::kBn;
   using SOp = typename WgmmaOps<E>::template Op<Bn>;  // S = Q K^T, 64 x Bn per warpgroup
   using OOp = typename WgmmaOps<E>::template Op<C::kDv>;  // O += P V, 64 x kDv
@@ -330,7 +330,7 @@ FP_DEV void wgmma_consume_carried(const WgmmaSmem<D>& sm, const Params& p) {
     row_finals(inv);
     store_rows(row_i, inv, m_r, l_r, b, h);
   };
-  for_each_row_block_ahead<D>(p, body);
+  for_each_row_block_ahead<D, Dv>(p, body);
 }
 
 }  // namespace flashprobe::kernels::dev

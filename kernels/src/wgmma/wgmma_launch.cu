@@ -10,16 +10,16 @@
 namespace flashprobe::kernels::detail {
 
 template <>
-void launch_wgmma_class<64>(const Params& p, Stream s, const WgmmaOptions& o) {
-  by_dtype<64>(p, s, o);
+void launch_wgmma_class<64, 64>(const Params& p, Stream s, const WgmmaOptions& o) {
+  by_dtype<64, 64>(p, s, o);
 }
 template <>
-void launch_wgmma_class<128>(const Params& p, Stream s, const WgmmaOptions& o) {
-  by_dtype<128>(p, s, o);
+void launch_wgmma_class<128, 128>(const Params& p, Stream s, const WgmmaOptions& o) {
+  by_dtype<128, 128>(p, s, o);
 }
 template <>
-void launch_wgmma_class<192>(const Params& p, Stream s, const WgmmaOptions& o) {
-  by_dtype<192>(p, s, o);
+void launch_wgmma_class<192, 128>(const Params& p, Stream s, const WgmmaOptions& o) {
+  by_dtype<192, 128>(p, s, o);
 }
 
 namespace {
@@ -31,15 +31,15 @@ void launch_wgmma(const Params& p, Stream s, const WgmmaOptions& o) {
     // TMA reads from 16-byte aligned bases only; mma takes any pointer (documented in the header).
     return launch_mma_nvidia_any(p, s);
   }
-  switch (wgmma_class(p.d, p.dv, o.fine_classes).d) {
-    case 64: return launch_wgmma_class<64>(p, s, o);
-    case 96: return launch_wgmma_class<96>(p, s, o);
-    case 128: return launch_wgmma_class<128>(p, s, o);
-    case 160: return launch_wgmma_class<160>(p, s, o);
-    case 224: return launch_wgmma_class<224>(p, s, o);
-    case 192: return launch_wgmma_class<192>(p, s, o);
-    case 256: return launch_wgmma_class<256>(p, s, o);
-  }
+  const HeadDimClass c = wgmma_class(p.d, p.dv, o.fine_classes);
+  if (c == HeadDimClass{64, 64}) return launch_wgmma_class<64, 64>(p, s, o);
+  if (c == HeadDimClass{96, 96}) return launch_wgmma_class<96, 96>(p, s, o);
+  if (c == HeadDimClass{128, 128}) return launch_wgmma_class<128, 128>(p, s, o);
+  if (c == HeadDimClass{160, 160}) return launch_wgmma_class<160, 160>(p, s, o);
+  if (c == HeadDimClass{192, 128}) return launch_wgmma_class<192, 128>(p, s, o);
+  if (c == HeadDimClass{192, 192}) return launch_wgmma_class<192, 192>(p, s, o);
+  if (c == HeadDimClass{224, 224}) return launch_wgmma_class<224, 224>(p, s, o);
+  if (c == HeadDimClass{256, 256}) return launch_wgmma_class<256, 256>(p, s, o);
   throw UsageError("d=" + std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + ": " + wgmma_dims_rule(o.fine_classes));
 }
 

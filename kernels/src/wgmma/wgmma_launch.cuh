@@ -1,7 +1,7 @@
 #pragma once
 // Host launch of the wgmma kernel, shared by its translation units (one per group of tile classes:
 // wgmma_launch.cu has 64/64, 128/128, 192/128 and the entry launch_wgmma, wgmma_launch_d<D>.cu one
-// class each (96, 160, 224, 256), so that CI's two cores build them side by side): one TMA tensor map per input (built
+// class each (96, 160, 192/192, 224, 256), so that CI's two cores build them side by side): one TMA tensor map per input (built
 // per call: the pointers and strides are the call's), the block's dynamic shared memory raised past
 // 48 KB, the grid. Compiled for sm_90a only (kernels/CMakeLists.txt): wgmma and the TMA exist nowhere else.
 #include <cuda.h>
@@ -84,14 +84,14 @@ inline unsigned grid_blocks(std::int64_t items, const WgmmaOptions& o) {
   return static_cast<unsigned>(items < cap ? items : cap);
 }
 
-template <class E, int D, dev::WgmmaSchedule kSched, bool kExtras, bool kCarry = false, bool kL2Ahead = false,
+template <class E, int D, int Dv, dev::WgmmaSchedule kSched, bool kExtras, bool kCarry = false, bool kL2Ahead = false,
           bool kVecO = false, bool kAffine = false, int kStagesWanted = 0, bool kAlign = false>
 void launch(const Params& p, Stream s, const WgmmaOptions& o) {
-  using C = dev::WgmmaConfig<D, kStagesWanted>;
+  using C = dev::WgmmaConfig<D, Dv, kStagesWanted>;
   const CUtensorMap tq = tensor_map("q", p.q, p.qs, p.batch, p.sq, p.hq, p.d, C::kBm, C::kChunk, p.dtype);
   const CUtensorMap tk = tensor_map("k", p.k, p.ks, p.batch, p.sk, p.hkv, p.d, C::kBn, C::kChunk, p.dtype);
   const CUtensorMap tv = tensor_map("v", p.v, p.vs, p.batch, p.sk, p.hkv, p.dv, C::kBn, C::kChunk, p.dtype);
-  auto* kernel = dev::wgmma_fwd<E, D, kSched, kExtras, kCarry, kL2Ahead, kVecO, kAffine, kStagesWanted, kAlign>;
+  auto* kernel = dev::wgmma_fwd<E, D, Dv, kSched, kExtras, kCarry, kL2Ahead, kVecO, kAffine, kStagesWanted, kAlign>;
   static const bool raised = [&] {  // once per instantiation
     FP_CHECK(fp_rt::set_max_dynamic_smem(kernel, C::kSmemBytes));
     return true;
@@ -104,11 +104,11 @@ void launch(const Params& p, Stream s, const WgmmaOptions& o) {
 }
 
 // Only pingpong, the shipped schedule, is compiled unless the build asks for all of them.
-template <class E, int D, bool kExtras>
+template <class E, int D, int Dv, bool kExtras>
 void by_schedule(const Params& p, Stream s, const WgmmaOptions& o) {
   if constexpr (kWgmmaAllSchedules) {
-    if (o.schedule == dev::WgmmaSchedule::serial) return launch<E, D, dev::WgmmaSchedule::serial, kExtras>(p, s, o);
-    if (o.schedule == dev::WgmmaSchedule::overlap) return launch<E, D, dev::WgmmaSchedule::overlap, kExtras>(p, s, o);
+    if (o.schedule == dev::WgmmaSchedule::serial) return launch<E, D, Dv, dev::WgmmaSchedule::serial, kExtras>(p, s, o);
+    if (o.schedule == dev::WgmmaSchedule::overlap) return launch<E, D, Dv, dev::WgmmaSchedule::overlap, kExtras>(p, s, o);
   }
   if (o.schedule != dev::WgmmaSchedule::pingpong)
     throw UsageError("wgmma: this build has the pingpong schedule only (configure with -DFLASHPROBE_WGMMA_SCHEDULES=ON)");
@@ -117,7 +117,7 @@ void by_schedule(const Params& p, Stream s, const WgmmaOptions& o) {
   // column-pair stores (wgmma/epilogue=pairs) are built there too, one at a time (their supports()
   // refuse the rest, wgmma_registry.cpp; variants.cpp refuses pairs of them), the first two with the
   // column pairs they were measured with; carry=on, measured slower, only with the other schedules.
-  // Elsewhere (192/128, soft-cap or ALiBi) O goes out in column pairs; the 96/96, 160/160, 224/224 and
+  // Elsewhere (192/128, soft-cap or ALiBi) O goes out in column pairs; the 96/96, 160/160, 192/192, 224/224 and
   // 256/256 classes store 16-byte pieces without extras (the only stores they were built and measured with),
   // column pairs with them.
   // The mask (wgmma_mask.h) at 64/64 and 128/128 without extras: affine where the 32-bit rows hold
@@ -127,31 +127,31 @@ void by_schedule(const Params& p, Stream s, const WgmmaOptions& o) {
   // affine mask, as the shipped kernel; supports() refuses sq + sk past kMaxLen32 there), 160/160 and 256/256.
   const int picked =
       int{o.carry} + int{o.l2ahead} + int{o.pair_stores} + int{o.visible_mask} + int{o.stages > 0} + int{o.align_rows};
-  // The 96/96, 160/160, 224/224 and 256/256 classes without extras are built with the 16-byte stores only.
-  constexpr bool kVecOnly = (D == 96 || D == 160 || D == 224 || D == 256) && !kExtras;
+  // The 96/96, 160/160, 192/192, 224/224 and 256/256 classes without extras are built with the 16-byte stores only.
+  constexpr bool kVecOnly = (D == 96 || D == 160 || (D == 192 && Dv == 192) || D == 224 || D == 256) && !kExtras;
   if constexpr ((D == 64 || D == 128 || D == 160 || D == 256) && !kExtras)
     if (o.align_rows && picked == 1) {
       constexpr bool kAffine = D == 64 || D == 128;
       if (kAffine && !dev::affine_mask_fits(p.sq, p.sk))
         throw UsageError("wgmma/align=sector: built with the affine mask at the 64/64 and 128/128 classes, which keeps sq + sk within " +
                          std::to_string(kMaxLen32) + " (sq=" + std::to_string(p.sq) + ", sk=" + std::to_string(p.sk) + ")");
-      return launch<E, D, dev::WgmmaSchedule::pingpong, kExtras, false, false, true, kAffine, 0, true>(p, s, o);
+      return launch<E, D, Dv, dev::WgmmaSchedule::pingpong, kExtras, false, false, true, kAffine, 0, true>(p, s, o);
     }
   if constexpr (kVecOnly)
-    if (picked == 0) return launch<E, D, dev::WgmmaSchedule::pingpong, kExtras, false, false, true>(p, s, o);
+    if (picked == 0) return launch<E, D, Dv, dev::WgmmaSchedule::pingpong, kExtras, false, false, true>(p, s, o);
   if constexpr ((D == 64 || D == 128) && !kExtras) {
     if constexpr (kWgmmaAllSchedules)
-      if (o.carry && picked == 1) return launch<E, D, dev::WgmmaSchedule::pingpong, kExtras, true>(p, s, o);
-    if (o.l2ahead && picked == 1) return launch<E, D, dev::WgmmaSchedule::pingpong, kExtras, false, true>(p, s, o);
-    if (o.pair_stores && picked == 1) return launch<E, D, dev::WgmmaSchedule::pingpong, kExtras>(p, s, o);
+      if (o.carry && picked == 1) return launch<E, D, Dv, dev::WgmmaSchedule::pingpong, kExtras, true>(p, s, o);
+    if (o.l2ahead && picked == 1) return launch<E, D, Dv, dev::WgmmaSchedule::pingpong, kExtras, false, true>(p, s, o);
+    if (o.pair_stores && picked == 1) return launch<E, D, Dv, dev::WgmmaSchedule::pingpong, kExtras>(p, s, o);
     const bool rows32 = dev::affine_mask_fits(p.sq, p.sk);
     if constexpr (D == 64) {
-      if (o.stages == 4 && picked == 1 && rows32) return launch<E, D, dev::WgmmaSchedule::pingpong, kExtras, false, false, true, true, 4>(p, s, o);
-      if (o.stages == 5 && picked == 1 && rows32) return launch<E, D, dev::WgmmaSchedule::pingpong, kExtras, false, false, true, true, 5>(p, s, o);
+      if (o.stages == 4 && picked == 1 && rows32) return launch<E, D, Dv, dev::WgmmaSchedule::pingpong, kExtras, false, false, true, true, 4>(p, s, o);
+      if (o.stages == 5 && picked == 1 && rows32) return launch<E, D, Dv, dev::WgmmaSchedule::pingpong, kExtras, false, false, true, true, 5>(p, s, o);
     }
     if ((o.visible_mask && picked == 1) || (picked == 0 && !rows32))
-      return launch<E, D, dev::WgmmaSchedule::pingpong, kExtras, false, false, true>(p, s, o);
-    if (picked == 0) return launch<E, D, dev::WgmmaSchedule::pingpong, kExtras, false, false, true, true>(p, s, o);
+      return launch<E, D, Dv, dev::WgmmaSchedule::pingpong, kExtras, false, false, true>(p, s, o);
+    if (picked == 0) return launch<E, D, Dv, dev::WgmmaSchedule::pingpong, kExtras, false, false, true, true>(p, s, o);
   }
   if (picked > 0)
     throw UsageError(std::string(picked > 1 ? "wgmma/carry=on, l2ahead=on, epilogue=pairs, mask=visible, stages and align=sector: not built together"
@@ -164,25 +164,25 @@ void by_schedule(const Params& p, Stream s, const WgmmaOptions& o) {
                      ": built for the " + (o.align_rows ? "64/64, 128/128, 160/160 and 256/256" : "64/64 and 128/128") +
                      " classes without soft-cap or ALiBi only (d=" +
                      std::to_string(p.d) + ", dv=" + std::to_string(p.dv) + ")");
-  if constexpr (!kVecOnly) return launch<E, D, dev::WgmmaSchedule::pingpong, kExtras>(p, s, o);
+  if constexpr (!kVecOnly) return launch<E, D, Dv, dev::WgmmaSchedule::pingpong, kExtras>(p, s, o);
 }
 
 // Soft-cap and ALiBi run in their own instantiation (wgmma_consumer.cuh says why).
-template <class E, int D>
+template <class E, int D, int Dv>
 void by_extras(const Params& p, Stream s, const WgmmaOptions& o) {
-  if (p.softcap > 0.f || p.alibi != nullptr) by_schedule<E, D, true>(p, s, o);
-  else by_schedule<E, D, false>(p, s, o);
+  if (p.softcap > 0.f || p.alibi != nullptr) by_schedule<E, D, Dv, true>(p, s, o);
+  else by_schedule<E, D, Dv, false>(p, s, o);
 }
-template <int D>
+template <int D, int Dv>
 void by_dtype(const Params& p, Stream s, const WgmmaOptions& o) {
-  if (p.dtype == DType::bf16) by_extras<dev::BF16, D>(p, s, o);
-  else by_extras<dev::F16, D>(p, s, o);
+  if (p.dtype == DType::bf16) by_extras<dev::BF16, D, Dv>(p, s, o);
+  else by_extras<dev::F16, D, Dv>(p, s, o);
 }
 
 
-// The launch of tile class D (Q/K width; kWgmmaDimClasses), defined by one explicit specialisation in
-// the translation unit that builds the class (wgmma_launch.cu, wgmma_launch_d<D>.cu).
-template <int D>
+// The launch of tile class D/Dv (Q/K and V/O widths; kWgmmaFineDimClasses), defined by one explicit
+// specialisation in the translation unit that builds the class (wgmma_launch.cu, wgmma_launch_d<D>.cu).
+template <int D, int Dv>
 void launch_wgmma_class(const Params& p, Stream s, const WgmmaOptions& o);
 
 }  // namespace flashprobe::kernels::detail

@@ -6,7 +6,7 @@
 
 namespace flashprobe::kernels::detail {
 template <>
-void launch_wgmma_class<224>(const Params& p, Stream s, const WgmmaOptions& o) {
-  by_dtype<224>(p, s, o);
+void launch_wgmma_class<224, 224>(const Params& p, Stream s, const WgmmaOptions& o) {
+  by_dtype<224, 224>(p, s, o);
 }
 }  // namespace flashprobe::kernels::detail

@@ -6,7 +6,7 @@
 
 namespace flashprobe::kernels::detail {
 template <>
-void launch_wgmma_class<256>(const Params& p, Stream s, const WgmmaOptions& o) {
-  by_dtype<256>(p, s, o);
+void launch_wgmma_class<256, 256>(const Params& p, Stream s, const WgmmaOptions& o) {
+  by_dtype<256, 256>(p, s, o);
 }
 }  // namespace flashprobe::kernels::detail

@@ -6,7 +6,7 @@
 
 namespace flashprobe::kernels::detail {
 template <>
-void launch_wgmma_class<96>(const Params& p, Stream s, const WgmmaOptions& o) {
-  by_dtype<96>(p, s, o);
+void launch_wgmma_class<96, 96>(const Params& p, Stream s, const WgmmaOptions& o) {
+  by_dtype<96, 96>(p, s, o);
 }
 }  // namespace flashprobe::kernels::detail

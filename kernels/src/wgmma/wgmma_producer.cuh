@@ -32,10 +32,10 @@
 
 namespace flashprobe::kernels::dev {
 
-template <int D, bool kL2Ahead = false, int S = 0, bool kAlign = false>
-FP_DEV void wgmma_produce(const WgmmaSmem<D, S>& sm, const Params& p, const CUtensorMap* tq, const CUtensorMap* tk,
+template <int D, int Dv, bool kL2Ahead = false, int S = 0, bool kAlign = false>
+FP_DEV void wgmma_produce(const WgmmaSmem<D, Dv, S>& sm, const Params& p, const CUtensorMap* tq, const CUtensorMap* tk,
                           const CUtensorMap* tv) {
-  using C = WgmmaConfig<D, S>;
+  using C = WgmmaConfig<D, Dv, S>;
   constexpr int Bn = C::kBn;
   const bool leader = threadIdx.x % 32 == 0;
   // A tile of `chunks` boxes of kChunk dims (Q and K: C::kChunks, V: C::kVChunks), the first at dim -shift.
@@ -60,7 +60,7 @@ FP_DEV void wgmma_produce(const WgmmaSmem<D, S>& sm, const Params& p, const CUte
   [[maybe_unused]] const auto prefetch_next_l2 = [&] {
     int w2 = 0, k2 = 0;
     if (!wl.next_in_walk(walk_w, walk_k, static_cast<int>(gridDim.x), w2, k2)) return;
-    const WgmmaRows next = wgmma_rows<D>(p, wl.row_block(w2, k2));
+    const WgmmaRows next = wgmma_rows<D, Dv>(p, wl.row_block(w2, k2));
     if (next.ntiles <= 0) return;
     for (int c = 0; c < C::kChunks; ++c) sm90::tma_prefetch_l2_4d(tq, c * C::kChunk, next.i0, next.h, next.b);
     for (int t = 0; t < next.ntiles && t < C::kL2AheadTiles; ++t) {
@@ -68,13 +68,13 @@ FP_DEV void wgmma_produce(const WgmmaSmem<D, S>& sm, const Params& p, const CUte
       for (int c = 0; c < C::kVChunks; ++c) sm90::tma_prefetch_l2_4d(tv, c * C::kChunk, next.kv0(t, Bn), next.hk, next.b);
     }
   };
-  for_each_row_block<D>(p, [&](const WgmmaRows& r) {
+  for_each_row_block<D, Dv>(p, [&](const WgmmaRows& r) {
     if constexpr (kL2Ahead) {
       if (walked++ > 0) wl.next_in_walk(walk_w, walk_k, static_cast<int>(gridDim.x), walk_w, walk_k);
     }
     if (r.ntiles == 0) return;  // nothing to load; the consumers write the empty rows
     WgmmaShifts sh{0, 0};
-    if constexpr (kAlign) sh = wgmma_shifts<D>(p, r);
+    if constexpr (kAlign) sh = wgmma_shifts<D, Dv>(p, r);
     if (leader) {
       if (qn > 0) sm90::mbar_wait(sm.q_empty(), (qn - 1) & 1);
       load(tq, sm.q_s(), C::kBm, C::kChunks, sm.q_full(), r.i0, r.h, r.b, sh.qk);

@@ -45,14 +45,18 @@ inline constexpr HeadDimClass kMmaFineDimClasses[] = {{32, 32},   {64, 64},   {8
 // reports/data/h100-80gb-hbm3/2026-11-27-wgmma-classes-708f029): select() runs them on wgmma first.
 inline constexpr HeadDimClass kWgmmaDimClasses[] = {{64, 64}, {128, 128}, {192, 128}, {160, 160}, {256, 256}};
 // wgmma's classes with 96/96 and 224/224 (three and seven 32-dim chunks, the 64-byte swizzle, as
-// 160/160): the variant wgmma/classes=fine; WgmmaConfig is built for every class here. Compiled, not
+// 160/160) and 192/192 (below): the variant wgmma/classes=fine; WgmmaConfig is built for every class here. Compiled, not
 // yet timed: the shipped wgmma runs d, dv in 72..96 in its 128 class, which ran them at 1.09-1.41x mma
 // (H200, bf16, reports/data/h200-141gb-hbm3e/2026-11-26-perf-f1c0a4d), and 200..224 in its 256 class
 // (0.67-0.86 of its d = 256 rate, H100, reports/data/h100-80gb-hbm3/2026-11-27-wgmma-classes-708f029),
 // so they stay out of kWgmmaDimClasses until measured against those. 96/96 measured: correct, but
 // 0.82-1.05x the 128 class at d = 72..96 (reports/data/h100-80gb-hbm3/2026-11-27-wgmma-fine-8959679).
+// 192/192 (three 64-dim chunks, the 128-byte swizzle, O as m64n192k16, 64 keys: S 32 + O 96 + P 16
+// registers, three stages of 48 KB beside Q's 48 KB) for d, dv in 168..192 and MLA-like 128/192,
+// which the 256 class ran at 0.61-0.77 of its d = 256 rate (2026-11-27-wgmma-classes-708f029); after
+// 192/128, which keeps the (d, dv <= 128) it measured. Compiled, not yet run on a GPU.
 inline constexpr HeadDimClass kWgmmaFineDimClasses[] = {{64, 64},   {96, 96},   {128, 128}, {192, 128},
-                                                        {160, 160}, {224, 224}, {256, 256}};
+                                                        {160, 160}, {192, 192}, {224, 224}, {256, 256}};
 // wgmma's tile of a class (WgmmaConfig, wgmma_config.h, is built from these; the gate's domain draws
 // their edges): kWgmmaBlockRows query rows per block (two consumer warpgroups of 64), and keys per
 // K/V tile 128, or 64 where the accumulators would not leave the consumers room: S (keys / 2
@@ -76,6 +80,13 @@ constexpr int class_dv(const HeadDimClass (&classes)[N], int d) {
   for (const HeadDimClass& c : classes)
     if (c.d == d) return c.dv;
   return 0;
+}
+// Whether (d, dv) is itself one of the classes.
+template <std::size_t N>
+constexpr bool has_class(const HeadDimClass (&classes)[N], int d, int dv) {
+  for (const HeadDimClass& c : classes)
+    if (c.d == d && c.dv == dv) return true;
+  return false;
 }
 // mma's classes with the specialised instantiation (d = dv = D at compile time) and the general
 // one; the fine ladder's others have only the one described above.

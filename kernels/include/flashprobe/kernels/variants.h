@@ -39,8 +39,8 @@
 //   wgmma/stages=4|5                4 or 5 K/V stages instead of 3 at the 64/64 class (d, dv <= 64, no
 //                                   soft-cap or ALiBi, sq + sk <= kMaxLen32; the shipped consumers and
 //                                   producer otherwise; WGMMA_NOTES.md "wgmma/stages")
-//   wgmma/classes=fine              head dims in kWgmmaFineDimClasses: 96/96 and 224/224 tile classes
-//                                   for d, dv in 72..96 and 200..224 (head_dim_classes.h)
+//   wgmma/classes=fine              head dims in kWgmmaFineDimClasses: 96/96, 192/192 and 224/224 tile
+//                                   classes for d, dv in 72..96, 168..192 and 200..224 (head_dim_classes.h)
 //   wgmma/grid=full                 one block per work item instead of the persistent grid
 //   wgmma/blocks=<n>                the persistent grid capped at n blocks (decode_with_splits' twin)
 //   decode/splits=<n>               exactly n key splits

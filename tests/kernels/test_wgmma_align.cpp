@@ -82,6 +82,33 @@ TEST(WgmmaAlign, NoShiftWhereRowsDifferOrTheTileIsFull) {
   EXPECT_EQ(sector_shift(64, 4096 * 2, 100, 136, 160), 0);
 }
 
+// The launch runs the variant's kernel only where some (batch, kv head) shifts: bench's [b, s, h, d]
+// tensors at d % 16 == 8 (odd heads), not at d % 16 == 0, not where the rows alternate (one head), and a
+// view 16 bytes into a sector at any d below the class. The 16 x 16 (b, h) it looks at decide for all.
+TEST(WgmmaAlign, AnyShiftFindsTheHeadsThatShift) {
+  const auto bshd = [](std::uint64_t base, int batch, int heads, int d, int width) {
+    const std::int64_t s = std::int64_t{heads} * d;
+    return any_sector_shift(base, 4096 * s, s, d, batch, 4096, heads, d, width);
+  };
+  EXPECT_TRUE(bshd(0, 4, 16, 136, 160));
+  EXPECT_FALSE(bshd(0, 4, 16, 144, 160));
+  EXPECT_FALSE(bshd(0, 4, 16, 160, 160));
+  EXPECT_FALSE(bshd(0, 4, 1, 136, 160)) << "one head: rows 272 bytes apart alternate, no shift aligns them";
+  EXPECT_TRUE(bshd(0, 4, 2, 136, 160));
+  EXPECT_TRUE(bshd(16, 1, 2, 144, 160)) << "a view 16 bytes into a sector";
+  EXPECT_FALSE(bshd(16, 1, 2, 160, 160)) << "no room in the tile";
+  // The first 16 x 16 (b, h) against all of them (batches and heads past 16, odd batch strides).
+  for (int d : {8, 24, 72, 136, 144, 248})
+    for (int heads : {1, 2, 3, 20})
+      for (int batch : {1, 2, 17}) {
+        const std::int64_t s = std::int64_t{heads} * d, sb = 100 * s + 8 * (batch % 2);
+        bool any = false;
+        for (int b = 0; b < batch; ++b)
+          for (int h = 0; h < heads; ++h) any = any || sector_shift(2 * static_cast<std::uint64_t>(b * sb + h * d), 2 * s, 100, d, 256) != 0;
+        EXPECT_EQ(any_sector_shift(0, sb, s, d, batch, 100, heads, d, 256), any) << d << " " << heads << " " << batch;
+      }
+}
+
 // The GPU grid runs wgmma/align=sector on its cases: some of them must take the shift, for K (and so
 // Q) alone, for V alone and for both, or the grid would check only the shipped coordinates.
 TEST(WgmmaAlign, TheKernelGridHasShiftedCases) {

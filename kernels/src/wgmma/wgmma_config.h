@@ -201,6 +201,17 @@ constexpr int sector_shift(std::uint64_t row0_byte, std::int64_t row_stride_byte
   const bool alike = rows <= 1 || row_stride_bytes % kSectorBytes == 0;
   return mid && alike && dim + kSectorShiftDims <= width ? kSectorShiftDims : 0;
 }
+// Whether sector_shift is nonzero for some (batch, head) of a [batch, seq, heads, dim] tensor of 2-byte
+// elements at byte address `base` with element strides sb, ss, sh: a head's first address mod 32
+// repeats every 16 batches and 16 heads (2 x 16 x stride is whole sectors), so 16 x 16 of them decide.
+// The launch of wgmma/align=sector runs the shipped kernel where neither K nor V shifts anywhere.
+constexpr bool any_sector_shift(std::uint64_t base, std::int64_t sb, std::int64_t ss, std::int64_t sh, int batch,
+                                std::int64_t seq, int heads, int dim, int width) {
+  for (int b = 0; b < batch && b < 16; ++b)
+    for (int h = 0; h < heads && h < 16; ++h)
+      if (sector_shift(base + 2 * static_cast<std::uint64_t>(b * sb + h * sh), 2 * ss, seq, dim, width) != 0) return true;
+  return false;
+}
 
 // The two 32-bit words of a wgmma matrix descriptor with a swizzle of `swizzle_bytes` (128 or 64):
 // start address, LBO and SBO in 16-byte units in bits 0-13, 16-29 and 32-45, base offset 0, layout

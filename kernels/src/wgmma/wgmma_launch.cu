@@ -32,6 +32,19 @@ void launch_wgmma(const Params& p, Stream s, const WgmmaOptions& o) {
     return launch_mma_nvidia_any(p, s);
   }
   const HeadDimClass c = wgmma_class(p.d, p.dv, o.fine_classes);
+  // wgmma/align=sector: its kernel only where some (batch, kv head) of K or V shifts; elsewhere it would
+  // run the shipped coordinates with its own overhead (measured 0.86-1.06x wgmma at d % 16 == 0,
+  // reports/data/h100-80gb-hbm3/2026-11-27-wgmma-align-77b9f2d): the shipped kernel instead.
+  if (o.align_rows) {
+    const auto shifts = [&](const void* base, const DevStrides& st, int dim, int width) {
+      return dev::any_sector_shift(reinterpret_cast<std::uintptr_t>(base), st.b, st.s, st.h, p.batch, p.sk, p.hkv, dim, width);
+    };
+    if (!shifts(p.k, p.ks, p.d, c.d) && !shifts(p.v, p.vs, p.dv, c.dv)) {
+      WgmmaOptions shipped = o;
+      shipped.align_rows = false;
+      return launch_wgmma(p, s, shipped);
+    }
+  }
   if (c == HeadDimClass{64, 64}) return launch_wgmma_class<64, 64>(p, s, o);
   if (c == HeadDimClass{96, 96}) return launch_wgmma_class<96, 96>(p, s, o);
   if (c == HeadDimClass{128, 128}) return launch_wgmma_class<128, 128>(p, s, o);

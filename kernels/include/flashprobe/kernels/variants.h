@@ -33,7 +33,8 @@
 //                                   above); bitwise wgmma's output
 //   wgmma/align=sector              Q, K and V boxes started 8 dims before dim 0 where a head's rows
 //                                   begin 16 bytes into a 32-byte sector (d % 16 == 8), so box rows
-//                                   lie on whole sectors; O's columns follow (tile classes 64/64,
+//                                   lie on whole sectors; O's columns follow; the shipped kernel where
+//                                   no (batch, head) of K or V shifts (tile classes 64/64,
 //                                   128/128, 160/160, 256/256, no soft-cap or ALiBi, not with the
 //                                   other wgmma options above; src/wgmma/wgmma_config.h sector_shift)
 //   wgmma/stages=4|5                4 or 5 K/V stages instead of 3 at the 64/64 class (d, dv <= 64, no

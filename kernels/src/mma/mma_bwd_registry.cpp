@@ -53,22 +53,19 @@ Support mma_bwd_bulk_supports(const DeviceInfo& dev, const AttnProblem& p) {
 }  // namespace
 
 Support mma_bwd_fa2_preferred(const DeviceInfo& dev, const AttnProblem& p) {
-  // Measured on the H100 (reports/data/h100-80gb-hbm3/2026-11-27-bwd-fa2-2cf20e3 beside
-  // 2026-11-27-bwd-bench-a796e02, kMmaBwdFa2Measured): mma_bwd_fa2 took 0.78-0.90x mma_bwd_det's time at
-  // d = 64 from S = 1024 unmasked (S 1024, Whisper's 1500, 4096) and at S = 4096 causal, and at d = 128
-  // from S = 4096 (0.86-0.87x); it was slower at d = 128, S = 1024 (1.06-1.11x) and level at d = 64,
-  // S = 1024 causal (1.01x). Elsewhere it is not measured: the table's order decides.
+  // Measured on the H100 in one call (kMmaBwdFa2Measured, the schedule adopted at 4c325b0): mma_bwd_fa2 took
+  // 0.71-0.91x mma_bwd_det's time on all 20 quick shapes, d = 64 and 128, S = 1024, Whisper's 1500 and 4096,
+  // with and without a causal mask (0.91x at d = 128, S = 1024, unmasked). Below S = 1024 it is not measured:
+  // the table's order decides.
   if (detail::nvidia_sm(dev) != 90)
     return Support::no("arch=" + (dev.arch.empty() ? std::string("none") : dev.arch) +
                        ": mma_bwd_fa2 is measured faster on sm_90 (H100) only");
   const bool masked = p.causal != Causal::none || p.window_left >= 0 || p.window_right >= 0;
-  const int from = p.d == 64 ? (masked ? kMmaBwdFa2FromS64Masked : kMmaBwdFa2FromS64) : kMmaBwdFa2FromS128;
   const int s = std::min(p.sq, p.sk);
-  if ((p.d != 64 && p.d != 128) || s < from)
+  if ((p.d != 64 && p.d != 128) || s < kMmaBwdFa2FromS)
     return Support::no("d=" + std::to_string(p.d) + ", min(sq, sk)=" + std::to_string(s) + (masked ? ", masked" : "") +
-                       ": mma_bwd_fa2 is measured faster than mma_bwd_det at d = 64 from S = " +
-                       std::to_string(kMmaBwdFa2FromS64) + " (masked: " + std::to_string(kMmaBwdFa2FromS64Masked) +
-                       ") and at d = 128 from S = " + std::to_string(kMmaBwdFa2FromS128));
+                       ": mma_bwd_fa2 is measured faster than mma_bwd_det at d = 64 and 128 from S = " +
+                       std::to_string(kMmaBwdFa2FromS));
   Support yes = Support::yes();
   yes.reason = "d=" + std::to_string(p.d) + ", min(sq, sk)=" + std::to_string(s) + (masked ? ", masked" : "") +
                ": mma_bwd_fa2 measured faster than mma_bwd_det there on the H100 (" + kMmaBwdFa2Measured + ")";

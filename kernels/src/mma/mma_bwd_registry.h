@@ -16,10 +16,10 @@ constexpr bool mma_bwd_is_fa2(MmaBwdShapeId s) {
   return s == MmaBwdShapeId::fa2;
 }
 // Where the fast-mode dispatcher takes mma_bwd_fa2 ahead of the table's order (its `preferred`): on sm_90,
-// d = 64 with min(sq, sk) >= kMmaBwdFa2FromS64 (kMmaBwdFa2FromS64Masked under a causal mask or a window),
-// d = 128 from kMmaBwdFa2FromS128: where it was measured faster than mma_bwd_det (kMmaBwdFa2Measured).
-inline constexpr int kMmaBwdFa2FromS64 = 1024, kMmaBwdFa2FromS64Masked = 4096, kMmaBwdFa2FromS128 = 4096;
-inline constexpr const char* kMmaBwdFa2Measured = "reports/data/h100-80gb-hbm3/2026-11-27-bwd-fa2-2cf20e3";
+// d = 64 or 128 with min(sq, sk) >= kMmaBwdFa2FromS, any mask: where it was measured faster than mma_bwd_det
+// (kMmaBwdFa2Measured).
+inline constexpr int kMmaBwdFa2FromS = 1024;
+inline constexpr const char* kMmaBwdFa2Measured = "reports/data/h100-80gb-hbm3/2026-11-27-bwd-fa2-adopt-77b9f2d";
 Support mma_bwd_fa2_preferred(const DeviceInfo& dev, const AttnProblem& p);
 // `launch` runs Bug::none; the mutants replace it.
 BackwardKernelInfo make_mma_bwd_kernel(bool deterministic, MmaBwdShapeId shape = MmaBwdShapeId::shipped);

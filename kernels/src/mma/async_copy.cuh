@@ -21,18 +21,6 @@ FP_DEV void cp_async16(void* dst, const void* src, bool valid) {
 #endif
 }
 
-// Copies 4 bytes from global src to shared dst (both 4-byte aligned); when !valid, writes 4 zero bytes
-// and reads nothing (src must still be a mapped address).
-FP_DEV void cp_async4(void* dst, const void* src, bool valid) {
-#if defined(FP_CAP_SM80)
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(valid ? 4 : 0) : "memory");
-#else
-  (void)dst, (void)src, (void)valid;
-  fp_dev::trap();
-#endif
-}
-
 FP_DEV void cp_async_commit() {
 #if defined(FP_CAP_SM80)
   asm volatile("cp.async.commit_group;\n" ::: "memory");
